@@ -1,0 +1,187 @@
+//! Functions, regions, values and variables: the IR's data structures.
+
+use crate::{OpKind, Scalar, Ty};
+
+/// An SSA value: an index into [`Function::values`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// A mutable local: an index into [`Function::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// An opaque reference to a source location, kept by whoever built the IR
+/// (the proc macro maps it to a `proc_macro2::Span`). `SpanId::NONE` means unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SpanId(pub u32);
+
+impl SpanId {
+    pub const NONE: SpanId = SpanId(0);
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueData {
+    pub ty: Ty,
+    /// The user's name for the value, when it was bound by `let` or is a parameter.
+    pub name: Option<String>,
+    pub span: SpanId,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarData {
+    pub ty: Scalar,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub result: Option<Value>,
+    pub span: SpanId,
+}
+
+/// A sequence of operations executed in order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Region {
+    pub ops: Vec<Op>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Value>,
+    /// The returned values: none is `()`, one is returned bare, several as a tuple.
+    pub returns: Vec<Ty>,
+    pub values: Vec<ValueData>,
+    pub vars: Vec<VarData>,
+    pub body: Region,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>) -> Function {
+        Function { name: name.into(), params: vec![], returns: vec![], values: vec![], vars: vec![], body: Region::default() }
+    }
+
+    pub fn ty(&self, v: Value) -> Ty {
+        self.values[v.0 as usize].ty
+    }
+
+    pub fn value(&self, v: Value) -> &ValueData {
+        &self.values[v.0 as usize]
+    }
+
+    pub fn var(&self, v: Var) -> &VarData {
+        &self.vars[v.0 as usize]
+    }
+
+    pub fn new_value(&mut self, ty: Ty, name: Option<String>, span: SpanId) -> Value {
+        self.values.push(ValueData { ty, name, span });
+        Value(self.values.len() as u32 - 1)
+    }
+
+    pub fn new_var(&mut self, ty: Scalar, name: impl Into<String>) -> Var {
+        self.vars.push(VarData { ty, name: name.into() });
+        Var(self.vars.len() as u32 - 1)
+    }
+
+    pub fn add_param(&mut self, ty: Ty, name: impl Into<String>, span: SpanId) -> Value {
+        let v = self.new_value(ty, Some(name.into()), span);
+        self.params.push(v);
+        v
+    }
+
+    /// Calls `f` on every op, depth first, in program order.
+    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+        self.body.walk(f)
+    }
+}
+
+impl Region {
+    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+        for op in &self.ops {
+            f(op);
+            for r in op.kind.regions() {
+                r.walk(f);
+            }
+        }
+    }
+
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Op)) {
+        for op in &mut self.ops {
+            f(op);
+            for r in op.kind.regions_mut() {
+                r.walk_mut(f);
+            }
+        }
+    }
+}
+
+/// Appends ops to a region of a function, creating their result values.
+pub struct Builder<'f> {
+    pub func: &'f mut Function,
+    pub ops: Vec<Op>,
+    pub span: SpanId,
+}
+
+impl<'f> Builder<'f> {
+    pub fn new(func: &'f mut Function) -> Builder<'f> {
+        Builder { func, ops: vec![], span: SpanId::NONE }
+    }
+
+    /// Appends an op with a result of type `ty`.
+    pub fn op(&mut self, kind: OpKind, ty: Ty) -> Value {
+        let v = self.func.new_value(ty, None, self.span);
+        self.ops.push(Op { kind, result: Some(v), span: self.span });
+        v
+    }
+
+    /// Appends an op without a result.
+    pub fn effect(&mut self, kind: OpKind) {
+        self.ops.push(Op { kind, result: None, span: self.span });
+    }
+
+    pub fn float(&mut self, x: f64, ty: Scalar) -> Value {
+        self.op(OpKind::Const(crate::Const::Float(x)), Ty::Scalar(ty))
+    }
+
+    pub fn int(&mut self, x: i128, ty: Scalar) -> Value {
+        self.op(OpKind::Const(crate::Const::Int(x)), Ty::Scalar(ty))
+    }
+
+    pub fn bool(&mut self, b: bool) -> Value {
+        self.op(OpKind::Const(crate::Const::Bool(b)), Ty::BOOL)
+    }
+
+    pub fn binary(&mut self, op: crate::BinOp, a: Value, b: Value) -> Value {
+        let ty = self.func.ty(a);
+        self.op(OpKind::Binary(op, a, b), ty)
+    }
+
+    pub fn unary(&mut self, op: crate::UnOp, a: Value) -> Value {
+        let ty = self.func.ty(a);
+        self.op(OpKind::Unary(op, a), ty)
+    }
+
+    pub fn cmp(&mut self, op: crate::CmpOp, a: Value, b: Value) -> Value {
+        self.op(OpKind::Cmp(op, a, b), Ty::BOOL)
+    }
+
+    pub fn math(&mut self, f: crate::MathFn, args: Vec<Value>) -> Value {
+        let ty = self.func.ty(args[0]);
+        self.op(OpKind::Math(f, args), ty)
+    }
+
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let ty = self.func.ty(a);
+        self.op(OpKind::Select(c, a, b), ty)
+    }
+
+    pub fn cast(&mut self, a: Value, to: Scalar) -> Value {
+        self.op(OpKind::Cast(a), Ty::Scalar(to))
+    }
+
+    /// Takes the ops built so far as a region, leaving the builder empty.
+    pub fn finish(&mut self) -> Region {
+        Region { ops: std::mem::take(&mut self.ops) }
+    }
+}

@@ -1,0 +1,196 @@
+//! The types of IR values.
+
+use std::fmt;
+
+/// A scalar type: what a single value of a Rust primitive type is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    Usize,
+    Bool,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 13] = [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::Isize,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::Bool,
+    ];
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Scalar::Bool
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(
+            self,
+            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize
+        )
+    }
+
+    /// Width in bits of an integer type (usize/isize are taken as 64 bits).
+    pub fn int_bits(self) -> u32 {
+        match self {
+            Scalar::I8 | Scalar::U8 => 8,
+            Scalar::I16 | Scalar::U16 => 16,
+            Scalar::I32 | Scalar::U32 => 32,
+            _ => 64,
+        }
+    }
+
+    /// The Rust spelling of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::Isize => "isize",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a piece of memory is laid out, as the Rust type shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemKind {
+    /// `[T]` behind a reference.
+    Slice,
+    /// `[T; N]`.
+    Array(u64),
+    /// `Vec<T>`.
+    Vec,
+    /// A single `T` behind a reference (`&f64`, `&mut f64`).
+    Cell,
+}
+
+/// How the function holds the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// `&T`: read only.
+    Shared,
+    /// `&mut T`.
+    Mut,
+    /// A local buffer the function owns (`vec![..]`, `[x; N]`).
+    Owned,
+}
+
+/// The type of a value that refers to memory (an array or a cell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemTy {
+    pub elem: Scalar,
+    pub kind: MemKind,
+    pub access: Access,
+}
+
+impl MemTy {
+    pub fn is_writable(&self) -> bool {
+        self.access != Access::Shared
+    }
+}
+
+impl fmt::Display for MemTy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = match self.kind {
+            MemKind::Slice => format!("[{}]", self.elem),
+            MemKind::Array(n) => format!("[{}; {}]", self.elem, n),
+            MemKind::Vec => format!("Vec<{}>", self.elem),
+            MemKind::Cell => self.elem.to_string(),
+        };
+        match self.access {
+            Access::Shared => write!(f, "&{inner}"),
+            Access::Mut => write!(f, "&mut {inner}"),
+            Access::Owned => write!(f, "{inner}"),
+        }
+    }
+}
+
+/// The type of an SSA value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(Scalar),
+    Mem(MemTy),
+}
+
+impl Ty {
+    pub const F64: Ty = Ty::Scalar(Scalar::F64);
+    pub const F32: Ty = Ty::Scalar(Scalar::F32);
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+    pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
+
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(*s),
+            Ty::Mem(_) => None,
+        }
+    }
+
+    pub fn mem(&self) -> Option<MemTy> {
+        match self {
+            Ty::Mem(m) => Some(*m),
+            Ty::Scalar(_) => None,
+        }
+    }
+
+    pub fn is_float(&self) -> bool {
+        self.scalar().is_some_and(Scalar::is_float)
+    }
+
+    /// A float value, or memory holding floats: something that can carry a derivative.
+    pub fn carries_derivative(&self) -> bool {
+        match self {
+            Ty::Scalar(s) => s.is_float(),
+            Ty::Mem(m) => m.elem.is_float(),
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Scalar(s) => write!(f, "{s}"),
+            Ty::Mem(m) => write!(f, "{m}"),
+        }
+    }
+}
