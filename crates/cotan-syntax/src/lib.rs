@@ -1,0 +1,14 @@
+//! Lowering of the Rust subset cotan differentiates (parsed by syn) to cotan's IR.
+//!
+//! Errors are `syn::Error`s whose spans point at the unsupported construct and whose
+//! text says what to do instead.
+
+mod exits;
+mod expr;
+mod infer;
+mod iter;
+mod lower;
+mod signature;
+
+pub use lower::{lower_fn, Lowered};
+pub use signature::{param_type, return_type, scalar_type};

@@ -1,0 +1,627 @@
+//! Lowering of expressions: arithmetic, calls of float methods, indexing, assignment, macros.
+
+use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Scalar, UnOp, Value};
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+
+use crate::infer::{Class, STy};
+use crate::lower::{err, mem, Binding, Lower};
+
+impl Lower {
+    /// Lowers an expression that must have a value.
+    pub(crate) fn expr(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        match self.expr_opt(e)? {
+            Some(v) => Ok(v),
+            None => err(e.span(), "expected an expression with a value here"),
+        }
+    }
+
+    /// Lowers an expression that must be a number or bool (reading through `&f64`).
+    pub(crate) fn scalar(&mut self, e: &syn::Expr) -> syn::Result<(Value, STy)> {
+        let v = self.expr(e)?;
+        let v = self.auto_load(v);
+        let t = self.scalar_sty(v, e.span())?;
+        Ok((v, t))
+    }
+
+    /// Reads a `&f64`/`&mut f64` cell where a number is expected.
+    fn auto_load(&mut self, v: Value) -> Value {
+        match self.mem_ty(v) {
+            Some(m) if m.kind == MemKind::Cell => self.emit_s(OpKind::Load { mem: v, index: None }, STy::Known(m.elem)),
+            _ => v,
+        }
+    }
+
+    /// Lowers an expression; `None` for expressions of type `()` or `!`.
+    pub(crate) fn expr_opt(&mut self, e: &syn::Expr) -> syn::Result<Option<Value>> {
+        use syn::Expr as E;
+        self.at(e.span());
+        match e {
+            E::Lit(l) => self.literal(&l.lit).map(Some),
+            E::Path(p) => self.path(p).map(Some),
+            E::Paren(p) => self.expr_opt(&p.expr),
+            E::Group(g) => self.expr_opt(&g.expr),
+            E::Block(b) if b.label.is_none() && b.attrs.is_empty() => self.block(&b.block),
+            E::Unary(u) => self.unary(u).map(Some),
+            E::Binary(b) => self.binary(b),
+            E::Assign(a) => {
+                let (v, vt) = self.scalar(&a.right)?;
+                self.assign(&a.left, v, vt)?;
+                Ok(None)
+            }
+            E::Cast(c) => self.cast(c).map(Some),
+            E::If(i) => self.if_expr(i),
+            E::ForLoop(f) => self.for_loop(f).map(|_| None),
+            E::While(w) => self.while_loop(w).map(|_| None),
+            E::Loop(l) => self.loop_expr(l),
+            E::Break(b) => self.break_expr(b).map(|_| None),
+            E::Continue(c) => self.continue_expr(c).map(|_| None),
+            E::Return(r) => self.return_expr(r).map(|_| None),
+            E::Index(i) => self.index_read(i).map(Some),
+            E::MethodCall(m) => self.method_call(m),
+            E::Call(c) => self.call(c).map(Some),
+            E::Macro(m) => self.expr_macro(&m.mac),
+            E::Reference(r) if r.mutability.is_none() => self.expr_opt(&r.expr),
+            E::Repeat(r) => self.repeat(r).map(Some),
+            E::Array(a) => self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span()).map(Some),
+            E::Closure(_) => err(e.span(), "cotan does not support closures yet; write the loop out explicitly"),
+            E::Match(_) => err(e.span(), "cotan does not support `match` yet; use `if`/`else if`"),
+            E::Tuple(_) => err(e.span(), "cotan does not support tuples yet; use separate variables"),
+            E::Struct(_) | E::Field(_) => err(e.span(), "cotan does not support structs yet; pass the fields as separate parameters"),
+            E::Range(_) => err(e.span(), "cotan supports ranges only as the iterator of a `for` loop"),
+            E::Let(_) => err(e.span(), "cotan does not support `if let`/`while let`; use a plain condition"),
+            E::Unsafe(_) => err(e.span(), "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
+            _ => err(e.span(), "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
+        }
+    }
+
+    fn literal(&mut self, lit: &syn::Lit) -> syn::Result<Value> {
+        match lit {
+            syn::Lit::Float(f) => {
+                let x: f64 = f.base10_parse()?;
+                let t = match f.suffix() {
+                    "" => self.infer.fresh(Class::Float),
+                    s => STy::Known(Scalar::from_name(s).unwrap_or(Scalar::F64)),
+                };
+                Ok(self.emit_s(OpKind::Const(Const::Float(x)), t))
+            }
+            syn::Lit::Int(i) => {
+                let x: i128 = i.base10_parse()?;
+                let t = match i.suffix() {
+                    "" => self.infer.fresh(Class::Int),
+                    s => match Scalar::from_name(s) {
+                        Some(s) if s.is_float() => {
+                            return Ok(self.emit_s(OpKind::Const(Const::Float(x as f64)), STy::Known(s)));
+                        }
+                        Some(s) => STy::Known(s),
+                        None => return err(i.span(), "cotan does not support 128-bit integers"),
+                    },
+                };
+                Ok(self.emit_s(OpKind::Const(Const::Int(x)), t))
+            }
+            syn::Lit::Bool(b) => Ok(self.bool_const(b.value)),
+            _ => err(lit.span(), "cotan supports number and bool literals only"),
+        }
+    }
+
+    fn path(&mut self, p: &syn::ExprPath) -> syn::Result<Value> {
+        if let Some(ident) = p.path.get_ident() {
+            let name = ident.to_string();
+            return match self.lookup(&name) {
+                Some(Binding::Value(v)) => Ok(v),
+                Some(Binding::Var(var)) => {
+                    let t = self.var_sty(var);
+                    Ok(self.emit_s(OpKind::GetVar(var), t))
+                }
+                None => match float_constant(None, &name) {
+                    Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
+                    None => err(
+                        p.span(),
+                        format!("cotan cannot see the value of `{name}` from inside the function; pass it as a parameter or write the literal"),
+                    ),
+                },
+            };
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| *s == "std" || *s == "core").collect();
+        let (ty, name) = match segs.as_slice() {
+            [ty, "consts", name] | [ty, name] => (*ty, *name),
+            _ => return err(p.span(), "cotan cannot see the value of this path; pass it as a parameter"),
+        };
+        let Some(s) = Scalar::from_name(ty) else {
+            return err(p.span(), "cotan cannot see the value of this path; pass it as a parameter");
+        };
+        if s.is_float() {
+            if let Some(x) = float_constant(Some(s), name) {
+                return Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(s)));
+            }
+        } else if let Some(x) = int_constant(s, name) {
+            return Ok(self.emit_s(OpKind::Const(Const::Int(x)), STy::Known(s)));
+        }
+        err(p.span(), format!("cotan does not know the constant `{ty}::{name}`; pass it as a parameter"))
+    }
+
+    fn unary(&mut self, u: &syn::ExprUnary) -> syn::Result<Value> {
+        match u.op {
+            syn::UnOp::Deref(_) => {
+                let v = self.expr(&u.expr)?;
+                Ok(self.auto_load(v))
+            }
+            syn::UnOp::Neg(_) => {
+                let (v, t) = self.scalar(&u.expr)?;
+                Ok(self.emit_s(OpKind::Unary(UnOp::Neg, v), t))
+            }
+            syn::UnOp::Not(_) => {
+                let (v, t) = self.scalar(&u.expr)?;
+                Ok(self.emit_s(OpKind::Unary(UnOp::Not, v), t))
+            }
+            _ => err(u.span(), "cotan does not support this operator"),
+        }
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> syn::Result<Option<Value>> {
+        use syn::BinOp as B;
+        let arith = |op: &B| -> Option<BinOp> {
+            Some(match op {
+                B::Add(_) | B::AddAssign(_) => BinOp::Add,
+                B::Sub(_) | B::SubAssign(_) => BinOp::Sub,
+                B::Mul(_) | B::MulAssign(_) => BinOp::Mul,
+                B::Div(_) | B::DivAssign(_) => BinOp::Div,
+                B::Rem(_) | B::RemAssign(_) => BinOp::Rem,
+                B::BitAnd(_) | B::BitAndAssign(_) => BinOp::BitAnd,
+                B::BitOr(_) | B::BitOrAssign(_) => BinOp::BitOr,
+                B::BitXor(_) | B::BitXorAssign(_) => BinOp::BitXor,
+                B::Shl(_) | B::ShlAssign(_) => BinOp::Shl,
+                B::Shr(_) | B::ShrAssign(_) => BinOp::Shr,
+                _ => return None,
+            })
+        };
+        let is_assign = matches!(
+            b.op,
+            B::AddAssign(_)
+                | B::SubAssign(_)
+                | B::MulAssign(_)
+                | B::DivAssign(_)
+                | B::RemAssign(_)
+                | B::BitAndAssign(_)
+                | B::BitOrAssign(_)
+                | B::BitXorAssign(_)
+                | B::ShlAssign(_)
+                | B::ShrAssign(_)
+        );
+        match b.op {
+            B::And(_) | B::Or(_) => return self.short_circuit(b).map(Some),
+            _ => {}
+        }
+        if is_assign {
+            let op = arith(&b.op).unwrap();
+            let (rhs, rt) = self.scalar(&b.right)?;
+            let (old, place) = self.read_place(&b.left)?;
+            let ot = self.scalar_sty(old, b.left.span())?;
+            if !matches!(op, BinOp::Shl | BinOp::Shr) {
+                self.unify(ot, rt, b.span())?;
+            }
+            self.at(b.span());
+            let new = self.emit_s(OpKind::Binary(op, old, rhs), ot);
+            self.write_place(place, new);
+            return Ok(None);
+        }
+        let (lhs, lt) = self.scalar(&b.left)?;
+        let (rhs, rt) = self.scalar(&b.right)?;
+        self.at(b.span());
+        if let Some(op) = arith(&b.op) {
+            if !matches!(op, BinOp::Shl | BinOp::Shr) {
+                self.unify(lt, rt, b.span())?;
+            }
+            if matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr) && self.infer.class_of(lt) == Some(Class::Float) {
+                return err(b.span(), "bit operations need integers or bools");
+            }
+            return Ok(Some(self.emit_s(OpKind::Binary(op, lhs, rhs), lt)));
+        }
+        let cmp = match b.op {
+            B::Eq(_) => CmpOp::Eq,
+            B::Ne(_) => CmpOp::Ne,
+            B::Lt(_) => CmpOp::Lt,
+            B::Le(_) => CmpOp::Le,
+            B::Gt(_) => CmpOp::Gt,
+            B::Ge(_) => CmpOp::Ge,
+            _ => return err(b.span(), "cotan does not support this operator"),
+        };
+        self.unify(lt, rt, b.span())?;
+        Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
+    }
+
+    /// `a && b` / `a || b`: `b` is evaluated only when needed, as in Rust.
+    fn short_circuit(&mut self, b: &syn::ExprBinary) -> syn::Result<Value> {
+        let bool_t = STy::Known(Scalar::Bool);
+        let a = self.bool_expr(&b.left)?;
+        let var = self.new_var("cond", bool_t);
+        self.effect(OpKind::DeclVar { var, init: a });
+        self.push_region();
+        let rhs = self.bool_expr(&b.right)?;
+        self.effect(OpKind::SetVar(var, rhs));
+        let evaluated = self.pop_region();
+        let (then_region, else_region) = match b.op {
+            syn::BinOp::And(_) => (evaluated, Default::default()),
+            _ => (Default::default(), evaluated),
+        };
+        self.at(b.span());
+        self.effect(OpKind::If { cond: a, then_region, else_region });
+        Ok(self.emit_s(OpKind::GetVar(var), bool_t))
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Value> {
+        let Some(to) = crate::signature::scalar_type(&c.ty) else {
+            return err(c.ty.span(), "cotan supports `as` casts between number types and from bool");
+        };
+        let (v, _) = self.scalar(&c.expr)?;
+        self.at(c.span());
+        Ok(self.emit_s(OpKind::Cast(v), STy::Known(to)))
+    }
+
+    /// The memory value an expression names (a parameter or local buffer).
+    pub(crate) fn memory(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        let v = self.expr(e)?;
+        match self.mem_ty(v) {
+            Some(m) if m.kind != MemKind::Cell => Ok(v),
+            _ => err(e.span(), "expected a slice, array or Vec here"),
+        }
+    }
+
+    fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        if let syn::Expr::Range(_) = e {
+            return err(e.span(), "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop");
+        }
+        let (i, t) = self.scalar(e)?;
+        self.unify(STy::Known(Scalar::Usize), t, e.span())?;
+        Ok(i)
+    }
+
+    fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
+        let m = self.memory(&i.expr)?;
+        let idx = self.index_value(&i.index)?;
+        let elem = self.mem_ty(m).unwrap().elem;
+        self.at(i.span());
+        Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, STy::Known(elem)))
+    }
+
+    /// Resolves an assignment target and reads its current value.
+    fn read_place(&mut self, e: &syn::Expr) -> syn::Result<(Value, Place)> {
+        let place = self.place(e)?;
+        let v = match place {
+            Place::Var(var) => {
+                let t = self.var_sty(var);
+                self.emit_s(OpKind::GetVar(var), t)
+            }
+            Place::Mem(m, idx) => {
+                let elem = self.mem_ty(m).unwrap().elem;
+                self.emit_s(OpKind::Load { mem: m, index: idx }, STy::Known(elem))
+            }
+        };
+        Ok((v, place))
+    }
+
+    fn place(&mut self, e: &syn::Expr) -> syn::Result<Place> {
+        match e {
+            syn::Expr::Paren(p) => self.place(&p.expr),
+            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                let name = p.path.get_ident().unwrap().to_string();
+                match self.lookup(&name) {
+                    Some(Binding::Var(var)) => Ok(Place::Var(var)),
+                    Some(Binding::Value(v)) if matches!(self.mem_ty(v), Some(m) if m.kind == MemKind::Cell) => Ok(Place::Mem(v, None)),
+                    Some(Binding::Value(v)) if self.mem_ty(v).is_some() => {
+                        err(e.span(), "cotan does not support assigning a whole array; assign its elements")
+                    }
+                    Some(Binding::Value(_)) => err(e.span(), format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`")),
+                    None => err(e.span(), format!("cotan cannot see `{name}` from inside the function")),
+                }
+            }
+            syn::Expr::Index(i) => {
+                let m = self.memory(&i.expr)?;
+                let idx = self.index_value(&i.index)?;
+                Ok(Place::Mem(m, Some(idx)))
+            }
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
+                let v = self.expr(expr)?;
+                match self.mem_ty(v) {
+                    Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
+                    _ => err(e.span(), "cotan can assign through `*` only to `&mut f64`-like parameters"),
+                }
+            }
+            _ => err(e.span(), "cotan can assign to variables, elements `x[i]` and `*x` only"),
+        }
+    }
+
+    fn write_place(&mut self, place: Place, v: Value) {
+        match place {
+            Place::Var(var) => self.effect(OpKind::SetVar(var, v)),
+            Place::Mem(m, index) => self.effect(OpKind::Store { mem: m, index, value: v }),
+        }
+    }
+
+    pub(crate) fn assign(&mut self, target: &syn::Expr, v: Value, vt: STy) -> syn::Result<()> {
+        let place = self.place(target)?;
+        let have = match place {
+            Place::Var(var) => self.var_sty(var),
+            Place::Mem(m, _) => {
+                let mt = self.mem_ty(m).unwrap();
+                if mt.access == Access::Shared {
+                    return err(target.span(), "cannot assign through a shared reference; take `&mut`");
+                }
+                STy::Known(mt.elem)
+            }
+        };
+        self.unify(have, vt, target.span())?;
+        self.at(target.span());
+        self.write_place(place, v);
+        Ok(())
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Value>> {
+        let name = m.method.to_string();
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        match name.as_str() {
+            "len" if args.is_empty() => {
+                let mv = self.memory(&m.receiver)?;
+                self.at(m.span());
+                return Ok(Some(self.emit_s(OpKind::Len(mv), STy::Known(Scalar::Usize))));
+            }
+            "fill" if args.len() == 1 => {
+                let mv = self.memory(&m.receiver)?;
+                let (v, t) = self.scalar(args[0])?;
+                let elem = self.mem_ty(mv).unwrap().elem;
+                self.unify(STy::Known(elem), t, args[0].span())?;
+                self.at(m.span());
+                self.effect(OpKind::Fill { mem: mv, value: v });
+                return Ok(None);
+            }
+            "swap" if args.len() == 2 => {
+                let mv = self.memory(&m.receiver)?;
+                let i = self.index_value(args[0])?;
+                let j = self.index_value(args[1])?;
+                let elem = STy::Known(self.mem_ty(mv).unwrap().elem);
+                self.at(m.span());
+                let a = self.emit_s(OpKind::Load { mem: mv, index: Some(i) }, elem);
+                let b = self.emit_s(OpKind::Load { mem: mv, index: Some(j) }, elem);
+                self.effect(OpKind::Store { mem: mv, index: Some(i), value: b });
+                self.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
+                return Ok(None);
+            }
+            "clone" | "to_owned" if args.is_empty() => {
+                let (v, _) = self.scalar(&m.receiver)?;
+                return Ok(Some(v));
+            }
+            _ => {}
+        }
+        let recv = m.receiver.as_ref();
+        self.numeric_method(&name, recv, &args, m.span()).map(Some)
+    }
+
+    /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`.
+    fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Value> {
+        if let syn::Expr::Path(p) = &*c.func {
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if let [ty, name] = segs.as_slice() {
+                if let Some(s) = Scalar::from_name(ty) {
+                    let args: Vec<&syn::Expr> = c.args.iter().collect();
+                    let Some((first, rest)) = args.split_first() else {
+                        return err(c.span(), "expected arguments");
+                    };
+                    let v = self.numeric_method(name, first, rest, c.span())?;
+                    let t = self.scalar_sty(v, c.span())?;
+                    if name != "is_nan" {
+                        self.unify(STy::Known(s), t, c.span())?;
+                    }
+                    return Ok(v);
+                }
+            }
+        }
+        let callee = quote::quote!(#c.func).to_string();
+        let callee = match &*c.func {
+            syn::Expr::Path(p) => quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', ""),
+            _ => callee,
+        };
+        err(
+            c.func.span(),
+            format!("cotan cannot differentiate through the call to `{callee}`: calls to other functions are not supported yet; inline its body here"),
+        )
+    }
+
+    /// A method of the number types: the float functions, and `abs`/`min`/`max` on integers.
+    fn numeric_method(&mut self, name: &str, recv: &syn::Expr, args: &[&syn::Expr], span: Span) -> syn::Result<Value> {
+        let (x, t) = self.scalar(recv)?;
+        let mut vals = vec![x];
+        for (k, a) in args.iter().enumerate() {
+            let (v, at) = self.scalar(a)?;
+            if name == "powi" && k == 0 {
+                self.unify(STy::Known(Scalar::I32), at, a.span())?;
+            } else {
+                self.unify(t, at, a.span())?;
+            }
+            vals.push(v);
+        }
+        self.at(span);
+        match self.infer.class_of(t) {
+            Some(Class::Float) => {
+                if name == "is_nan" && args.is_empty() {
+                    return Ok(self.emit_s(OpKind::Cmp(CmpOp::Ne, x, x), STy::Known(Scalar::Bool)));
+                }
+                let Some(f) = MathFn::from_name(name) else {
+                    return err(span, format!("cotan does not know how to differentiate the float method `{name}`; write it with the supported functions or give it a custom derivative"));
+                };
+                if f.arity() != vals.len() {
+                    return err(span, format!("`{name}` takes {} argument(s)", f.arity() - 1));
+                }
+                Ok(self.emit_s(OpKind::Math(f, vals), t))
+            }
+            Some(Class::Int) => self.int_method(name, &vals, t, span),
+            None => err(span, format!("cotan does not support the method `{name}` here")),
+        }
+    }
+
+    fn int_method(&mut self, name: &str, vals: &[Value], t: STy, span: Span) -> syn::Result<Value> {
+        let b = STy::Known(Scalar::Bool);
+        match (name, vals) {
+            ("min", [a, c]) => {
+                let lt = self.emit_s(OpKind::Cmp(CmpOp::Lt, *c, *a), b);
+                Ok(self.emit_s(OpKind::Select(lt, *c, *a), t))
+            }
+            ("max", [a, c]) => {
+                let lt = self.emit_s(OpKind::Cmp(CmpOp::Lt, *c, *a), b);
+                Ok(self.emit_s(OpKind::Select(lt, *a, *c), t))
+            }
+            ("abs", [a]) => {
+                let zero = self.zero(t);
+                let neg = self.emit_s(OpKind::Cmp(CmpOp::Lt, *a, zero), b);
+                let minus = self.emit_s(OpKind::Unary(UnOp::Neg, *a), t);
+                Ok(self.emit_s(OpKind::Select(neg, minus, *a), t))
+            }
+            _ => err(span, format!("cotan does not support the integer method `{name}`; write it with arithmetic")),
+        }
+    }
+
+    /// `[init; N]`.
+    fn repeat(&mut self, r: &syn::ExprRepeat) -> syn::Result<Value> {
+        let Some(n) = crate::signature::array_len(&r.len) else {
+            return err(r.len.span(), "cotan needs the length of `[x; N]` to be a literal");
+        };
+        let (init, t) = self.scalar(&r.expr)?;
+        let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+        self.alloc(init, t, len, MemKind::Array(n), r.span())
+    }
+
+    fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
+        // The element type must be known now: it is part of the memory type.
+        let elem = self.infer.resolve(t);
+        self.unify(STy::Known(elem), t, span)?;
+        self.at(span);
+        Ok(self.emit(OpKind::Alloc { len, init }, mem(elem, kind, Access::Owned)))
+    }
+
+    /// `[a, b, c]` or `vec![a, b, c]`.
+    fn array_literal(&mut self, elems: Vec<&syn::Expr>, kind: MemKind, span: Span) -> syn::Result<Value> {
+        let mut vals = vec![];
+        let mut t: Option<STy> = None;
+        for e in &elems {
+            let (v, vt) = self.scalar(e)?;
+            if let Some(t) = t {
+                self.unify(t, vt, e.span())?;
+            }
+            t = Some(vt);
+            vals.push(v);
+        }
+        let Some(t) = t else {
+            return err(span, "cotan needs at least one element to know the element type; use `[0.0; N]`");
+        };
+        let len = self.emit_s(OpKind::Const(Const::Int(vals.len() as i128)), STy::Known(Scalar::Usize));
+        let m = self.alloc(vals[0], t, len, kind, span)?;
+        for (k, v) in vals.into_iter().enumerate().skip(1) {
+            let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
+            self.effect(OpKind::Store { mem: m, index: Some(i), value: v });
+        }
+        Ok(m)
+    }
+
+    fn expr_macro(&mut self, mac: &syn::Macro) -> syn::Result<Option<Value>> {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        if name == "vec" {
+            if let Ok(r) = mac.parse_body::<syn::ExprRepeat>() {
+                let (init, t) = self.scalar(&r.expr)?;
+                let (len, lt) = self.scalar(&r.len)?;
+                self.unify(STy::Known(Scalar::Usize), lt, r.len.span())?;
+                return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
+            }
+            let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
+            return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
+        }
+        statement_macro(self, mac)?;
+        Ok(None)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Place {
+    Var(cotan_ir::Var),
+    Mem(Value, Option<Value>),
+}
+
+/// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
+pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
+    let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
+    let args: Vec<&syn::Expr> = args.iter().collect();
+    let (cond, n) = match name.as_str() {
+        "assert" | "debug_assert" if !args.is_empty() => (l.bool_expr(args[0])?, 1),
+        "assert_eq" | "assert_ne" | "debug_assert_eq" | "debug_assert_ne" if args.len() >= 2 => {
+            let (a, at) = l.scalar(args[0])?;
+            let (b, bt) = l.scalar(args[1])?;
+            l.unify(at, bt, mac.span())?;
+            let op = if name.ends_with("_eq") { CmpOp::Eq } else { CmpOp::Ne };
+            (l.emit_s(OpKind::Cmp(op, a, b), STy::Known(Scalar::Bool)), 2)
+        }
+        _ => {
+            return err(
+                mac.span(),
+                format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
+            )
+        }
+    };
+    let message = match args.get(n) {
+        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if args.len() == n + 1 && !s.value().contains('{') => s.value(),
+        _ => format!("assertion failed: {}", mac.tokens),
+    };
+    l.at(mac.span());
+    l.effect(OpKind::Assert { cond, message });
+    Ok(())
+}
+
+/// `PI`, `f64::consts::E`, `f64::EPSILON`, ...
+fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
+    use std::f64::consts as c;
+    let f32_ = ty == Some(Scalar::F32);
+    Some(match name {
+        "PI" => c::PI,
+        "E" => c::E,
+        "TAU" => c::TAU,
+        "SQRT_2" => c::SQRT_2,
+        "LN_2" => c::LN_2,
+        "LN_10" => c::LN_10,
+        "LOG2_E" => c::LOG2_E,
+        "LOG10_E" => c::LOG10_E,
+        "LOG2_10" => c::LOG2_10,
+        "LOG10_2" => c::LOG10_2,
+        "FRAC_PI_2" => c::FRAC_PI_2,
+        "FRAC_PI_3" => c::FRAC_PI_3,
+        "FRAC_PI_4" => c::FRAC_PI_4,
+        "FRAC_PI_6" => c::FRAC_PI_6,
+        "FRAC_PI_8" => c::FRAC_PI_8,
+        "FRAC_1_PI" => c::FRAC_1_PI,
+        "FRAC_2_PI" => c::FRAC_2_PI,
+        "FRAC_2_SQRT_PI" => c::FRAC_2_SQRT_PI,
+        "FRAC_1_SQRT_2" => c::FRAC_1_SQRT_2,
+        "INFINITY" if ty.is_some() => f64::INFINITY,
+        "NEG_INFINITY" if ty.is_some() => f64::NEG_INFINITY,
+        "NAN" if ty.is_some() => f64::NAN,
+        "EPSILON" if f32_ => f32::EPSILON as f64,
+        "EPSILON" if ty.is_some() => f64::EPSILON,
+        "MAX" if f32_ => f32::MAX as f64,
+        "MAX" if ty.is_some() => f64::MAX,
+        "MIN" if f32_ => f32::MIN as f64,
+        "MIN" if ty.is_some() => f64::MIN,
+        "MIN_POSITIVE" if f32_ => f32::MIN_POSITIVE as f64,
+        "MIN_POSITIVE" if ty.is_some() => f64::MIN_POSITIVE,
+        _ => return None,
+    })
+}
+
+fn int_constant(s: Scalar, name: &str) -> Option<i128> {
+    let bits = s.int_bits();
+    match (name, s.is_signed()) {
+        ("MAX", true) => Some((1i128 << (bits - 1)) - 1),
+        ("MIN", true) => Some(-(1i128 << (bits - 1))),
+        ("MAX", false) => Some((1i128 << bits) - 1),
+        ("MIN", false) => Some(0),
+        _ => None,
+    }
+}

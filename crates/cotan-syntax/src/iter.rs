@@ -1,0 +1,136 @@
+//! The iterators a `for` loop may run over: integer ranges (with `rev` and `step_by`)
+//! and the elements of a slice, array or Vec (with `iter`, `rev` and `enumerate`).
+
+use cotan_ir::{Const, OpKind, Scalar, Value};
+use syn::spanned::Spanned;
+
+use crate::infer::{Class, STy};
+use crate::lower::{err, Binding, Lower};
+
+/// A `for` loop's iteration space as an IR `For` sees it.
+pub(crate) struct IterSpec {
+    pub lo: Value,
+    pub hi: Value,
+    pub inclusive: bool,
+    pub step: Option<Value>,
+    pub reverse: bool,
+    pub index_ty: STy,
+    /// Iterating over the elements of this memory (the index runs over its positions).
+    pub elems: Option<Value>,
+    pub enumerate: bool,
+}
+
+const UNSUPPORTED: &str = "cotan supports `for` loops over `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, \
+`(a..b).step_by(k).rev()`, and over slice elements (`x.iter()`, `&x`, `x.iter().rev()`, `x.iter().enumerate()`)";
+
+pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
+    // Method calls applied to the base, innermost first.
+    let mut methods = vec![];
+    let mut base = e;
+    loop {
+        match base {
+            syn::Expr::MethodCall(m) => {
+                methods.push(m);
+                base = &m.receiver;
+            }
+            syn::Expr::Paren(p) => base = &p.expr,
+            syn::Expr::Reference(r) if r.mutability.is_none() => base = &r.expr,
+            _ => break,
+        }
+    }
+    methods.reverse();
+    let names: Vec<String> = methods.iter().map(|m| m.method.to_string()).collect();
+    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    if let syn::Expr::Range(r) = base {
+        let (Some(a), Some(b)) = (&r.start, &r.end) else {
+            return err(r.span(), "cotan needs both ends of a loop range");
+        };
+        let (lo, lt) = l.scalar(a)?;
+        let (hi, ht) = l.scalar(b)?;
+        l.unify(lt, ht, r.span())?;
+        if l.infer.class_of(lt) != Some(Class::Int) {
+            return err(r.span(), "loop ranges must be integers");
+        }
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let mut spec = IterSpec { lo, hi, inclusive, step: None, reverse: false, index_ty: lt, elems: None, enumerate: false };
+        match names.as_slice() {
+            [] => {}
+            ["rev"] => spec.reverse = true,
+            ["step_by"] => spec.step = Some(step(l, methods[0], lt)?),
+            ["step_by", "rev"] => {
+                spec.step = Some(step(l, methods[0], lt)?);
+                spec.reverse = true;
+            }
+            _ => return err(e.span(), UNSUPPORTED),
+        }
+        return Ok(spec);
+    }
+    let m = l.memory(base)?;
+    let (enumerate, reverse) = match names.as_slice() {
+        [] | ["iter"] | ["into_iter"] => (false, false),
+        ["iter", "rev"] => (false, true),
+        ["iter", "enumerate"] => (true, false),
+        ["iter", "enumerate", "rev"] => (true, true),
+        _ => return err(e.span(), UNSUPPORTED),
+    };
+    let usize_t = STy::Known(Scalar::Usize);
+    let lo = l.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+    let hi = l.emit_s(OpKind::Len(m), usize_t);
+    Ok(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate })
+}
+
+fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Value> {
+    let Some(arg) = m.args.first() else { return err(m.span(), "`step_by` takes the step") };
+    let (k, kt) = l.scalar(arg)?;
+    // `step_by` takes a usize; the IR keeps the step in the index type.
+    l.unify(STy::Known(Scalar::Usize), kt, arg.span())?;
+    let it = l.infer.current(index_ty);
+    if it == STy::Known(Scalar::Usize) {
+        return Ok(k);
+    }
+    l.unify(STy::Known(Scalar::Usize), index_ty, arg.span()).ok();
+    if l.infer.current(index_ty) == STy::Known(Scalar::Usize) {
+        return Ok(k);
+    }
+    Ok(l.emit_s(OpKind::Cast(k), index_ty))
+}
+
+/// Binds the loop pattern at the start of the body: the index, the element, or both.
+pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, index: Value) -> syn::Result<()> {
+    let Some(m) = spec.elems else {
+        return bind_index(l, pat, index);
+    };
+    let elem = STy::Known(l.mem_ty(m).unwrap().elem);
+    if spec.enumerate {
+        let syn::Pat::Tuple(t) = strip(pat) else {
+            return err(pat.span(), "expected a pattern `(i, x)` for `enumerate()`");
+        };
+        if t.elems.len() != 2 {
+            return err(pat.span(), "expected a pattern `(i, x)` for `enumerate()`");
+        }
+        bind_index(l, &t.elems[0], index)?;
+        let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
+        return l.bind_pat(&t.elems[1], v);
+    }
+    let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
+    l.bind_pat(pat, v)
+}
+
+fn bind_index(l: &mut Lower, pat: &syn::Pat, index: Value) -> syn::Result<()> {
+    match strip(pat) {
+        syn::Pat::Ident(pi) if pi.mutability.is_none() => {
+            l.bind(pi.ident.to_string(), Binding::Value(index));
+            Ok(())
+        }
+        syn::Pat::Wild(_) => Ok(()),
+        p => err(p.span(), "cotan supports a plain name or `_` as the loop index"),
+    }
+}
+
+fn strip(p: &syn::Pat) -> &syn::Pat {
+    match p {
+        syn::Pat::Paren(x) => strip(&x.pat),
+        p => p,
+    }
+}
+

@@ -1,0 +1,631 @@
+//! Lowering context: bindings, regions under construction, statements and control flow.
+//!
+//! Early exits (`break`, `continue`, `return`) become boolean flag variables: the flag is
+//! set where the exit happens, loops stop after an iteration whose flag is set, and the
+//! statements after a possible exit run under `if !flag { .. }`. The IR stays structured.
+
+use std::collections::HashMap;
+
+use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use crate::exits::{exits_of_block, exits_of_expr, exits_of_stmt, Exit};
+use crate::infer::{Class, Infer, STy};
+use crate::signature;
+
+/// A function lowered to IR, with the table that maps the IR's span ids back to source spans.
+pub struct Lowered {
+    pub func: Function,
+    pub spans: Vec<Span>,
+    /// Names of the parameters as the user wrote them (`_` for patterns that bind nothing).
+    pub param_names: Vec<String>,
+}
+
+impl Lowered {
+    pub fn span(&self, id: SpanId) -> Span {
+        self.spans.get(id.0 as usize).copied().unwrap_or_else(Span::call_site)
+    }
+}
+
+pub(crate) fn err<T>(span: Span, msg: impl std::fmt::Display) -> syn::Result<T> {
+    Err(syn::Error::new(span, msg))
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Binding {
+    Value(Value),
+    Var(Var),
+}
+
+pub(crate) struct LoopCtx {
+    label: Option<String>,
+    brk: Option<Var>,
+    cont: Option<Var>,
+    /// Receives `break value` of a `loop`.
+    result: Option<Var>,
+    /// Depth of the region stack outside the loop, where its flags are declared.
+    outer_depth: usize,
+}
+
+pub(crate) struct Lower {
+    pub(crate) func: Function,
+    pub(crate) spans: Vec<Span>,
+    span: SpanId,
+    stack: Vec<Vec<Op>>,
+    scopes: Vec<Vec<(String, Binding)>>,
+    pub(crate) infer: Infer,
+    sty: HashMap<Value, STy>,
+    var_sty: HashMap<Var, STy>,
+    loops: Vec<LoopCtx>,
+    /// Flag and value of an early `return`, when the body has one.
+    ret_flag: Option<Var>,
+    ret_var: Option<Var>,
+    pub(crate) ret_ty: Option<STy>,
+}
+
+/// Lowers a free function (or a method without `self`) to IR.
+pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
+    let mut l = Lower {
+        func: Function::new(sig.ident.to_string()),
+        spans: vec![Span::call_site()],
+        span: SpanId::NONE,
+        stack: vec![vec![]],
+        scopes: vec![vec![]],
+        infer: Infer::default(),
+        sty: HashMap::new(),
+        var_sty: HashMap::new(),
+        loops: vec![],
+        ret_flag: None,
+        ret_var: None,
+        ret_ty: None,
+    };
+    let param_names = signature::lower_params(&mut l, sig)?;
+    l.ret_ty = signature::return_type(sig)?.map(STy::Known);
+    if let Some(t) = l.ret_ty {
+        let s = l.infer.resolve(t);
+        l.func.returns = vec![Ty::Scalar(s)];
+    }
+    l.body(body)?;
+    l.finalize();
+    Ok(Lowered { func: l.func, spans: l.spans, param_names })
+}
+
+impl Lower {
+    // ---- building ----
+
+    pub(crate) fn at(&mut self, span: Span) -> SpanId {
+        self.spans.push(span);
+        let id = SpanId(self.spans.len() as u32 - 1);
+        self.span = id;
+        id
+    }
+
+    pub(crate) fn emit(&mut self, kind: OpKind, ty: Ty) -> Value {
+        let v = self.func.new_value(ty, None, self.span);
+        self.stack.last_mut().unwrap().push(Op { kind, result: Some(v), span: self.span });
+        v
+    }
+
+    /// Emits an op with a scalar result whose type may still be inferred.
+    pub(crate) fn emit_s(&mut self, kind: OpKind, t: STy) -> Value {
+        let s = self.infer.resolve(t);
+        let v = self.emit(kind, Ty::Scalar(s));
+        self.sty.insert(v, t);
+        v
+    }
+
+    pub(crate) fn effect(&mut self, kind: OpKind) {
+        self.stack.last_mut().unwrap().push(Op { kind, result: None, span: self.span });
+    }
+
+    fn effect_at(&mut self, depth: usize, kind: OpKind) {
+        self.stack[depth - 1].push(Op { kind, result: None, span: self.span });
+    }
+
+    fn emit_at(&mut self, depth: usize, kind: OpKind, t: STy) -> Value {
+        let s = self.infer.resolve(t);
+        let v = self.func.new_value(Ty::Scalar(s), None, self.span);
+        self.sty.insert(v, t);
+        self.stack[depth - 1].push(Op { kind, result: Some(v), span: self.span });
+        v
+    }
+
+    pub(crate) fn push_region(&mut self) {
+        self.stack.push(vec![]);
+    }
+
+    pub(crate) fn pop_region(&mut self) -> Region {
+        Region { ops: self.stack.pop().unwrap() }
+    }
+
+    pub(crate) fn sty(&self, v: Value) -> Option<STy> {
+        self.sty.get(&v).copied()
+    }
+
+    pub(crate) fn set_sty(&mut self, v: Value, t: STy) {
+        self.sty.insert(v, t);
+    }
+
+    pub(crate) fn mem_ty(&self, v: Value) -> Option<MemTy> {
+        self.func.ty(v).mem()
+    }
+
+    pub(crate) fn bool_const(&mut self, b: bool) -> Value {
+        self.emit_s(OpKind::Const(Const::Bool(b)), STy::Known(Scalar::Bool))
+    }
+
+    pub(crate) fn new_var(&mut self, name: &str, t: STy) -> Var {
+        let s = self.infer.resolve(t);
+        let var = self.func.new_var(s, name);
+        self.var_sty.insert(var, t);
+        var
+    }
+
+    pub(crate) fn var_sty(&self, var: Var) -> STy {
+        self.var_sty[&var]
+    }
+
+    /// Declares a bool flag, initially false, in the region at `depth`.
+    fn flag_at(&mut self, depth: usize, name: &str) -> Var {
+        let var = self.new_var(name, STy::Known(Scalar::Bool));
+        let f = self.emit_at(depth, OpKind::Const(Const::Bool(false)), STy::Known(Scalar::Bool));
+        self.effect_at(depth, OpKind::DeclVar { var, init: f });
+        var
+    }
+
+    /// A zero of type `t`, used to initialise variables that are assigned before being read.
+    pub(crate) fn zero(&mut self, t: STy) -> Value {
+        let depth = self.stack.len();
+        self.zero_at(depth, t)
+    }
+
+    fn zero_at(&mut self, depth: usize, t: STy) -> Value {
+        let c = match self.infer.class_of(t) {
+            Some(Class::Float) => Const::Float(0.0),
+            Some(Class::Int) => Const::Int(0),
+            None => Const::Bool(false),
+        };
+        self.emit_at(depth, OpKind::Const(c), t)
+    }
+
+    pub(crate) fn unify(&mut self, a: STy, b: STy, span: Span) -> syn::Result<()> {
+        self.infer
+            .unify(a, b)
+            .or_else(|(x, y)| err(span, format!("mismatched types: expected `{x}`, found `{y}`")))
+    }
+
+    fn finalize(&mut self) {
+        for (v, t) in self.sty.clone() {
+            let s = self.infer.resolve(t);
+            self.func.values[v.0 as usize].ty = Ty::Scalar(s);
+        }
+        for (var, t) in self.var_sty.clone() {
+            let s = self.infer.resolve(t);
+            self.func.vars[var.0 as usize].ty = s;
+        }
+    }
+
+    // ---- bindings ----
+
+    pub(crate) fn bind(&mut self, name: String, b: Binding) {
+        if let Binding::Value(v) = b {
+            let data = &mut self.func.values[v.0 as usize];
+            if data.name.is_none() && name != "_" {
+                data.name = Some(name.clone());
+            }
+        }
+        self.scopes.last_mut().unwrap().push((name, b));
+    }
+
+    pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| *b)
+    }
+
+    // ---- function body ----
+
+    fn body(&mut self, body: &syn::Block) -> syn::Result<()> {
+        let (stmts, final_return) = split_final_return(&body.stmts);
+        if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
+            self.ret_flag = Some(self.flag_at(1, "returned"));
+            if let Some(t) = self.ret_ty {
+                let z = self.zero(t);
+                let var = self.new_var("ret", t);
+                self.effect(OpKind::DeclVar { var, init: z });
+                self.ret_var = Some(var);
+            }
+        }
+        let tail = match final_return {
+            Some(e) => self.stmts_then(stmts, |l| l.expr_opt(e))?,
+            None => self.stmts_then(stmts, |_| Ok(None))?,
+        };
+        let mut ret = vec![];
+        match (tail, self.ret_ty) {
+            (Some(v), Some(t)) => {
+                let vt = self.scalar_sty(v, body.span())?;
+                self.unify(t, vt, body.span())?;
+                if let Some(rv) = self.ret_var {
+                    // Reaching the tail means no early return happened.
+                    self.effect(OpKind::SetVar(rv, v));
+                    ret.push(self.emit_s(OpKind::GetVar(rv), t));
+                } else {
+                    ret.push(v);
+                }
+            }
+            (None, Some(t)) => match self.ret_var {
+                Some(rv) => ret.push(self.emit_s(OpKind::GetVar(rv), t)),
+                None => return err(body.span(), "cotan could not find the value this function returns"),
+            },
+            (Some(_), None) => return err(body.span(), "this function returns `()` but its body ends in a value"),
+            (None, None) => {}
+        }
+        if !self.func.returns.is_empty() {
+            self.effect(OpKind::Return(ret));
+        }
+        let ops = self.stack.pop().unwrap();
+        self.func.body = Region { ops };
+        Ok(())
+    }
+
+    pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Value>> {
+        self.stmts_then(&b.stmts, |_| Ok(None))
+    }
+
+    /// Lowers statements in a new scope, then `tail`; statements after a possible early
+    /// exit run only if no exit flag is set. Returns the value of the block, if any.
+    fn stmts_then(
+        &mut self,
+        stmts: &[syn::Stmt],
+        tail: impl FnOnce(&mut Self) -> syn::Result<Option<Value>>,
+    ) -> syn::Result<Option<Value>> {
+        self.scopes.push(vec![]);
+        let r = self.stmts_inner(stmts, Box::new(tail));
+        self.scopes.pop();
+        r
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn stmts_inner(
+        &mut self,
+        stmts: &[syn::Stmt],
+        tail: Box<dyn FnOnce(&mut Self) -> syn::Result<Option<Value>> + '_>,
+    ) -> syn::Result<Option<Value>> {
+        for (k, stmt) in stmts.iter().enumerate() {
+            let last = k + 1 == stmts.len();
+            let value = self.stmt(stmt, last)?;
+            if last {
+                if value.is_some() {
+                    return Ok(value);
+                }
+                break;
+            }
+            if !exits_of_stmt(stmt).is_empty() {
+                // The rest runs only if this statement did not exit.
+                let rest = &stmts[k + 1..];
+                let guard = self.guard();
+                let not = self.emit_s(OpKind::Unary(UnOp::Not, guard), STy::Known(Scalar::Bool));
+                let depth = self.stack.len();
+                self.push_region();
+                let v = self.stmts_inner(rest, tail)?;
+                let carried = match v {
+                    Some(v) => {
+                        let t = self.scalar_sty(v, stmt.span())?;
+                        let zero = self.zero_at(depth, t);
+                        let var = self.new_var("value", t);
+                        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
+                        self.effect(OpKind::SetVar(var, v));
+                        Some((var, t))
+                    }
+                    None => None,
+                };
+                let then_region = self.pop_region();
+                self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
+                return Ok(carried.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)));
+            }
+        }
+        tail(self)
+    }
+
+    /// True when an exit flag that should skip the rest of the current block is set.
+    fn guard(&mut self) -> Value {
+        let flags: Vec<Var> = match self.loops.last() {
+            Some(l) => l.brk.into_iter().chain(l.cont).collect(),
+            None => self.ret_flag.into_iter().collect(),
+        };
+        let b = STy::Known(Scalar::Bool);
+        let mut acc: Option<Value> = None;
+        for f in flags {
+            let v = self.emit_s(OpKind::GetVar(f), b);
+            acc = Some(match acc {
+                None => v,
+                Some(a) => self.emit_s(OpKind::Binary(cotan_ir::BinOp::BitOr, a, v), b),
+            });
+        }
+        acc.unwrap_or_else(|| self.bool_const(false))
+    }
+
+    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Value>> {
+        self.at(stmt.span());
+        match stmt {
+            syn::Stmt::Local(local) => {
+                self.local(local)?;
+                Ok(None)
+            }
+            syn::Stmt::Expr(e, semi) => {
+                let v = self.expr_opt(e)?;
+                Ok(if semi.is_none() && last { v } else { None })
+            }
+            syn::Stmt::Macro(m) => {
+                crate::expr::statement_macro(self, &m.mac)?;
+                Ok(None)
+            }
+            syn::Stmt::Item(item) => err(
+                item.span(),
+                "cotan does not support items (functions, structs, uses, ...) inside a differentiated function; move them outside it",
+            ),
+        }
+    }
+
+    fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
+        let Some(init) = &local.init else {
+            return err(local.span(), "cotan needs `let` to have an initial value; write `let x = ...;`");
+        };
+        if let Some((_, diverge)) = &init.diverge {
+            return err(diverge.span(), "cotan does not support `let ... else`; use `if` or `match` outside the differentiated code");
+        }
+        let (pat, annot) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let v = self.expr(&init.expr)?;
+        if let Some(ty) = annot {
+            if let Some(s) = signature::scalar_type(ty) {
+                let vt = self.scalar_sty(v, init.expr.span())?;
+                self.unify(STy::Known(s), vt, ty.span())?;
+            }
+        }
+        self.bind_pat(pat, v)
+    }
+
+    /// Binds a `let` pattern (or a loop variable) to a value.
+    pub(crate) fn bind_pat(&mut self, pat: &syn::Pat, v: Value) -> syn::Result<()> {
+        match pat {
+            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                let name = pi.ident.to_string();
+                if pi.mutability.is_some() && self.func.ty(v).mem().is_none() {
+                    let t = self.scalar_sty(v, pi.span())?;
+                    let var = self.new_var(&name, t);
+                    self.effect(OpKind::DeclVar { var, init: v });
+                    self.bind(name, Binding::Var(var));
+                } else {
+                    self.bind(name, Binding::Value(v));
+                }
+                Ok(())
+            }
+            syn::Pat::Wild(_) => Ok(()),
+            syn::Pat::Reference(r) => self.bind_pat(&r.pat, v),
+            syn::Pat::Paren(p) => self.bind_pat(&p.pat, v),
+            syn::Pat::Type(pt) => self.bind_pat(&pt.pat, v),
+            p => err(p.span(), "cotan supports only simple bindings here (`x`, `mut x`, `&x`, `_`); destructure with separate `let`s"),
+        }
+    }
+
+    /// The scalar type of a value; an error for memory.
+    pub(crate) fn scalar_sty(&mut self, v: Value, span: Span) -> syn::Result<STy> {
+        match self.sty(v) {
+            Some(t) => Ok(t),
+            None => err(span, "expected a number or a bool here, found an array or reference"),
+        }
+    }
+
+    // ---- control flow ----
+
+    /// `if cond { a } else { b }`, as a statement or as an expression.
+    pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Value>> {
+        let cond = self.bool_expr(&e.cond)?;
+        let depth = self.stack.len();
+        self.push_region();
+        let a = self.block(&e.then_branch)?;
+        let mut result: Option<(Var, STy)> = None;
+        if let Some(a) = a {
+            result = Some(self.result_var(depth, a, e.then_branch.span())?);
+            self.effect(OpKind::SetVar(result.unwrap().0, a));
+        }
+        let then_region = self.pop_region();
+        self.push_region();
+        if let Some((_, else_expr)) = &e.else_branch {
+            let b = self.expr_opt(else_expr)?;
+            if let Some(b) = b {
+                let (var, t) = match result {
+                    Some(r) => r,
+                    None => {
+                        let r = self.result_var(depth, b, else_expr.span())?;
+                        result = Some(r);
+                        r
+                    }
+                };
+                let bt = self.scalar_sty(b, else_expr.span())?;
+                self.unify(t, bt, else_expr.span())?;
+                self.effect(OpKind::SetVar(var, b));
+            }
+        }
+        let else_region = self.pop_region();
+        self.effect(OpKind::If { cond, then_region, else_region });
+        Ok(result.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
+    }
+
+    /// A variable declared in the region at `depth` that receives the value of a branch.
+    fn result_var(&mut self, depth: usize, v: Value, span: Span) -> syn::Result<(Var, STy)> {
+        let t = self.scalar_sty(v, span)?;
+        let zero = self.zero_at(depth, t);
+        let var = self.new_var("value", t);
+        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
+        Ok((var, t))
+    }
+
+    pub(crate) fn bool_expr(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        let v = self.expr(e)?;
+        let t = self.scalar_sty(v, e.span())?;
+        self.unify(STy::Known(Scalar::Bool), t, e.span())?;
+        Ok(v)
+    }
+
+    fn loop_flags(&mut self, body: &syn::Block, label: &Option<syn::Label>) -> LoopCtx {
+        let exits = exits_of_block(body);
+        let own = label.as_ref().map(|l| l.name.ident.to_string());
+        let depth = self.stack.len();
+        let brk = (!exits.is_empty()).then(|| self.flag_at(depth, "broke"));
+        let continues_here = exits.iter().any(|x| matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
+        let cont = continues_here.then(|| self.flag_at(depth, "continued"));
+        LoopCtx { label: own, brk, cont, result: None, outer_depth: depth }
+    }
+
+    /// Lowers a loop body with `ctx` on the loop stack; returns the body region.
+    fn loop_body(&mut self, ctx: LoopCtx, bind: impl FnOnce(&mut Self) -> syn::Result<()>, body: &syn::Block) -> syn::Result<(Region, LoopCtx)> {
+        self.loops.push(ctx);
+        self.push_region();
+        self.scopes.push(vec![]);
+        if let Some(c) = self.loops.last().unwrap().cont {
+            let f = self.bool_const(false);
+            self.effect(OpKind::SetVar(c, f));
+        }
+        bind(self)?;
+        self.block(body)?;
+        self.scopes.pop();
+        let region = self.pop_region();
+        Ok((region, self.loops.pop().unwrap()))
+    }
+
+    pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
+        let spec = crate::iter::iter_spec(self, &e.expr)?;
+        let ctx = self.loop_flags(&e.body, &e.label);
+        let index = self.func.new_value(Ty::Scalar(self.infer.resolve(spec.index_ty)), None, self.span);
+        self.set_sty(index, spec.index_ty);
+        let (body, ctx) = self.loop_body(ctx, |l| crate::iter::bind_loop_pat(l, &e.pat, &spec, index), &e.body)?;
+        self.effect(OpKind::For {
+            index,
+            lo: spec.lo,
+            hi: spec.hi,
+            step: spec.step,
+            inclusive: spec.inclusive,
+            reverse: spec.reverse,
+            body,
+            exit: ctx.brk,
+        });
+        Ok(())
+    }
+
+    pub(crate) fn while_loop(&mut self, e: &syn::ExprWhile) -> syn::Result<()> {
+        if !exits_of_expr(&e.cond).is_empty() {
+            return err(e.cond.span(), "cotan does not support `break`, `continue` or `return` inside a `while` condition");
+        }
+        let ctx = self.loop_flags(&e.body, &e.label);
+        self.push_region();
+        let cond = self.bool_expr(&e.cond)?;
+        let cond_region = self.pop_region();
+        let (body, ctx) = self.loop_body(ctx, |_| Ok(()), &e.body)?;
+        self.effect(OpKind::While { cond_region, cond, body, exit: ctx.brk });
+        Ok(())
+    }
+
+    /// `loop { .. }`, whose value is that of its `break value`, if any.
+    pub(crate) fn loop_expr(&mut self, e: &syn::ExprLoop) -> syn::Result<Option<Value>> {
+        let ctx = self.loop_flags(&e.body, &e.label);
+        self.push_region();
+        let cond = self.bool_const(true);
+        let cond_region = self.pop_region();
+        let (body, ctx) = self.loop_body(ctx, |_| Ok(()), &e.body)?;
+        self.effect(OpKind::While { cond_region, cond, body, exit: ctx.brk });
+        Ok(ctx.result.map(|var| {
+            let t = self.var_sty(var);
+            self.emit_s(OpKind::GetVar(var), t)
+        }))
+    }
+
+    /// The index in `self.loops` of the loop a `break`/`continue` with `label` targets.
+    fn target(&self, label: &Option<syn::Lifetime>, span: Span) -> syn::Result<usize> {
+        let found = match label {
+            None => self.loops.len().checked_sub(1),
+            Some(l) => {
+                let name = l.ident.to_string();
+                self.loops.iter().rposition(|c| c.label.as_deref() == Some(name.as_str()))
+            }
+        };
+        found.map_or_else(|| err(span, "cotan could not find the loop this `break`/`continue` refers to"), Ok)
+    }
+
+    fn set_flag(&mut self, var: Option<Var>) {
+        let var = var.expect("exit scan created the flag");
+        let t = self.bool_const(true);
+        self.effect(OpKind::SetVar(var, t));
+    }
+
+    pub(crate) fn break_expr(&mut self, e: &syn::ExprBreak) -> syn::Result<()> {
+        let t = self.target(&e.label, e.span())?;
+        if let Some(value) = &e.expr {
+            let v = self.expr(value)?;
+            let vt = self.scalar_sty(v, value.span())?;
+            let var = match self.loops[t].result {
+                Some(var) => {
+                    let have = self.var_sty(var);
+                    self.unify(have, vt, value.span())?;
+                    var
+                }
+                None => {
+                    let depth = self.loops[t].outer_depth;
+                    let zero = self.zero_at(depth, vt);
+                    let var = self.new_var("value", vt);
+                    self.effect_at(depth, OpKind::DeclVar { var, init: zero });
+                    self.loops[t].result = Some(var);
+                    var
+                }
+            };
+            self.effect(OpKind::SetVar(var, v));
+        }
+        for k in t..self.loops.len() {
+            self.set_flag(self.loops[k].brk);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn continue_expr(&mut self, e: &syn::ExprContinue) -> syn::Result<()> {
+        let t = self.target(&e.label, e.span())?;
+        for k in t + 1..self.loops.len() {
+            self.set_flag(self.loops[k].brk);
+        }
+        self.set_flag(self.loops[t].cont);
+        Ok(())
+    }
+
+    pub(crate) fn return_expr(&mut self, e: &syn::ExprReturn) -> syn::Result<()> {
+        if let Some(value) = &e.expr {
+            let v = self.expr(value)?;
+            let (Some(var), Some(t)) = (self.ret_var, self.ret_ty) else {
+                return err(e.span(), "this function returns `()`; write `return;`");
+            };
+            let vt = self.scalar_sty(v, value.span())?;
+            self.unify(t, vt, value.span())?;
+            self.effect(OpKind::SetVar(var, v));
+        }
+        self.set_flag(self.ret_flag);
+        for k in 0..self.loops.len() {
+            self.set_flag(self.loops[k].brk);
+        }
+        Ok(())
+    }
+}
+
+/// Splits off a final top-level `return e;`, which needs no flag.
+fn split_final_return(stmts: &[syn::Stmt]) -> (&[syn::Stmt], Option<&syn::Expr>) {
+    if let Some((syn::Stmt::Expr(syn::Expr::Return(r), _), rest)) = stmts.split_last() {
+        if let Some(e) = &r.expr {
+            return (rest, Some(e));
+        }
+    }
+    (stmts, None)
+}
+
+/// A memory type from its parts.
+pub(crate) fn mem(elem: Scalar, kind: MemKind, access: Access) -> Ty {
+    Ty::Mem(MemTy { elem, kind, access })
+}
