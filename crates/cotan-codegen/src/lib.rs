@@ -1,0 +1,722 @@
+//! cotan's code generator: IR back to Rust tokens.
+//!
+//! The output should read like code a person wrote: single-use temporaries are folded
+//! into the expression that uses them, `x = x + y` is written `x += y`, loops stay loops,
+//! and names come from the user's own variables.
+
+use std::collections::{HashMap, HashSet};
+
+use cotan_ir::{
+    Access, BinOp, CmpOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp,
+    Value, Var,
+};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// Rust precedence levels, lowest first, enough to decide where parentheses go.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Cmp,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Shift,
+    Add,
+    Mul,
+    Cast,
+    Unary,
+    Atom,
+}
+
+/// Emits `f` as a Rust function item. `vis` is placed before `fn`.
+pub fn emit_fn(f: &Function, vis: TokenStream) -> TokenStream {
+    let mut f = f.clone();
+    cotan_ir::simplify::dead_code(&mut f);
+    let g = Gen::new(&f);
+    let name = format_ident!("{}", f.name);
+    let params = f.params.iter().map(|&p| {
+        let n = g.name(p);
+        let t = ty_tokens(f.ty(p));
+        quote!(#n: #t)
+    });
+    let ret = match f.returns.as_slice() {
+        [] => quote!(),
+        [t] => {
+            let t = ty_tokens(*t);
+            quote!(-> #t)
+        }
+        ts => {
+            let ts = ts.iter().map(|t| ty_tokens(*t));
+            quote!(-> (#(#ts),*))
+        }
+    };
+    let mut body = g.region(&f.body, true);
+    if g.tape {
+        let release = if f.returns.is_empty() {
+            quote!(__tape.release();)
+        } else {
+            quote!()
+        };
+        body = quote! {
+            let mut __tape = ::cotan::rt::Tape::acquire();
+            #body
+            #release
+        };
+    }
+    quote! {
+        #[allow(unused, clippy::all, clippy::pedantic)]
+        #vis fn #name(#(#params),*) #ret {
+            #body
+        }
+    }
+}
+
+struct Gen<'f> {
+    f: &'f Function,
+    names: HashMap<Value, Ident>,
+    var_names: HashMap<Var, Ident>,
+    inline: HashSet<Value>,
+    def: HashMap<Value, &'f Op>,
+    tape: bool,
+}
+
+impl<'f> Gen<'f> {
+    fn new(f: &'f Function) -> Gen<'f> {
+        let mut g = Gen {
+            f,
+            names: HashMap::new(),
+            var_names: HashMap::new(),
+            inline: HashSet::new(),
+            def: HashMap::new(),
+            tape: false,
+        };
+        collect_defs(&f.body, &mut g.def);
+        f.walk(&mut |op| {
+            if matches!(op.kind, OpKind::Push(_) | OpKind::Pop) {
+                g.tape = true;
+            }
+            if let OpKind::Alloc { .. } = op.kind {
+                if pooled(f.ty(op.result.unwrap())).is_some() {
+                    g.tape = true;
+                }
+            }
+        });
+        let uses = cotan_ir::simplify::use_counts(f);
+        g.choose_inlines(&f.body, &uses, None);
+        g.assign_names();
+        g
+    }
+
+    /// Decides which values are folded into their single user.
+    /// `terminal` is a value used right after the region (a `while` condition).
+    fn choose_inlines(
+        &mut self,
+        r: &'f Region,
+        uses: &HashMap<Value, usize>,
+        terminal: Option<Value>,
+    ) {
+        // Position of each op's first use of a value in this region.
+        let mut user: HashMap<Value, usize> = HashMap::new();
+        for (j, op) in r.ops.iter().enumerate() {
+            for v in op.kind.operands() {
+                user.entry(v).or_insert(j);
+            }
+        }
+        if let Some(t) = terminal {
+            user.insert(t, r.ops.len());
+        }
+        // Where an op's value is really computed: at its final (non-folded) user.
+        let mut effective: Vec<usize> = (0..=r.ops.len()).collect();
+        for i in (0..r.ops.len()).rev() {
+            let op = &r.ops[i];
+            let Some(v) = op.result else { continue };
+            let Some(&j) = user.get(&v) else { continue };
+            if uses.get(&v) != Some(&1) {
+                continue;
+            }
+            let named = self.f.value(v).name.is_some();
+            let ok = match &op.kind {
+                OpKind::Const(_) => true,
+                k if k.is_pure() => !named,
+                OpKind::Load { .. } | OpKind::GetVar(_) => {
+                    !named
+                        && r.ops[i + 1..effective[j]].iter().all(|o| {
+                            o.kind.is_pure()
+                                || self
+                                    .inline
+                                    .contains(&o.result.unwrap_or(cotan_ir::Value(u32::MAX)))
+                        })
+                }
+                _ => false,
+            };
+            if ok {
+                self.inline.insert(v);
+                effective[i] = effective[j];
+            }
+        }
+        for op in &r.ops {
+            if let OpKind::While {
+                cond_region,
+                cond,
+                body,
+                ..
+            } = &op.kind
+            {
+                self.choose_inlines(cond_region, uses, Some(*cond));
+                self.choose_inlines(body, uses, None);
+                continue;
+            }
+            for sub in op.kind.regions() {
+                self.choose_inlines(sub, uses, None);
+            }
+        }
+    }
+
+    fn assign_names(&mut self) {
+        let mut taken: HashSet<String> = HashSet::new();
+        let mut fresh = |base: &str| -> Ident {
+            let base = if base.is_empty() { "t" } else { base };
+            let mut name = base.to_string();
+            let mut k = 1;
+            while taken.contains(&name) || is_keyword(&name) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            taken.insert(name.clone());
+            Ident::new(&name, Span::call_site())
+        };
+        for &p in &self.f.params {
+            let n = fresh(self.f.value(p).name.as_deref().unwrap_or("arg"));
+            self.names.insert(p, n);
+        }
+        for (k, var) in self.f.vars.iter().enumerate() {
+            self.var_names.insert(Var(k as u32), fresh(&var.name));
+        }
+        let mut order = vec![];
+        self.f.walk(&mut |op| {
+            order.extend(op.kind.inner_defs());
+            order.extend(op.result);
+        });
+        for v in order {
+            if !self.inline.contains(&v) {
+                let n = fresh(self.f.value(v).name.as_deref().unwrap_or("t"));
+                self.names.insert(v, n);
+            }
+        }
+    }
+
+    fn name(&self, v: Value) -> Ident {
+        self.names[&v].clone()
+    }
+
+    fn var(&self, v: Var) -> Ident {
+        self.var_names[&v].clone()
+    }
+
+    /// The expression for `v`, with its precedence.
+    fn expr(&self, v: Value) -> (TokenStream, Prec) {
+        if !self.inline.contains(&v) {
+            let n = self.name(v);
+            return (quote!(#n), Prec::Atom);
+        }
+        self.op_expr(self.def[&v])
+    }
+
+    /// `v` as an operand that needs at least precedence `min`.
+    fn operand(&self, v: Value, min: Prec) -> TokenStream {
+        let (ts, p) = self.expr(v);
+        if p < min {
+            quote!((#ts))
+        } else {
+            ts
+        }
+    }
+
+    /// `v` as a method receiver: literals get a type suffix, compound expressions parentheses.
+    fn receiver(&self, v: Value) -> TokenStream {
+        if self.inline.contains(&v) {
+            if let OpKind::Const(c) = &self.def[&v].kind {
+                let lit = literal(*c, self.f.ty(v), true);
+                return if lit.to_string().starts_with('-') {
+                    quote!((#lit))
+                } else {
+                    lit
+                };
+            }
+        }
+        self.operand(v, Prec::Atom)
+    }
+
+    fn op_expr(&self, op: &Op) -> (TokenStream, Prec) {
+        let r = op.result.unwrap();
+        match &op.kind {
+            OpKind::Const(c) => {
+                let lit = literal(*c, self.f.ty(r), false);
+                let p = if lit.to_string().starts_with('-') {
+                    Prec::Unary
+                } else {
+                    Prec::Atom
+                };
+                (lit, p)
+            }
+            OpKind::Unary(u, a) => {
+                let a = self.operand(*a, Prec::Unary);
+                match u {
+                    UnOp::Neg => (quote!(-#a), Prec::Unary),
+                    UnOp::Not => (quote!(!#a), Prec::Unary),
+                }
+            }
+            OpKind::Binary(b, x, y) => {
+                let (p, tok) = bin_info(*b);
+                let x = self.operand(*x, p);
+                let y = self.operand(*y, next(p));
+                (quote!(#x #tok #y), p)
+            }
+            OpKind::Cmp(c, x, y) => {
+                let tok = match c {
+                    CmpOp::Eq => quote!(==),
+                    CmpOp::Ne => quote!(!=),
+                    CmpOp::Lt => quote!(<),
+                    CmpOp::Le => quote!(<=),
+                    CmpOp::Gt => quote!(>),
+                    CmpOp::Ge => quote!(>=),
+                };
+                let x = self.operand(*x, Prec::BitOr);
+                let y = self.operand(*y, Prec::BitOr);
+                (quote!(#x #tok #y), Prec::Cmp)
+            }
+            OpKind::Cast(a) => {
+                let a = self.operand(*a, Prec::Cast);
+                let t = ty_tokens(self.f.ty(r));
+                (quote!(#a as #t), Prec::Cast)
+            }
+            OpKind::Math(m, args) => {
+                let recv = self.receiver(args[0]);
+                let method = format_ident!("{}", m.name());
+                let rest = args[1..].iter().map(|a| self.expr(*a).0);
+                (quote!(#recv.#method(#(#rest),*)), Prec::Atom)
+            }
+            OpKind::Select(c, a, b) => {
+                let c = self.expr(*c).0;
+                let a = self.expr(*a).0;
+                let b = self.expr(*b).0;
+                (quote!(if #c { #a } else { #b }), Prec::Atom)
+            }
+            OpKind::Load { mem, index } => (self.place(*mem, *index), Prec::Atom),
+            OpKind::Len(m) => {
+                let m = self.name(*m);
+                (quote!(#m.len()), Prec::Atom)
+            }
+            OpKind::GetVar(v) => {
+                let n = self.var(*v);
+                (quote!(#n), Prec::Atom)
+            }
+            OpKind::Pop => (pop(self.f.ty(r)), Prec::Atom),
+            OpKind::Alloc { len, init } => {
+                let init = self.expr(*init).0;
+                let mt = self.f.ty(r).mem().unwrap();
+                match (mt.kind, pooled(Ty::Mem(mt))) {
+                    (MemKind::Array(n), _) => {
+                        let n = proc_macro2::Literal::u64_unsuffixed(n);
+                        (quote!([#init; #n]), Prec::Atom)
+                    }
+                    (_, Some(t)) => {
+                        let len = self.expr(*len).0;
+                        let take = format_ident!("take_{}", t);
+                        (quote!(__tape.#take(#len, #init)), Prec::Atom)
+                    }
+                    _ => {
+                        let len = self.expr(*len).0;
+                        (quote!(vec![#init; #len]), Prec::Atom)
+                    }
+                }
+            }
+            k => unreachable!("cotan codegen: {k:?} has no expression form"),
+        }
+    }
+
+    /// `mem[index]`, or `*mem` for a single float behind a reference.
+    fn place(&self, mem: Value, index: Option<Value>) -> TokenStream {
+        let m = self.name(mem);
+        match index {
+            Some(i) => {
+                let i = self.expr(i).0;
+                quote!(#m[#i])
+            }
+            None => quote!(*#m),
+        }
+    }
+
+    fn region(&self, r: &Region, top: bool) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut pooled_here = vec![];
+        for op in &r.ops {
+            if let (OpKind::Alloc { .. }, Some(v)) = (&op.kind, op.result) {
+                if let Some(t) = pooled(self.f.ty(v)) {
+                    pooled_here.push((self.name(v), t));
+                }
+            }
+            if let (OpKind::Return(vals), true) = (&op.kind, top) {
+                let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();
+                let ret = if vals.len() == 1 {
+                    vals[0].clone()
+                } else {
+                    quote!((#(#vals),*))
+                };
+                out.extend(self.give_back(&pooled_here));
+                pooled_here.clear();
+                if self.tape {
+                    out.extend(quote!(__tape.release();));
+                }
+                out.extend(ret);
+                continue;
+            }
+            out.extend(self.stmt(op));
+        }
+        out.extend(self.give_back(&pooled_here));
+        out
+    }
+
+    fn give_back(&self, bufs: &[(Ident, &str)]) -> TokenStream {
+        bufs.iter()
+            .map(|(n, t)| {
+                let give = format_ident!("give_{}", t);
+                quote!(__tape.#give(#n);)
+            })
+            .collect()
+    }
+
+    fn stmt(&self, op: &Op) -> TokenStream {
+        if let Some(v) = op.result {
+            if self.inline.contains(&v) {
+                return quote!();
+            }
+            let n = self.name(v);
+            let (e, _) = self.op_expr(op);
+            let m = match self.f.ty(v) {
+                Ty::Mem(m) if m.access == Access::Owned => quote!(mut),
+                _ => quote!(),
+            };
+            return quote!(let #m #n = #e;);
+        }
+        match &op.kind {
+            OpKind::Store { mem, index, value } => {
+                let place = self.place(*mem, *index);
+                if let Some((tok, rhs)) = self.compound(
+                    *value,
+                    |k| matches!(k, OpKind::Load { mem: m, index: i } if m == mem && i == index),
+                ) {
+                    return quote!(#place #tok #rhs;);
+                }
+                let v = self.expr(*value).0;
+                quote!(#place = #v;)
+            }
+            OpKind::Fill { mem, value } => {
+                let m = self.name(*mem);
+                let v = self.expr(*value).0;
+                quote!(#m.fill(#v);)
+            }
+            OpKind::DeclVar { var, init } => {
+                let n = self.var(*var);
+                let t = scalar_tokens(self.f.var(*var).ty);
+                let v = self.expr(*init).0;
+                quote!(let mut #n: #t = #v;)
+            }
+            OpKind::SetVar(var, value) => {
+                let n = self.var(*var);
+                if let Some((tok, rhs)) =
+                    self.compound(*value, |k| matches!(k, OpKind::GetVar(x) if x == var))
+                {
+                    return quote!(#n #tok #rhs;);
+                }
+                let v = self.expr(*value).0;
+                quote!(#n = #v;)
+            }
+            OpKind::If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let c = self.expr(*cond).0;
+                let t = self.region(then_region, false);
+                if else_region.ops.is_empty() {
+                    quote!(if #c { #t })
+                } else {
+                    let e = self.region(else_region, false);
+                    quote!(if #c { #t } else { #e })
+                }
+            }
+            OpKind::For {
+                index,
+                lo,
+                hi,
+                step,
+                inclusive,
+                reverse,
+                body,
+                exit,
+            } => {
+                let i = self
+                    .names
+                    .get(index)
+                    .cloned()
+                    .unwrap_or_else(|| format_ident!("_"));
+                let lo = self.operand(*lo, Prec::Cast);
+                let hi = self.operand(*hi, Prec::Cast);
+                let mut range = if *inclusive {
+                    quote!(#lo..=#hi)
+                } else {
+                    quote!(#lo..#hi)
+                };
+                if step.is_some() || *reverse {
+                    range = quote!((#range));
+                }
+                if let Some(s) = step {
+                    let s = self.operand(*s, Prec::Cast);
+                    let s = if self.f.ty(*index) == Ty::USIZE {
+                        s
+                    } else {
+                        quote!(#s as usize)
+                    };
+                    range = quote!(#range.step_by(#s));
+                }
+                if *reverse {
+                    range = quote!(#range.rev());
+                }
+                let b = self.region(body, false);
+                let exit = self.exit(*exit);
+                quote!(for #i in #range { #b #exit })
+            }
+            OpKind::While {
+                cond_region,
+                cond,
+                body,
+                exit,
+            } => {
+                let b = self.region(body, false);
+                let exit = self.exit(*exit);
+                let always = matches!(
+                    self.def.get(cond).map(|o| &o.kind),
+                    Some(OpKind::Const(Const::Bool(true)))
+                );
+                let cond_stmts = self.region(cond_region, false);
+                if always {
+                    quote!(loop { #b #exit })
+                } else if cond_stmts.is_empty() {
+                    let c = self.expr(*cond).0;
+                    quote!(while #c { #b #exit })
+                } else {
+                    let c = self.operand(*cond, Prec::Unary);
+                    quote!(loop { #cond_stmts if !#c { break; } #b #exit })
+                }
+            }
+            OpKind::Assert { cond, message } => {
+                let c = self.expr(*cond).0;
+                quote!(assert!(#c, "{}", #message);)
+            }
+            OpKind::Push(v) => push(self.f.ty(*v), self.expr(*v).0),
+            OpKind::Return(vals) => {
+                let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();
+                quote!(return (#(#vals),*);)
+            }
+            k => unreachable!("cotan codegen: unexpected statement {k:?}"),
+        }
+    }
+
+    fn exit(&self, exit: Option<Var>) -> TokenStream {
+        match exit {
+            Some(v) => {
+                let n = self.var(v);
+                quote!(if #n { break; })
+            }
+            None => quote!(),
+        }
+    }
+
+    /// `x = x op y` as `(op=, y)` when `value` is a folded `op` whose left side satisfies `same`.
+    fn compound(
+        &self,
+        value: Value,
+        same: impl Fn(&OpKind) -> bool,
+    ) -> Option<(TokenStream, TokenStream)> {
+        if !self.inline.contains(&value) {
+            return None;
+        }
+        let OpKind::Binary(b, x, y) = &self.def[&value].kind else {
+            return None;
+        };
+        if !self.inline.contains(x) || !same(&self.def[x].kind) {
+            return None;
+        }
+        let tok = match b {
+            BinOp::Add => quote!(+=),
+            BinOp::Sub => quote!(-=),
+            BinOp::Mul => quote!(*=),
+            BinOp::Div => quote!(/=),
+            _ => return None,
+        };
+        Some((tok, self.expr(*y).0))
+    }
+}
+
+fn collect_defs<'f>(r: &'f Region, defs: &mut HashMap<Value, &'f Op>) {
+    for op in &r.ops {
+        if let Some(v) = op.result {
+            defs.insert(v, op);
+        }
+        for sub in op.kind.regions() {
+            collect_defs(sub, defs);
+        }
+    }
+}
+
+fn bin_info(b: BinOp) -> (Prec, TokenStream) {
+    match b {
+        BinOp::Add => (Prec::Add, quote!(+)),
+        BinOp::Sub => (Prec::Add, quote!(-)),
+        BinOp::Mul => (Prec::Mul, quote!(*)),
+        BinOp::Div => (Prec::Mul, quote!(/)),
+        BinOp::Rem => (Prec::Mul, quote!(%)),
+        BinOp::BitAnd => (Prec::BitAnd, quote!(&)),
+        BinOp::BitOr => (Prec::BitOr, quote!(|)),
+        BinOp::BitXor => (Prec::BitXor, quote!(^)),
+        BinOp::Shl => (Prec::Shift, quote!(<<)),
+        BinOp::Shr => (Prec::Shift, quote!(>>)),
+    }
+}
+
+/// The next tighter precedence: right operands of left-associative operators need it.
+fn next(p: Prec) -> Prec {
+    match p {
+        Prec::Cmp => Prec::BitOr,
+        Prec::BitOr => Prec::BitXor,
+        Prec::BitXor => Prec::BitAnd,
+        Prec::BitAnd => Prec::Shift,
+        Prec::Shift => Prec::Add,
+        Prec::Add => Prec::Mul,
+        Prec::Mul => Prec::Cast,
+        Prec::Cast => Prec::Unary,
+        Prec::Unary | Prec::Atom => Prec::Atom,
+    }
+}
+
+fn is_keyword(s: &str) -> bool {
+    syn::parse_str::<Ident>(s).is_err()
+}
+
+/// The element type name of buffers taken from the tape's pool (`f64`, `f32`), if pooled.
+fn pooled(t: Ty) -> Option<&'static str> {
+    match t {
+        Ty::Mem(MemTy {
+            kind: MemKind::Vec,
+            access: Access::Owned,
+            elem,
+        }) if elem.is_float() => Some(elem.name()),
+        _ => None,
+    }
+}
+
+fn push(t: Ty, v: TokenStream) -> TokenStream {
+    match t.scalar() {
+        Some(Scalar::F64) => quote!(__tape.push_f64(#v);),
+        Some(Scalar::F32) => quote!(__tape.push_f32(#v);),
+        Some(Scalar::Bool) => quote!(__tape.push_bool(#v);),
+        _ => quote!(__tape.push_int((#v) as u64);),
+    }
+}
+
+fn pop(t: Ty) -> TokenStream {
+    match t.scalar() {
+        Some(Scalar::F64) => quote!(__tape.pop_f64()),
+        Some(Scalar::F32) => quote!(__tape.pop_f32()),
+        Some(Scalar::Bool) => quote!(__tape.pop_bool()),
+        Some(s) => {
+            let s = scalar_tokens(s);
+            quote!((__tape.pop_int() as #s))
+        }
+        None => unreachable!("cotan codegen: pop of memory"),
+    }
+}
+
+fn scalar_tokens(s: Scalar) -> TokenStream {
+    let i = format_ident!("{}", s.name());
+    quote!(#i)
+}
+
+/// The Rust type of an IR type.
+pub fn ty_tokens(t: Ty) -> TokenStream {
+    match t {
+        Ty::Scalar(s) => scalar_tokens(s),
+        Ty::Mem(m) => {
+            let e = scalar_tokens(m.elem);
+            let inner = match m.kind {
+                MemKind::Slice => quote!([#e]),
+                MemKind::Array(n) => {
+                    let n = proc_macro2::Literal::u64_unsuffixed(n);
+                    quote!([#e; #n])
+                }
+                MemKind::Vec => quote!(Vec<#e>),
+                MemKind::Cell => e,
+            };
+            match m.access {
+                Access::Shared => quote!(&#inner),
+                Access::Mut => quote!(&mut #inner),
+                Access::Owned => inner,
+            }
+        }
+    }
+}
+
+/// A literal of type `t`; `suffixed` forces the type suffix (for method receivers).
+fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {
+    let s = t.scalar().unwrap_or(Scalar::F64);
+    match c {
+        Const::Bool(b) => quote!(#b),
+        Const::Int(i) if s.is_float() => literal(Const::Float(i as f64), t, suffixed),
+        Const::Int(i) => {
+            let lit = if suffixed || !matches!(s, Scalar::I32 | Scalar::Usize) {
+                format!("{}{}", i.unsigned_abs(), s.name())
+                    .parse()
+                    .unwrap_or_else(|_| proc_macro2::Literal::u128_unsuffixed(i.unsigned_abs()))
+            } else {
+                proc_macro2::Literal::u128_unsuffixed(i.unsigned_abs())
+            };
+            if i < 0 {
+                quote!(-#lit)
+            } else {
+                quote!(#lit)
+            }
+        }
+        Const::Float(x) => {
+            let ty = scalar_tokens(s);
+            if x.is_nan() {
+                return quote!(#ty::NAN);
+            }
+            if x.is_infinite() {
+                return if x > 0.0 {
+                    quote!(#ty::INFINITY)
+                } else {
+                    quote!(#ty::NEG_INFINITY)
+                };
+            }
+            let text = if s == Scalar::F32 {
+                format!("{:?}", (x as f32).abs())
+            } else {
+                format!("{:?}", x.abs())
+            };
+            let text = if suffixed || s == Scalar::F32 {
+                format!("{text}{}", s.name())
+            } else {
+                text
+            };
+            let lit: proc_macro2::Literal = text
+                .parse()
+                .unwrap_or_else(|_| proc_macro2::Literal::f64_unsuffixed(x.abs()));
+            if x.is_sign_negative() {
+                quote!(-#lit)
+            } else {
+                quote!(#lit)
+            }
+        }
+    }
+}

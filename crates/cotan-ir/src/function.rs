@@ -59,7 +59,14 @@ pub struct Function {
 
 impl Function {
     pub fn new(name: impl Into<String>) -> Function {
-        Function { name: name.into(), params: vec![], returns: vec![], values: vec![], vars: vec![], body: Region::default() }
+        Function {
+            name: name.into(),
+            params: vec![],
+            returns: vec![],
+            values: vec![],
+            vars: vec![],
+            body: Region::default(),
+        }
     }
 
     pub fn ty(&self, v: Value) -> Ty {
@@ -80,7 +87,10 @@ impl Function {
     }
 
     pub fn new_var(&mut self, ty: Scalar, name: impl Into<String>) -> Var {
-        self.vars.push(VarData { ty, name: name.into() });
+        self.vars.push(VarData {
+            ty,
+            name: name.into(),
+        });
         Var(self.vars.len() as u32 - 1)
     }
 
@@ -125,19 +135,31 @@ pub struct Builder<'f> {
 
 impl<'f> Builder<'f> {
     pub fn new(func: &'f mut Function) -> Builder<'f> {
-        Builder { func, ops: vec![], span: SpanId::NONE }
+        Builder {
+            func,
+            ops: vec![],
+            span: SpanId::NONE,
+        }
     }
 
     /// Appends an op with a result of type `ty`.
     pub fn op(&mut self, kind: OpKind, ty: Ty) -> Value {
         let v = self.func.new_value(ty, None, self.span);
-        self.ops.push(Op { kind, result: Some(v), span: self.span });
+        self.ops.push(Op {
+            kind,
+            result: Some(v),
+            span: self.span,
+        });
         v
     }
 
     /// Appends an op without a result.
     pub fn effect(&mut self, kind: OpKind) {
-        self.ops.push(Op { kind, result: None, span: self.span });
+        self.ops.push(Op {
+            kind,
+            result: None,
+            span: self.span,
+        });
     }
 
     pub fn float(&mut self, x: f64, ty: Scalar) -> Value {
@@ -182,6 +204,8 @@ impl<'f> Builder<'f> {
 
     /// Takes the ops built so far as a region, leaving the builder empty.
     pub fn finish(&mut self) -> Region {
-        Region { ops: std::mem::take(&mut self.ops) }
+        Region {
+            ops: std::mem::take(&mut self.ops),
+        }
     }
 }

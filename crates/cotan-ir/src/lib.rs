@@ -8,9 +8,18 @@
 //! This crate depends on nothing else of cotan's.
 
 mod function;
+mod interp;
 mod ops;
+mod parse;
+mod print;
+pub mod simplify;
 mod types;
+mod verify;
 
 pub use function::*;
+pub use interp::{exec, run, run_with_limit, Arg, InterpError, Val, DEFAULT_STEP_LIMIT};
 pub use ops::*;
+pub use parse::{parse, ParseError};
+pub use print::{print, print_op, print_ty};
 pub use types::*;
+pub use verify::{verify, VerifyError};

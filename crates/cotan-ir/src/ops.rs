@@ -94,28 +94,65 @@ pub enum OpKind {
     /// `if cond { a } else { b }` on values already computed.
     Select(Value, Value, Value),
     /// Read an element (`mem[index]`) or a cell (`*mem`, no index).
-    Load { mem: Value, index: Option<Value> },
+    Load {
+        mem: Value,
+        index: Option<Value>,
+    },
     /// Write an element or a cell.
-    Store { mem: Value, index: Option<Value>, value: Value },
+    Store {
+        mem: Value,
+        index: Option<Value>,
+        value: Value,
+    },
     /// `mem.len()`, a `usize`.
     Len(Value),
     /// A new local buffer: `vec![init; len]`, or `[init; N]` when the result is an array.
-    Alloc { len: Value, init: Value },
+    Alloc {
+        len: Value,
+        init: Value,
+    },
     /// `mem.fill(value)`.
-    Fill { mem: Value, value: Value },
+    Fill {
+        mem: Value,
+        value: Value,
+    },
     /// Declares a mutable local and gives it its first value.
-    DeclVar { var: Var, init: Value },
+    DeclVar {
+        var: Var,
+        init: Value,
+    },
     GetVar(Var),
     SetVar(Var, Value),
-    If { cond: Value, then_region: Region, else_region: Region },
+    If {
+        cond: Value,
+        then_region: Region,
+        else_region: Region,
+    },
     /// `for index in lo..hi` (or `lo..=hi`), stepping by `step`, optionally reversed.
     /// After each iteration the loop ends early if `exit` holds `true`.
-    For { index: Value, lo: Value, hi: Value, step: Option<Value>, inclusive: bool, reverse: bool, body: Region, exit: Option<Var> },
+    For {
+        index: Value,
+        lo: Value,
+        hi: Value,
+        step: Option<Value>,
+        inclusive: bool,
+        reverse: bool,
+        body: Region,
+        exit: Option<Var>,
+    },
     /// `while cond { body }`: `cond_region` computes `cond` (it may not write memory or variables).
     /// After each iteration the loop ends early if `exit` holds `true`.
-    While { cond_region: Region, cond: Value, body: Region, exit: Option<Var> },
+    While {
+        cond_region: Region,
+        cond: Value,
+        body: Region,
+        exit: Option<Var>,
+    },
     /// `assert!(cond, "message")`.
-    Assert { cond: Value, message: String },
+    Assert {
+        cond: Value,
+        message: String,
+    },
     /// Save a value on the reverse sweep's stack of its type.
     Push(Value),
     /// Take the most recently pushed value of the result's type.
@@ -135,7 +172,10 @@ impl OpKind {
             Math(_, args) | Return(args) => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
-            Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
+            Store { mem, index, value } => std::iter::once(*mem)
+                .chain(*index)
+                .chain([*value])
+                .collect(),
             Alloc { len, init } => vec![*len, *init],
             Fill { mem, value } => vec![*mem, *value],
             DeclVar { init, .. } => vec![*init],
@@ -157,7 +197,10 @@ impl OpKind {
             Math(_, args) | Return(args) => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
-            Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
+            Store { mem, index, value } => std::iter::once(mem)
+                .chain(index.as_mut())
+                .chain([value])
+                .collect(),
             Alloc { len, init } => vec![len, init],
             Fill { mem, value } => vec![mem, value],
             DeclVar { init, .. } => vec![init],
@@ -172,18 +215,30 @@ impl OpKind {
     /// The nested regions, in execution order of first entry.
     pub fn regions(&self) -> Vec<&Region> {
         match self {
-            OpKind::If { then_region, else_region, .. } => vec![then_region, else_region],
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => vec![then_region, else_region],
             OpKind::For { body, .. } => vec![body],
-            OpKind::While { cond_region, body, .. } => vec![cond_region, body],
+            OpKind::While {
+                cond_region, body, ..
+            } => vec![cond_region, body],
             _ => vec![],
         }
     }
 
     pub fn regions_mut(&mut self) -> Vec<&mut Region> {
         match self {
-            OpKind::If { then_region, else_region, .. } => vec![then_region, else_region],
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => vec![then_region, else_region],
             OpKind::For { body, .. } => vec![body],
-            OpKind::While { cond_region, body, .. } => vec![cond_region, body],
+            OpKind::While {
+                cond_region, body, ..
+            } => vec![cond_region, body],
             _ => vec![],
         }
     }
@@ -199,6 +254,9 @@ impl OpKind {
     /// True for ops without side effects or control flow, whose result depends only on operands.
     pub fn is_pure(&self) -> bool {
         use OpKind::*;
-        matches!(self, Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_))
+        matches!(
+            self,
+            Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_)
+        )
     }
 }

@@ -28,7 +28,13 @@ impl Lower {
     /// Reads a `&f64`/`&mut f64` cell where a number is expected.
     fn auto_load(&mut self, v: Value) -> Value {
         match self.mem_ty(v) {
-            Some(m) if m.kind == MemKind::Cell => self.emit_s(OpKind::Load { mem: v, index: None }, STy::Known(m.elem)),
+            Some(m) if m.kind == MemKind::Cell => self.emit_s(
+                OpKind::Load {
+                    mem: v,
+                    index: None,
+                },
+                STy::Known(m.elem),
+            ),
             _ => v,
         }
     }
@@ -92,7 +98,9 @@ impl Lower {
                     "" => self.infer.fresh(Class::Int),
                     s => match Scalar::from_name(s) {
                         Some(s) if s.is_float() => {
-                            return Ok(self.emit_s(OpKind::Const(Const::Float(x as f64)), STy::Known(s)));
+                            return Ok(
+                                self.emit_s(OpKind::Const(Const::Float(x as f64)), STy::Known(s))
+                            );
                         }
                         Some(s) => STy::Known(s),
                         None => return err(i.span(), "cotan does not support 128-bit integers"),
@@ -123,14 +131,31 @@ impl Lower {
                 },
             };
         }
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| *s == "std" || *s == "core").collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let segs: Vec<&str> = segs
+            .iter()
+            .map(|s| s.as_str())
+            .skip_while(|s| *s == "std" || *s == "core")
+            .collect();
         let (ty, name) = match segs.as_slice() {
             [ty, "consts", name] | [ty, name] => (*ty, *name),
-            _ => return err(p.span(), "cotan cannot see the value of this path; pass it as a parameter"),
+            _ => {
+                return err(
+                    p.span(),
+                    "cotan cannot see the value of this path; pass it as a parameter",
+                )
+            }
         };
         let Some(s) = Scalar::from_name(ty) else {
-            return err(p.span(), "cotan cannot see the value of this path; pass it as a parameter");
+            return err(
+                p.span(),
+                "cotan cannot see the value of this path; pass it as a parameter",
+            );
         };
         if s.is_float() {
             if let Some(x) = float_constant(Some(s), name) {
@@ -139,7 +164,10 @@ impl Lower {
         } else if let Some(x) = int_constant(s, name) {
             return Ok(self.emit_s(OpKind::Const(Const::Int(x)), STy::Known(s)));
         }
-        err(p.span(), format!("cotan does not know the constant `{ty}::{name}`; pass it as a parameter"))
+        err(
+            p.span(),
+            format!("cotan does not know the constant `{ty}::{name}`; pass it as a parameter"),
+        )
     }
 
     fn unary(&mut self, u: &syn::ExprUnary) -> syn::Result<Value> {
@@ -214,7 +242,11 @@ impl Lower {
             if !matches!(op, BinOp::Shl | BinOp::Shr) {
                 self.unify(lt, rt, b.span())?;
             }
-            if matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr) && self.infer.class_of(lt) == Some(Class::Float) {
+            if matches!(
+                op,
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr
+            ) && self.infer.class_of(lt) == Some(Class::Float)
+            {
                 return err(b.span(), "bit operations need integers or bools");
             }
             return Ok(Some(self.emit_s(OpKind::Binary(op, lhs, rhs), lt)));
@@ -229,7 +261,10 @@ impl Lower {
             _ => return err(b.span(), "cotan does not support this operator"),
         };
         self.unify(lt, rt, b.span())?;
-        Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
+        Ok(Some(self.emit_s(
+            OpKind::Cmp(cmp, lhs, rhs),
+            STy::Known(Scalar::Bool),
+        )))
     }
 
     /// `a && b` / `a || b`: `b` is evaluated only when needed, as in Rust.
@@ -247,13 +282,20 @@ impl Lower {
             _ => (Default::default(), evaluated),
         };
         self.at(b.span());
-        self.effect(OpKind::If { cond: a, then_region, else_region });
+        self.effect(OpKind::If {
+            cond: a,
+            then_region,
+            else_region,
+        });
         Ok(self.emit_s(OpKind::GetVar(var), bool_t))
     }
 
     fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Value> {
         let Some(to) = crate::signature::scalar_type(&c.ty) else {
-            return err(c.ty.span(), "cotan supports `as` casts between number types and from bool");
+            return err(
+                c.ty.span(),
+                "cotan supports `as` casts between number types and from bool",
+            );
         };
         let (v, _) = self.scalar(&c.expr)?;
         self.at(c.span());
@@ -271,7 +313,10 @@ impl Lower {
 
     fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         if let syn::Expr::Range(_) = e {
-            return err(e.span(), "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop");
+            return err(
+                e.span(),
+                "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop",
+            );
         }
         let (i, t) = self.scalar(e)?;
         self.unify(STy::Known(Scalar::Usize), t, e.span())?;
@@ -283,7 +328,13 @@ impl Lower {
         let idx = self.index_value(&i.index)?;
         let elem = self.mem_ty(m).unwrap().elem;
         self.at(i.span());
-        Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, STy::Known(elem)))
+        Ok(self.emit_s(
+            OpKind::Load {
+                mem: m,
+                index: Some(idx),
+            },
+            STy::Known(elem),
+        ))
     }
 
     /// Resolves an assignment target and reads its current value.
@@ -322,21 +373,35 @@ impl Lower {
                 let idx = self.index_value(&i.index)?;
                 Ok(Place::Mem(m, Some(idx)))
             }
-            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                expr,
+                ..
+            }) => {
                 let v = self.expr(expr)?;
                 match self.mem_ty(v) {
                     Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
-                    _ => err(e.span(), "cotan can assign through `*` only to `&mut f64`-like parameters"),
+                    _ => err(
+                        e.span(),
+                        "cotan can assign through `*` only to `&mut f64`-like parameters",
+                    ),
                 }
             }
-            _ => err(e.span(), "cotan can assign to variables, elements `x[i]` and `*x` only"),
+            _ => err(
+                e.span(),
+                "cotan can assign to variables, elements `x[i]` and `*x` only",
+            ),
         }
     }
 
     fn write_place(&mut self, place: Place, v: Value) {
         match place {
             Place::Var(var) => self.effect(OpKind::SetVar(var, v)),
-            Place::Mem(m, index) => self.effect(OpKind::Store { mem: m, index, value: v }),
+            Place::Mem(m, index) => self.effect(OpKind::Store {
+                mem: m,
+                index,
+                value: v,
+            }),
         }
     }
 
@@ -347,7 +412,10 @@ impl Lower {
             Place::Mem(m, _) => {
                 let mt = self.mem_ty(m).unwrap();
                 if mt.access == Access::Shared {
-                    return err(target.span(), "cannot assign through a shared reference; take `&mut`");
+                    return err(
+                        target.span(),
+                        "cannot assign through a shared reference; take `&mut`",
+                    );
                 }
                 STy::Known(mt.elem)
             }
@@ -365,7 +433,9 @@ impl Lower {
             "len" if args.is_empty() => {
                 let mv = self.memory(&m.receiver)?;
                 self.at(m.span());
-                return Ok(Some(self.emit_s(OpKind::Len(mv), STy::Known(Scalar::Usize))));
+                return Ok(Some(
+                    self.emit_s(OpKind::Len(mv), STy::Known(Scalar::Usize)),
+                ));
             }
             "fill" if args.len() == 1 => {
                 let mv = self.memory(&m.receiver)?;
@@ -382,10 +452,30 @@ impl Lower {
                 let j = self.index_value(args[1])?;
                 let elem = STy::Known(self.mem_ty(mv).unwrap().elem);
                 self.at(m.span());
-                let a = self.emit_s(OpKind::Load { mem: mv, index: Some(i) }, elem);
-                let b = self.emit_s(OpKind::Load { mem: mv, index: Some(j) }, elem);
-                self.effect(OpKind::Store { mem: mv, index: Some(i), value: b });
-                self.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
+                let a = self.emit_s(
+                    OpKind::Load {
+                        mem: mv,
+                        index: Some(i),
+                    },
+                    elem,
+                );
+                let b = self.emit_s(
+                    OpKind::Load {
+                        mem: mv,
+                        index: Some(j),
+                    },
+                    elem,
+                );
+                self.effect(OpKind::Store {
+                    mem: mv,
+                    index: Some(i),
+                    value: b,
+                });
+                self.effect(OpKind::Store {
+                    mem: mv,
+                    index: Some(j),
+                    value: a,
+                });
                 return Ok(None);
             }
             "clone" | "to_owned" if args.is_empty() => {
@@ -401,7 +491,12 @@ impl Lower {
     /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`.
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Value> {
         if let syn::Expr::Path(p) = &*c.func {
-            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
             if let [ty, name] = segs.as_slice() {
                 if let Some(s) = Scalar::from_name(ty) {
                     let args: Vec<&syn::Expr> = c.args.iter().collect();
@@ -419,7 +514,9 @@ impl Lower {
         }
         let callee = quote::quote!(#c.func).to_string();
         let callee = match &*c.func {
-            syn::Expr::Path(p) => quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', ""),
+            syn::Expr::Path(p) => quote::ToTokens::to_token_stream(&p.path)
+                .to_string()
+                .replace(' ', ""),
             _ => callee,
         };
         err(
@@ -429,7 +526,13 @@ impl Lower {
     }
 
     /// A method of the number types: the float functions, and `abs`/`min`/`max` on integers.
-    fn numeric_method(&mut self, name: &str, recv: &syn::Expr, args: &[&syn::Expr], span: Span) -> syn::Result<Value> {
+    fn numeric_method(
+        &mut self,
+        name: &str,
+        recv: &syn::Expr,
+        args: &[&syn::Expr],
+        span: Span,
+    ) -> syn::Result<Value> {
         let (x, t) = self.scalar(recv)?;
         let mut vals = vec![x];
         for (k, a) in args.iter().enumerate() {
@@ -451,12 +554,18 @@ impl Lower {
                     return err(span, format!("cotan does not know how to differentiate the float method `{name}`; write it with the supported functions or give it a custom derivative"));
                 };
                 if f.arity() != vals.len() {
-                    return err(span, format!("`{name}` takes {} argument(s)", f.arity() - 1));
+                    return err(
+                        span,
+                        format!("`{name}` takes {} argument(s)", f.arity() - 1),
+                    );
                 }
                 Ok(self.emit_s(OpKind::Math(f, vals), t))
             }
             Some(Class::Int) => self.int_method(name, &vals, t, span),
-            None => err(span, format!("cotan does not support the method `{name}` here")),
+            None => err(
+                span,
+                format!("cotan does not support the method `{name}` here"),
+            ),
         }
     }
 
@@ -477,21 +586,39 @@ impl Lower {
                 let minus = self.emit_s(OpKind::Unary(UnOp::Neg, *a), t);
                 Ok(self.emit_s(OpKind::Select(neg, minus, *a), t))
             }
-            _ => err(span, format!("cotan does not support the integer method `{name}`; write it with arithmetic")),
+            _ => err(
+                span,
+                format!(
+                    "cotan does not support the integer method `{name}`; write it with arithmetic"
+                ),
+            ),
         }
     }
 
     /// `[init; N]`.
     fn repeat(&mut self, r: &syn::ExprRepeat) -> syn::Result<Value> {
         let Some(n) = crate::signature::array_len(&r.len) else {
-            return err(r.len.span(), "cotan needs the length of `[x; N]` to be a literal");
+            return err(
+                r.len.span(),
+                "cotan needs the length of `[x; N]` to be a literal",
+            );
         };
         let (init, t) = self.scalar(&r.expr)?;
-        let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+        let len = self.emit_s(
+            OpKind::Const(Const::Int(n as i128)),
+            STy::Known(Scalar::Usize),
+        );
         self.alloc(init, t, len, MemKind::Array(n), r.span())
     }
 
-    fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
+    fn alloc(
+        &mut self,
+        init: Value,
+        t: STy,
+        len: Value,
+        kind: MemKind,
+        span: Span,
+    ) -> syn::Result<Value> {
         // The element type must be known now: it is part of the memory type.
         let elem = self.infer.resolve(t);
         self.unify(STy::Known(elem), t, span)?;
@@ -500,7 +627,12 @@ impl Lower {
     }
 
     /// `[a, b, c]` or `vec![a, b, c]`.
-    fn array_literal(&mut self, elems: Vec<&syn::Expr>, kind: MemKind, span: Span) -> syn::Result<Value> {
+    fn array_literal(
+        &mut self,
+        elems: Vec<&syn::Expr>,
+        kind: MemKind,
+        span: Span,
+    ) -> syn::Result<Value> {
         let mut vals = vec![];
         let mut t: Option<STy> = None;
         for e in &elems {
@@ -512,19 +644,37 @@ impl Lower {
             vals.push(v);
         }
         let Some(t) = t else {
-            return err(span, "cotan needs at least one element to know the element type; use `[0.0; N]`");
+            return err(
+                span,
+                "cotan needs at least one element to know the element type; use `[0.0; N]`",
+            );
         };
-        let len = self.emit_s(OpKind::Const(Const::Int(vals.len() as i128)), STy::Known(Scalar::Usize));
+        let len = self.emit_s(
+            OpKind::Const(Const::Int(vals.len() as i128)),
+            STy::Known(Scalar::Usize),
+        );
         let m = self.alloc(vals[0], t, len, kind, span)?;
         for (k, v) in vals.into_iter().enumerate().skip(1) {
-            let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
-            self.effect(OpKind::Store { mem: m, index: Some(i), value: v });
+            let i = self.emit_s(
+                OpKind::Const(Const::Int(k as i128)),
+                STy::Known(Scalar::Usize),
+            );
+            self.effect(OpKind::Store {
+                mem: m,
+                index: Some(i),
+                value: v,
+            });
         }
         Ok(m)
     }
 
     fn expr_macro(&mut self, mac: &syn::Macro) -> syn::Result<Option<Value>> {
-        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
         if name == "vec" {
             if let Ok(r) = mac.parse_body::<syn::ExprRepeat>() {
                 let (init, t) = self.scalar(&r.expr)?;
@@ -532,8 +682,11 @@ impl Lower {
                 self.unify(STy::Known(Scalar::Usize), lt, r.len.span())?;
                 return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
             }
-            let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
-            return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
+            let elems =
+                mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
+            return self
+                .array_literal(elems.iter().collect(), MemKind::Vec, mac.span())
+                .map(Some);
         }
         statement_macro(self, mac)?;
         Ok(None)
@@ -548,7 +701,12 @@ enum Place {
 
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
 pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
-    let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    let name = mac
+        .path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
     let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
     let args: Vec<&syn::Expr> = args.iter().collect();
     let (cond, n) = match name.as_str() {
@@ -568,7 +726,10 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
         }
     };
     let message = match args.get(n) {
-        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) if args.len() == n + 1 && !s.value().contains('{') => s.value(),
+        Some(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) if args.len() == n + 1 && !s.value().contains('{') => s.value(),
         _ => format!("assertion failed: {}", mac.tokens),
     };
     l.at(mac.span());

@@ -52,7 +52,16 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
             return err(r.span(), "loop ranges must be integers");
         }
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-        let mut spec = IterSpec { lo, hi, inclusive, step: None, reverse: false, index_ty: lt, elems: None, enumerate: false };
+        let mut spec = IterSpec {
+            lo,
+            hi,
+            inclusive,
+            step: None,
+            reverse: false,
+            index_ty: lt,
+            elems: None,
+            enumerate: false,
+        };
         match names.as_slice() {
             [] => {}
             ["rev"] => spec.reverse = true,
@@ -76,11 +85,22 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
     let usize_t = STy::Known(Scalar::Usize);
     let lo = l.emit_s(OpKind::Const(Const::Int(0)), usize_t);
     let hi = l.emit_s(OpKind::Len(m), usize_t);
-    Ok(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate })
+    Ok(IterSpec {
+        lo,
+        hi,
+        inclusive: false,
+        step: None,
+        reverse,
+        index_ty: usize_t,
+        elems: Some(m),
+        enumerate,
+    })
 }
 
 fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Value> {
-    let Some(arg) = m.args.first() else { return err(m.span(), "`step_by` takes the step") };
+    let Some(arg) = m.args.first() else {
+        return err(m.span(), "`step_by` takes the step");
+    };
     let (k, kt) = l.scalar(arg)?;
     // `step_by` takes a usize; the IR keeps the step in the index type.
     l.unify(STy::Known(Scalar::Usize), kt, arg.span())?;
@@ -88,7 +108,8 @@ fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Va
     if it == STy::Known(Scalar::Usize) {
         return Ok(k);
     }
-    l.unify(STy::Known(Scalar::Usize), index_ty, arg.span()).ok();
+    l.unify(STy::Known(Scalar::Usize), index_ty, arg.span())
+        .ok();
     if l.infer.current(index_ty) == STy::Known(Scalar::Usize) {
         return Ok(k);
     }
@@ -96,7 +117,12 @@ fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Va
 }
 
 /// Binds the loop pattern at the start of the body: the index, the element, or both.
-pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, index: Value) -> syn::Result<()> {
+pub(crate) fn bind_loop_pat(
+    l: &mut Lower,
+    pat: &syn::Pat,
+    spec: &IterSpec,
+    index: Value,
+) -> syn::Result<()> {
     let Some(m) = spec.elems else {
         return bind_index(l, pat, index);
     };
@@ -109,10 +135,22 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
             return err(pat.span(), "expected a pattern `(i, x)` for `enumerate()`");
         }
         bind_index(l, &t.elems[0], index)?;
-        let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
+        let v = l.emit_s(
+            OpKind::Load {
+                mem: m,
+                index: Some(index),
+            },
+            elem,
+        );
         return l.bind_pat(&t.elems[1], v);
     }
-    let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
+    let v = l.emit_s(
+        OpKind::Load {
+            mem: m,
+            index: Some(index),
+        },
+        elem,
+    );
     l.bind_pat(pat, v)
 }
 
@@ -123,7 +161,10 @@ fn bind_index(l: &mut Lower, pat: &syn::Pat, index: Value) -> syn::Result<()> {
             Ok(())
         }
         syn::Pat::Wild(_) => Ok(()),
-        p => err(p.span(), "cotan supports a plain name or `_` as the loop index"),
+        p => err(
+            p.span(),
+            "cotan supports a plain name or `_` as the loop index",
+        ),
     }
 }
 
@@ -133,4 +174,3 @@ fn strip(p: &syn::Pat) -> &syn::Pat {
         p => p,
     }
 }
-

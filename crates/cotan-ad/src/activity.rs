@@ -1,0 +1,164 @@
+//! Activity analysis: which values, variables and memory carry derivatives.
+//!
+//! A value is *varied* if it depends on an active input and *useful* if an active output
+//! depends on it; it is active if both. Only active things get derivative code. Integers
+//! and bools are never active. The analysis is flow-insensitive for variables and memory
+//! (a variable is varied if any varied value is ever written to it), which is safe.
+
+use std::collections::HashSet;
+
+use cotan_ir::{Function, MathFn, Op, OpKind, Value, Var};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActivityInfo {
+    pub values: HashSet<Value>,
+    pub vars: HashSet<Var>,
+    pub mems: HashSet<Value>,
+}
+
+impl ActivityInfo {
+    pub fn value(&self, v: Value) -> bool {
+        self.values.contains(&v)
+    }
+    pub fn var(&self, v: Var) -> bool {
+        self.vars.contains(&v)
+    }
+    pub fn mem(&self, v: Value) -> bool {
+        self.mems.contains(&v)
+    }
+
+    /// True if the op, or anything nested in it, has derivative code.
+    pub fn op_is_active(&self, op: &Op) -> bool {
+        let own = match &op.kind {
+            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => self.mem(*mem),
+            OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
+            _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
+        };
+        own || op
+            .kind
+            .regions()
+            .iter()
+            .any(|r| r.ops.iter().any(|o| self.op_is_active(o)))
+    }
+}
+
+/// Functions whose derivative is zero almost everywhere: their results are never active.
+pub fn is_piecewise_constant(f: MathFn) -> bool {
+    matches!(
+        f,
+        MathFn::Signum | MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc
+    )
+}
+
+/// The operands through which derivatives flow into an op's result.
+pub fn differentiable_operands(f: &Function, kind: &OpKind) -> Vec<Value> {
+    let float = |v: &Value| f.ty(*v).is_float();
+    match kind {
+        OpKind::Unary(_, a) | OpKind::Cast(a) => [*a].into_iter().filter(float).collect(),
+        OpKind::Binary(_, a, b) => [*a, *b].into_iter().filter(float).collect(),
+        OpKind::Math(m, args) if !is_piecewise_constant(*m) => {
+            args.iter().copied().filter(float).collect()
+        }
+        OpKind::Select(_, a, b) => [*a, *b].into_iter().filter(float).collect(),
+        _ => vec![],
+    }
+}
+
+/// Runs the analysis. `seeds` are the parameters whose derivative flows in (one flag per
+/// parameter); `ret_useful` says if the returned value is an active output;
+/// `out_mems` are the memory parameters whose final contents are active outputs.
+pub fn analyze(f: &Function, seeds: &[bool], ret_useful: bool, out_mems: &[Value]) -> ActivityInfo {
+    let varied = forward_pass(f, seeds);
+    let useful = backward_pass(f, ret_useful, out_mems);
+    ActivityInfo {
+        values: varied
+            .values
+            .intersection(&useful.values)
+            .copied()
+            .collect(),
+        vars: varied.vars.intersection(&useful.vars).copied().collect(),
+        mems: varied.mems.intersection(&useful.mems).copied().collect(),
+    }
+}
+
+fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
+    let mut s = ActivityInfo::default();
+    for (&p, &seeded) in f.params.iter().zip(seeds) {
+        if seeded && f.ty(p).carries_derivative() {
+            match f.ty(p).mem() {
+                Some(_) => s.mems.insert(p),
+                None => s.values.insert(p),
+            };
+        }
+    }
+    loop {
+        let before = (s.values.len(), s.vars.len(), s.mems.len());
+        f.walk(&mut |op| {
+            let result_float = op.result.is_some_and(|r| f.ty(r).is_float());
+            match &op.kind {
+                OpKind::Load { mem, .. } if s.mem(*mem) => {
+                    s.values.insert(op.result.unwrap());
+                }
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value }
+                    if s.value(*value) =>
+                {
+                    s.mems.insert(*mem);
+                }
+                OpKind::Alloc { init, .. } if s.value(*init) => {
+                    s.mems.insert(op.result.unwrap());
+                }
+                OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) if s.value(*v) => {
+                    s.vars.insert(*var);
+                }
+                OpKind::GetVar(var) if s.var(*var) => {
+                    s.values.insert(op.result.unwrap());
+                }
+                k if result_float && differentiable_operands(f, k).iter().any(|a| s.value(*a)) => {
+                    s.values.insert(op.result.unwrap());
+                }
+                _ => {}
+            }
+        });
+        if before == (s.values.len(), s.vars.len(), s.mems.len()) {
+            return s;
+        }
+    }
+}
+
+fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> ActivityInfo {
+    let mut s = ActivityInfo::default();
+    s.mems.extend(out_mems.iter().copied());
+    loop {
+        let before = (s.values.len(), s.vars.len(), s.mems.len());
+        f.walk(&mut |op| {
+            let result_useful = op.result.is_some_and(|r| s.value(r));
+            match &op.kind {
+                OpKind::Return(vals) if ret_useful => {
+                    s.values
+                        .extend(vals.iter().copied().filter(|v| f.ty(*v).is_float()));
+                }
+                OpKind::Load { mem, .. } if result_useful => {
+                    s.mems.insert(*mem);
+                }
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } if s.mem(*mem) => {
+                    s.values.insert(*value);
+                }
+                OpKind::Alloc { init, .. } if s.mem(op.result.unwrap()) => {
+                    s.values.insert(*init);
+                }
+                OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) if s.var(*var) => {
+                    s.values.insert(*v);
+                }
+                OpKind::GetVar(var) if result_useful => {
+                    s.vars.insert(*var);
+                }
+                k if result_useful => s.values.extend(differentiable_operands(f, k)),
+                _ => {}
+            }
+        });
+        if before == (s.values.len(), s.vars.len(), s.mems.len()) {
+            s.values.retain(|v| f.ty(*v).is_float());
+            return s;
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Forward mode (JVP): every active value gets a tangent computed right after it.
+
+use std::collections::HashMap;
+
+use cotan_ir::{Access, Function, MemKind, MemTy, Op, OpKind, Region, Ty, Value, Var};
+
+use crate::activity::{analyze, differentiable_operands, ActivityInfo};
+use crate::emit::{remap, Emitter};
+use crate::rules::{combine, partials};
+use crate::spec::{Activity, Spec};
+
+/// The derivative of memory: a buffer (or reference), or a variable for a single float.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shadow {
+    Mem(Value),
+    Var(Var),
+}
+
+struct Fwd<'a> {
+    f: &'a Function,
+    act: ActivityInfo,
+    e: Emitter,
+    map: HashMap<Value, Value>,
+    tan: HashMap<Value, Value>,
+    tan_mem: HashMap<Value, Shadow>,
+    tan_var: HashMap<Var, Var>,
+    ret: Vec<Value>,
+}
+
+/// The name of a derivative: `dx` for `x`.
+pub(crate) fn d_name(name: &str) -> String {
+    format!("d{name}")
+}
+
+/// Builds the forward-mode derivative `name` of `f` with std::autodiff's signature:
+/// a tangent parameter after each `Dual` input; the result as `Dual` (primal, tangent),
+/// `DualOnly` (tangent) or `Const` (primal).
+pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
+    let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
+    let ret_useful = matches!(spec.ret, Some(Activity::Dual | Activity::DualOnly));
+    let out_mems: Vec<Value> = f
+        .params
+        .iter()
+        .zip(&spec.inputs)
+        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
+        .map(|(p, _)| *p)
+        .collect();
+    let act = analyze(f, &seeds, ret_useful, &out_mems);
+    let mut out = Function::new(name);
+    out.vars = f.vars.clone();
+    let mut fw = Fwd {
+        f,
+        act,
+        e: Emitter::new(out),
+        map: HashMap::new(),
+        tan: HashMap::new(),
+        tan_mem: HashMap::new(),
+        tan_var: HashMap::new(),
+        ret: vec![],
+    };
+    fw.params(spec);
+    fw.internal_shadows();
+    for op in &f.body.ops {
+        fw.op(op);
+    }
+    let ret = std::mem::take(&mut fw.ret);
+    let mut outs = vec![];
+    if let (Some(act), Some(&r)) = (spec.ret, ret.first()) {
+        if act != Activity::DualOnly {
+            outs.push(fw.map[&r]);
+        }
+        if act != Activity::Const {
+            outs.push(fw.tangent_or_zero(r));
+        }
+    }
+    fw.e.out.returns = outs.iter().map(|v| fw.e.out.ty(*v)).collect();
+    if !outs.is_empty() {
+        fw.e.effect(OpKind::Return(outs));
+    }
+    fw.e.finish()
+}
+
+impl Fwd<'_> {
+    fn params(&mut self, spec: &Spec) {
+        for (&p, &a) in self.f.params.iter().zip(&spec.inputs) {
+            let data = self.f.value(p).clone();
+            let name = data.name.clone().unwrap_or_default();
+            let np = self.e.out.add_param(data.ty, name.clone(), data.span);
+            self.map.insert(p, np);
+            if a.is_active() {
+                let dp = self.e.out.add_param(data.ty, d_name(&name), data.span);
+                if data.ty.mem().is_some() {
+                    self.tan_mem.insert(p, Shadow::Mem(dp));
+                } else {
+                    self.tan.insert(p, dp);
+                }
+            }
+        }
+    }
+
+    /// Active memory parameters the user gave no tangent for get a zeroed local one.
+    fn internal_shadows(&mut self) {
+        for &p in &self.f.params.clone() {
+            if self.act.mem(p) && !self.tan_mem.contains_key(&p) {
+                let m = self.f.ty(p).mem().unwrap();
+                let name = d_name(self.f.value(p).name.as_deref().unwrap_or("mem"));
+                let zero = self.zero(Ty::Scalar(m.elem));
+                let shadow = if m.kind == MemKind::Cell {
+                    let var = self.e.out.new_var(m.elem, name);
+                    self.e.effect(OpKind::DeclVar { var, init: zero });
+                    Shadow::Var(var)
+                } else {
+                    let np = self.map[&p];
+                    let len = self.e.emit(OpKind::Len(np), Ty::USIZE);
+                    Shadow::Mem(
+                        self.e
+                            .emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))),
+                    )
+                };
+                self.tan_mem.insert(p, shadow);
+            }
+        }
+    }
+
+    fn zero(&mut self, ty: Ty) -> Value {
+        self.e.build(|b| crate::rules::zero(b, ty))
+    }
+
+    fn tangent_or_zero(&mut self, v: Value) -> Value {
+        match self.tan.get(&v) {
+            Some(t) => *t,
+            None => self.zero(self.f.ty(v)),
+        }
+    }
+
+    fn tvar(&mut self, var: Var) -> Var {
+        if let Some(t) = self.tan_var.get(&var) {
+            return *t;
+        }
+        let data = self.f.var(var).clone();
+        let t = self.e.out.new_var(data.ty, d_name(&data.name));
+        self.tan_var.insert(var, t);
+        t
+    }
+
+    fn region(&mut self, r: &Region) -> Region {
+        self.e.push_region();
+        for op in &r.ops {
+            self.op(op);
+        }
+        self.e.pop_region()
+    }
+
+    fn new_result(&mut self, v: Value) -> Value {
+        let data = self.f.value(v).clone();
+        let nv = self.e.out.new_value(data.ty, data.name, data.span);
+        self.map.insert(v, nv);
+        nv
+    }
+
+    fn op(&mut self, op: &Op) {
+        self.e.span = op.span;
+        let m = |fw: &Self, v: Value| fw.map[&v];
+        let kind = match &op.kind {
+            OpKind::If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let t = self.region(then_region);
+                let e = self.region(else_region);
+                OpKind::If {
+                    cond: m(self, *cond),
+                    then_region: t,
+                    else_region: e,
+                }
+            }
+            OpKind::For {
+                index,
+                lo,
+                hi,
+                step,
+                inclusive,
+                reverse,
+                body,
+                exit,
+            } => {
+                let ni = self.new_result(*index);
+                let body = self.region(body);
+                OpKind::For {
+                    index: ni,
+                    lo: m(self, *lo),
+                    hi: m(self, *hi),
+                    step: step.map(|s| m(self, s)),
+                    inclusive: *inclusive,
+                    reverse: *reverse,
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::While {
+                cond_region,
+                cond,
+                body,
+                exit,
+            } => {
+                let c = self.region(cond_region);
+                let body = self.region(body);
+                OpKind::While {
+                    cond_region: c,
+                    cond: m(self, *cond),
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::Return(vals) => {
+                self.ret = vals.clone();
+                return;
+            }
+            k => remap(k, |v| self.map[&v]),
+        };
+        let result = op.result.map(|r| self.new_result(r));
+        self.e.push_op(Op {
+            kind,
+            result,
+            span: op.span,
+        });
+        self.tangent(op);
+    }
+
+    /// Emits the tangent of a non-region op.
+    fn tangent(&mut self, op: &Op) {
+        if !self.act.op_is_active(op) || !op.kind.regions().is_empty() {
+            return;
+        }
+        match &op.kind {
+            OpKind::Load { mem, index } => {
+                let r = op.result.unwrap();
+                let idx = index.map(|i| self.map[&i]);
+                let t = match self.tan_mem[mem] {
+                    Shadow::Mem(s) => self
+                        .e
+                        .emit(OpKind::Load { mem: s, index: idx }, self.f.ty(r)),
+                    Shadow::Var(var) => self.e.emit(OpKind::GetVar(var), self.f.ty(r)),
+                };
+                self.tan.insert(r, t);
+            }
+            OpKind::Store { mem, index, value } => {
+                let t = self.tangent_or_zero(*value);
+                let idx = index.map(|i| self.map[&i]);
+                match self.tan_mem[mem] {
+                    Shadow::Mem(s) => self.e.effect(OpKind::Store {
+                        mem: s,
+                        index: idx,
+                        value: t,
+                    }),
+                    Shadow::Var(var) => self.e.effect(OpKind::SetVar(var, t)),
+                }
+            }
+            OpKind::Fill { mem, value } => {
+                let t = self.tangent_or_zero(*value);
+                if let Shadow::Mem(s) = self.tan_mem[mem] {
+                    self.e.effect(OpKind::Fill { mem: s, value: t });
+                }
+            }
+            OpKind::Alloc { len, init } => {
+                let r = op.result.unwrap();
+                let t = self.tangent_or_zero(*init);
+                let s = self.e.emit(
+                    OpKind::Alloc {
+                        len: self.map[len],
+                        init: t,
+                    },
+                    self.f.ty(r),
+                );
+                self.tan_mem.insert(r, Shadow::Mem(s));
+            }
+            OpKind::DeclVar { var, init } => {
+                let t = self.tangent_or_zero(*init);
+                let tv = self.tvar(*var);
+                self.e.effect(OpKind::DeclVar { var: tv, init: t });
+            }
+            OpKind::SetVar(var, v) => {
+                let t = self.tangent_or_zero(*v);
+                let tv = self.tvar(*var);
+                self.e.effect(OpKind::SetVar(tv, t));
+            }
+            OpKind::GetVar(var) => {
+                let r = op.result.unwrap();
+                let tv = self.tvar(*var);
+                let t = self.e.emit(OpKind::GetVar(tv), self.f.ty(r));
+                self.tan.insert(r, t);
+            }
+            OpKind::Cast(a) => {
+                let r = op.result.unwrap();
+                let ta = self.tan[a];
+                let t = self.e.emit(OpKind::Cast(ta), self.f.ty(r));
+                self.tan.insert(r, t);
+            }
+            kind => {
+                let r = op.result.unwrap();
+                let ty = self.f.ty(r).scalar().unwrap();
+                let operands = differentiable_operands(self.f, kind);
+                let (map, tan) = (&self.map, &self.tan);
+                let t = self.e.build(|b| {
+                    let ps = partials(b, kind, r, ty, &mut |v| map[&v]);
+                    let terms: Vec<_> = ps
+                        .into_iter()
+                        .zip(&operands)
+                        .filter_map(|(p, a)| tan.get(a).map(|t| (p, *t)))
+                        .collect();
+                    combine(b, &terms)
+                });
+                if let Some(t) = t {
+                    self.tan.insert(r, t);
+                }
+            }
+        }
+    }
+}
+
+/// The type of a local buffer shaped like `m`.
+pub(crate) fn owned(m: MemTy) -> MemTy {
+    let kind = match m.kind {
+        MemKind::Array(n) => MemKind::Array(n),
+        _ => MemKind::Vec,
+    };
+    MemTy {
+        elem: m.elem,
+        kind,
+        access: Access::Owned,
+    }
+}

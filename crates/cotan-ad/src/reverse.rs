@@ -1,0 +1,887 @@
+//! Reverse mode: a forward sweep that runs the primal and saves what the reverse sweep
+//! needs, then a reverse sweep over the same structure, backwards.
+//!
+//! What is saved: a primal value that the reverse sweep needs and that is defined inside a
+//! branch or loop body is either recomputed at the start of that region's reverse (cheap
+//! ops whose inputs are available: constants, arithmetic, loop indices, reads of memory
+//! nothing writes) or pushed on a typed stack at the end of the region in the forward
+//! sweep and popped at the start of its reverse. Values at the top level stay in locals.
+//! Loops whose trip count is not known from their bounds (`while`, early exits) count
+//! their iterations. Memory is never restored: every value read from memory is an SSA
+//! value, so the reverse sweep never reads primal memory again.
+//!
+//! Which values are needed is found by a dry run of the reverse sweep that records every
+//! primal value it asks for; the real run then emits the saves and restores.
+
+use std::collections::{HashMap, HashSet};
+
+use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
+
+use crate::activity::{analyze, differentiable_operands, ActivityInfo};
+use crate::emit::{remap, Emitter};
+use crate::forward::{d_name, owned, Shadow};
+use crate::rules::{partials, scale};
+use crate::spec::{Activity, Spec};
+
+type RegionId = usize;
+const TOP: RegionId = 0;
+
+/// Where each value is defined, and what kind of region each region is.
+#[derive(Default)]
+struct Layout {
+    parent: Vec<Option<RegionId>>,
+    region_of: HashMap<*const Region, RegionId>,
+    def_region: HashMap<Value, RegionId>,
+    /// (region, position in it); loop indices have position 0 before their body's ops.
+    pos: HashMap<Value, (RegionId, i64)>,
+    def_op: HashMap<Value, Op>,
+    /// Indices of `for` loops without early exit: the reverse loop recreates them.
+    free_indices: HashSet<Value>,
+    /// Values used in a region other than their own: their adjoint must be a variable.
+    used_elsewhere: HashSet<Value>,
+    /// Memory that nothing writes.
+    read_only: HashSet<Value>,
+}
+
+impl Layout {
+    fn new(f: &Function) -> Layout {
+        let mut l = Layout::default();
+        for &p in &f.params {
+            l.def_region.insert(p, TOP);
+            l.pos.insert(p, (TOP, -1));
+            if f.ty(p).mem().is_some() {
+                l.read_only.insert(p);
+            }
+        }
+        l.parent.push(None);
+        l.region_of.insert(&f.body as *const Region, TOP);
+        l.scan(&f.body, TOP);
+        let mut written = HashSet::new();
+        f.walk(&mut |op| {
+            if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } = &op.kind {
+                written.insert(*mem);
+            }
+        });
+        l.read_only.retain(|m| !written.contains(m));
+        l
+    }
+
+    fn scan(&mut self, r: &Region, id: RegionId) {
+        for (k, op) in r.ops.iter().enumerate() {
+            for u in op.kind.operands() {
+                if self.def_region.get(&u) != Some(&id) {
+                    self.used_elsewhere.insert(u);
+                }
+            }
+            if let Some(v) = op.result {
+                self.def_region.insert(v, id);
+                self.pos.insert(v, (id, k as i64));
+                self.def_op.insert(v, op.clone());
+            }
+            for sub in op.kind.regions() {
+                let sid = self.parent.len();
+                self.parent.push(Some(id));
+                self.region_of.insert(sub as *const Region, sid);
+                if let (
+                    OpKind::For {
+                        index, exit, body, ..
+                    },
+                    true,
+                ) = (&op.kind, std::ptr::eq(sub, op.kind.regions()[0]))
+                {
+                    self.def_region.insert(*index, sid);
+                    self.pos.insert(*index, (sid, -1));
+                    if exit.is_none() {
+                        self.free_indices.insert(*index);
+                    }
+                    debug_assert!(std::ptr::eq(sub, body));
+                }
+                self.scan(sub, sid);
+            }
+        }
+    }
+
+    fn id(&self, r: &Region) -> RegionId {
+        self.region_of[&(r as *const Region)]
+    }
+}
+
+/// What the dry run decided: per region, the values to push and to recompute.
+#[derive(Default)]
+struct Plan {
+    push: HashMap<RegionId, Vec<Value>>,
+    recompute: HashMap<RegionId, Vec<Value>>,
+}
+
+fn cheap(l: &Layout, kind: &OpKind) -> bool {
+    match kind {
+        OpKind::Const(_)
+        | OpKind::Unary(..)
+        | OpKind::Binary(..)
+        | OpKind::Cmp(..)
+        | OpKind::Cast(_)
+        | OpKind::Select(..)
+        | OpKind::Len(_) => true,
+        OpKind::Load { mem, .. } => {
+            l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP)
+        }
+        _ => false,
+    }
+}
+
+fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
+    let mut push = HashSet::new();
+    let mut recompute = HashSet::new();
+    let mut work: Vec<Value> = needs.into_iter().collect();
+    while let Some(v) = work.pop() {
+        if l.def_region.get(&v).is_none_or(|r| *r == TOP)
+            || l.free_indices.contains(&v)
+            || push.contains(&v)
+            || recompute.contains(&v)
+        {
+            continue;
+        }
+        match l.def_op.get(&v) {
+            Some(op) if cheap(l, &op.kind) => {
+                recompute.insert(v);
+                work.extend(op.kind.operands());
+            }
+            _ => {
+                push.insert(v);
+            }
+        }
+    }
+    let mut plan = Plan::default();
+    let by_region = |set: HashSet<Value>| {
+        let mut m: HashMap<RegionId, Vec<Value>> = HashMap::new();
+        for v in set {
+            m.entry(l.def_region[&v]).or_default().push(v);
+        }
+        for vs in m.values_mut() {
+            vs.sort_by_key(|v| l.pos[v].1);
+        }
+        m
+    };
+    plan.push = by_region(push);
+    plan.recompute = by_region(recompute);
+    plan
+}
+
+#[derive(Clone, Copy)]
+enum Adj {
+    Ssa,
+    Var(Var),
+}
+
+struct Rev<'a> {
+    f: &'a Function,
+    act: &'a ActivityInfo,
+    l: &'a Layout,
+    plan: Plan,
+    /// Dry run: record needed values instead of resolving them.
+    planning: bool,
+    needs: HashSet<Value>,
+    e: Emitter,
+    /// Primal values as the forward sweep computed them.
+    fwd: HashMap<Value, Value>,
+    /// Restored values and shadows of the reverse regions being built, innermost last.
+    scopes: Vec<HashMap<Value, Value>>,
+    shadows: Vec<HashMap<Value, Shadow>>,
+    adj_kind: HashMap<Value, Adj>,
+    adj_ssa: HashMap<Value, Value>,
+    dvar: HashMap<Var, Var>,
+    /// Iteration counts of counted loops at the top level.
+    counts: HashMap<*const Op, Value>,
+    ret: Vec<Value>,
+}
+
+/// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature.
+pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Function {
+    let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
+    let ret_useful = matches!(spec.ret, Some(Activity::Active | Activity::ActiveOnly));
+    let out_mems: Vec<Value> = f
+        .params
+        .iter()
+        .zip(&spec.inputs)
+        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
+        .map(|(p, _)| *p)
+        .collect();
+    let act = analyze(f, &seeds, ret_useful, &out_mems);
+    let layout = Layout::new(f);
+    let dry = Rev::new(f, &act, &layout, Plan::default(), true, name).run(spec);
+    let plan = make_plan(&layout, dry.1);
+    Rev::new(f, &act, &layout, plan, false, name).run(spec).0
+}
+
+impl<'a> Rev<'a> {
+    fn new(
+        f: &'a Function,
+        act: &'a ActivityInfo,
+        l: &'a Layout,
+        plan: Plan,
+        planning: bool,
+        name: &str,
+    ) -> Self {
+        let mut out = Function::new(name);
+        out.vars = f.vars.clone();
+        Rev {
+            f,
+            act,
+            l,
+            plan,
+            planning,
+            needs: HashSet::new(),
+            e: Emitter::new(out),
+            fwd: HashMap::new(),
+            scopes: vec![],
+            shadows: vec![HashMap::new()],
+            adj_kind: HashMap::new(),
+            adj_ssa: HashMap::new(),
+            dvar: HashMap::new(),
+            counts: HashMap::new(),
+            ret: vec![],
+        }
+    }
+
+    fn run(mut self, spec: &Spec) -> (Function, HashSet<Value>) {
+        let dret = self.params(spec);
+        // Forward sweep.
+        for op in &self.f.body.ops {
+            self.forward_op(op);
+        }
+        // Reverse sweep.
+        self.scopes.push(HashMap::new());
+        self.internal_shadows();
+        for k in 0..self.f.vars.len() {
+            let var = Var(k as u32);
+            if self.act.var(var) {
+                let d = self.dvar_of(var);
+                let z = self.zero(Ty::Scalar(self.f.var(var).ty));
+                self.e.effect(OpKind::DeclVar { var: d, init: z });
+            }
+        }
+        self.prepare(&self.f.body);
+        let ret = self.ret.clone();
+        if let (Some(dret), Some(&r)) = (dret, ret.first()) {
+            self.accumulate(r, dret);
+        }
+        for op in self.f.body.ops.iter().rev() {
+            self.reverse_op(op);
+        }
+        let mut outs = vec![];
+        if let (Some(act), Some(&r)) = (spec.ret, ret.first()) {
+            if act != Activity::ActiveOnly {
+                outs.push(self.fwd[&r]);
+            }
+        }
+        for (&p, &a) in self.f.params.iter().zip(&spec.inputs) {
+            if a == Activity::Active {
+                let g = match self.read_adj(p) {
+                    Some(g) => g,
+                    None => self.zero(self.f.ty(p)),
+                };
+                outs.push(g);
+            }
+        }
+        self.e.out.returns = outs.iter().map(|v| self.e.out.ty(*v)).collect();
+        if !outs.is_empty() {
+            self.e.effect(OpKind::Return(outs));
+        }
+        (self.e.finish(), self.needs)
+    }
+
+    /// Declares the parameters: primal ones, shadows after `Duplicated` ones, `dret` last.
+    fn params(&mut self, spec: &Spec) -> Option<Value> {
+        for (&p, &a) in self.f.params.iter().zip(&spec.inputs) {
+            let data = self.f.value(p).clone();
+            let name = data.name.clone().unwrap_or_default();
+            let np = self.e.out.add_param(data.ty, name.clone(), data.span);
+            self.fwd.insert(p, np);
+            if matches!(a, Activity::Duplicated | Activity::DuplicatedOnly) {
+                let mut m = data.ty.mem().unwrap();
+                m.access = cotan_ir::Access::Mut;
+                let dp = self.e.out.add_param(Ty::Mem(m), d_name(&name), data.span);
+                self.shadows[0].insert(p, Shadow::Mem(dp));
+            }
+        }
+        match (spec.ret, self.f.returns.first()) {
+            (Some(Activity::Active | Activity::ActiveOnly), Some(&ty)) => {
+                Some(self.e.out.add_param(ty, "dret", cotan_ir::SpanId::NONE))
+            }
+            _ => None,
+        }
+    }
+
+    /// Active memory parameters without a user shadow get a zeroed local one.
+    fn internal_shadows(&mut self) {
+        for &p in &self.f.params {
+            if self.act.mem(p) && !self.shadows[0].contains_key(&p) {
+                let m = self.f.ty(p).mem().unwrap();
+                let name = d_name(self.f.value(p).name.as_deref().unwrap_or("mem"));
+                let zero = self.zero(Ty::Scalar(m.elem));
+                let shadow = if m.kind == MemKind::Cell {
+                    let var = self.e.out.new_var(m.elem, name);
+                    self.e.effect(OpKind::DeclVar { var, init: zero });
+                    Shadow::Var(var)
+                } else {
+                    let len = self.e.emit(OpKind::Len(self.fwd[&p]), Ty::USIZE);
+                    Shadow::Mem(
+                        self.e
+                            .emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))),
+                    )
+                };
+                self.shadows[0].insert(p, shadow);
+            }
+        }
+    }
+
+    fn zero(&mut self, ty: Ty) -> Value {
+        self.e.build(|b| crate::rules::zero(b, ty))
+    }
+
+    fn usize_const(&mut self, n: i128) -> Value {
+        self.e.emit(OpKind::Const(Const::Int(n)), Ty::USIZE)
+    }
+
+    fn dvar_of(&mut self, var: Var) -> Var {
+        if let Some(d) = self.dvar.get(&var) {
+            return *d;
+        }
+        let data = self.f.var(var).clone();
+        let d = self.e.out.new_var(data.ty, d_name(&data.name));
+        self.dvar.insert(var, d);
+        d
+    }
+
+    // ---- forward sweep ----
+
+    fn forward_region(&mut self, r: &Region) -> Region {
+        self.e.push_region();
+        for op in &r.ops {
+            self.forward_op(op);
+        }
+        if !self.planning {
+            let id = self.l.id(r);
+            for v in self.plan.push.get(&id).cloned().unwrap_or_default() {
+                let nv = self.fwd[&v];
+                self.e.effect(OpKind::Push(nv));
+            }
+        }
+        self.e.pop_region()
+    }
+
+    fn new_result(&mut self, v: Value) -> Value {
+        let data = self.f.value(v).clone();
+        let nv = self.e.out.new_value(data.ty, data.name, data.span);
+        self.fwd.insert(v, nv);
+        nv
+    }
+
+    /// True for loops whose reverse needs an iteration count.
+    fn counted(&self, op: &Op) -> bool {
+        self.act.op_is_active(op)
+            && matches!(
+                op.kind,
+                OpKind::While { .. } | OpKind::For { exit: Some(_), .. }
+            )
+    }
+
+    fn forward_op(&mut self, op: &Op) {
+        self.e.span = op.span;
+        let counter = self.counted(op).then(|| {
+            let var = self.e.out.new_var(Scalar::Usize, "iterations");
+            let z = self.usize_const(0);
+            self.e.effect(OpKind::DeclVar { var, init: z });
+            var
+        });
+        let kind = match &op.kind {
+            OpKind::If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let t = self.forward_region(then_region);
+                let e = self.forward_region(else_region);
+                OpKind::If {
+                    cond: self.fwd[cond],
+                    then_region: t,
+                    else_region: e,
+                }
+            }
+            OpKind::For {
+                index,
+                lo,
+                hi,
+                step,
+                inclusive,
+                reverse,
+                body,
+                exit,
+            } => {
+                let ni = self.new_result(*index);
+                let mut body = self.forward_region(body);
+                self.count(counter, &mut body);
+                OpKind::For {
+                    index: ni,
+                    lo: self.fwd[lo],
+                    hi: self.fwd[hi],
+                    step: step.map(|s| self.fwd[&s]),
+                    inclusive: *inclusive,
+                    reverse: *reverse,
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::While {
+                cond_region,
+                cond,
+                body,
+                exit,
+            } => {
+                let c = self.forward_region(cond_region);
+                let mut body = self.forward_region(body);
+                self.count(counter, &mut body);
+                OpKind::While {
+                    cond_region: c,
+                    cond: self.fwd[cond],
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::Return(vals) => {
+                self.ret = vals.clone();
+                return;
+            }
+            k => remap(k, |v| self.fwd[&v]),
+        };
+        let result = op.result.map(|r| self.new_result(r));
+        self.e.push_op(Op {
+            kind,
+            result,
+            span: op.span,
+        });
+        if let Some(var) = counter {
+            let n = self.e.emit(OpKind::GetVar(var), Ty::USIZE);
+            if self.in_top_region() {
+                self.counts.insert(op as *const Op, n);
+            } else {
+                self.e.effect(OpKind::Push(n));
+            }
+        }
+    }
+
+    fn in_top_region(&self) -> bool {
+        self.e.depth() == 1
+    }
+
+    /// Appends `counter += 1` to a loop body.
+    fn count(&mut self, counter: Option<Var>, body: &mut Region) {
+        let Some(var) = counter else { return };
+        self.e.push_region();
+        let n = self.e.emit(OpKind::GetVar(var), Ty::USIZE);
+        let one = self.usize_const(1);
+        let n1 = self.e.emit(OpKind::Binary(BinOp::Add, n, one), Ty::USIZE);
+        self.e.effect(OpKind::SetVar(var, n1));
+        body.ops.extend(self.e.pop_region().ops);
+    }
+
+    // ---- reverse sweep ----
+
+    /// The value of primal `v` at the current point of the reverse sweep.
+    fn get(&mut self, v: Value) -> Value {
+        if self.planning {
+            if self.l.def_region.get(&v) != Some(&TOP) {
+                self.needs.insert(v);
+            }
+            return self.fwd.get(&v).copied().unwrap_or_else(|| {
+                let ty = self.f.ty(v);
+                self.e.out.new_value(ty, None, cotan_ir::SpanId::NONE)
+            });
+        }
+        if self.l.def_region.get(&v) == Some(&TOP) {
+            return self.fwd[&v];
+        }
+        for s in self.scopes.iter().rev() {
+            if let Some(nv) = s.get(&v) {
+                return *nv;
+            }
+        }
+        unreachable!("cotan: value {v:?} is not available in the reverse sweep (a bug in the plan)")
+    }
+
+    fn shadow(&self, mem: Value) -> Shadow {
+        for s in self.shadows.iter().rev() {
+            if let Some(sh) = s.get(&mem) {
+                return *sh;
+            }
+        }
+        unreachable!("cotan: memory {mem:?} has no shadow")
+    }
+
+    fn adj_kind(&mut self, v: Value) -> Adj {
+        if let Some(k) = self.adj_kind.get(&v) {
+            return *k;
+        }
+        let k = if self.l.used_elsewhere.contains(&v) {
+            let ty = self.f.ty(v).scalar().unwrap();
+            let name = d_name(self.f.value(v).name.as_deref().unwrap_or("v"));
+            let var = self.e.out.new_var(ty, name);
+            let z = self.zero(Ty::Scalar(ty));
+            self.e.effect(OpKind::DeclVar { var, init: z });
+            Adj::Var(var)
+        } else {
+            Adj::Ssa
+        };
+        self.adj_kind.insert(v, k);
+        k
+    }
+
+    fn read_adj(&mut self, v: Value) -> Option<Value> {
+        if !self.act.value(v) {
+            return None;
+        }
+        match self.adj_kind.get(&v).copied() {
+            Some(Adj::Var(var)) => Some(self.e.emit(OpKind::GetVar(var), self.f.ty(v))),
+            Some(Adj::Ssa) => self.adj_ssa.get(&v).copied(),
+            None => None,
+        }
+    }
+
+    /// `adj(v) += g`.
+    fn accumulate(&mut self, v: Value, g: Value) {
+        if !self.act.value(v) {
+            return;
+        }
+        let ty = self.f.ty(v);
+        match self.adj_kind.get(&v).copied().unwrap_or(Adj::Ssa) {
+            Adj::Var(var) => {
+                let old = self.e.emit(OpKind::GetVar(var), ty);
+                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+                self.e.effect(OpKind::SetVar(var, new));
+            }
+            Adj::Ssa => {
+                let new = match self.adj_ssa.get(&v) {
+                    Some(&old) => self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty),
+                    None => g,
+                };
+                self.adj_ssa.insert(v, new);
+            }
+        }
+    }
+
+    /// At the start of a region's reverse: restore saved values, declare adjoint variables
+    /// of the region's values and shadows of its local buffers.
+    fn prepare(&mut self, r: &Region) {
+        let id = self.l.id(r);
+        if !self.planning {
+            for v in self
+                .plan
+                .push
+                .get(&id)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .rev()
+            {
+                let nv = self.e.emit(OpKind::Pop, self.f.ty(v));
+                self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
+                self.scopes.last_mut().unwrap().insert(v, nv);
+            }
+            for v in self.plan.recompute.get(&id).cloned().unwrap_or_default() {
+                let op = self.l.def_op[&v].clone();
+                let kind = remap(&op.kind, |u| self.get(u));
+                let nv = self.e.emit(kind, self.f.ty(v));
+                self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
+                self.scopes.last_mut().unwrap().insert(v, nv);
+            }
+        }
+        let params: Vec<Value> = if id == TOP {
+            self.f.params.clone()
+        } else {
+            vec![]
+        };
+        for v in params
+            .into_iter()
+            .chain(r.ops.iter().filter_map(|o| o.result))
+        {
+            if self.act.value(v) {
+                self.adj_kind(v);
+            }
+        }
+        for op in &r.ops {
+            if let (OpKind::Alloc { len, .. }, Some(m)) = (&op.kind, op.result) {
+                if self.act.mem(m) {
+                    let len = self.get(*len);
+                    let elem = self.f.ty(m).mem().unwrap().elem;
+                    let zero = self.zero(Ty::Scalar(elem));
+                    let s = self.e.emit(OpKind::Alloc { len, init: zero }, self.f.ty(m));
+                    let name = d_name(self.f.value(m).name.as_deref().unwrap_or("buf"));
+                    self.e.out.values[s.0 as usize].name = Some(name);
+                    self.shadows.last_mut().unwrap().insert(m, Shadow::Mem(s));
+                }
+            }
+        }
+    }
+
+    fn reverse_region(&mut self, r: &Region, seed: Vec<(Value, Value)>) -> Region {
+        self.e.push_region();
+        self.scopes.push(seed.into_iter().collect());
+        self.shadows.push(HashMap::new());
+        self.prepare(r);
+        for op in r.ops.iter().rev() {
+            self.reverse_op(op);
+        }
+        self.shadows.pop();
+        self.scopes.pop();
+        self.e.pop_region()
+    }
+
+    fn reverse_op(&mut self, op: &Op) {
+        if !self.act.op_is_active(op) {
+            return;
+        }
+        self.e.span = op.span;
+        match &op.kind {
+            OpKind::If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let c = self.get(*cond);
+                let t = self.reverse_region(then_region, vec![]);
+                let e = self.reverse_region(else_region, vec![]);
+                self.e.effect(OpKind::If {
+                    cond: c,
+                    then_region: t,
+                    else_region: e,
+                });
+            }
+            OpKind::For {
+                index,
+                lo,
+                hi,
+                step,
+                inclusive,
+                reverse,
+                body,
+                exit: None,
+            } => {
+                let ty = self.f.ty(*index);
+                let ni = self
+                    .e
+                    .out
+                    .new_value(ty, self.f.value(*index).name.clone(), op.span);
+                let (lo, hi, step) = (self.get(*lo), self.get(*hi), step.map(|s| self.get(s)));
+                let body = self.reverse_region(body, vec![(*index, ni)]);
+                self.e.effect(OpKind::For {
+                    index: ni,
+                    lo,
+                    hi,
+                    step,
+                    inclusive: *inclusive,
+                    reverse: !*reverse,
+                    body,
+                    exit: None,
+                });
+            }
+            OpKind::For { body, .. } | OpKind::While { body, .. } => {
+                let n = match self.counts.get(&(op as *const Op)) {
+                    Some(&n) => n,
+                    None if self.planning => self.usize_const(0),
+                    None => self.e.emit(OpKind::Pop, Ty::USIZE),
+                };
+                let zero = self.usize_const(0);
+                let t = self.e.out.new_value(Ty::USIZE, None, op.span);
+                let body = self.reverse_region(body, vec![]);
+                self.e.effect(OpKind::For {
+                    index: t,
+                    lo: zero,
+                    hi: n,
+                    step: None,
+                    inclusive: false,
+                    reverse: false,
+                    body,
+                    exit: None,
+                });
+            }
+            _ => self.reverse_simple(op),
+        }
+    }
+
+    fn reverse_simple(&mut self, op: &Op) {
+        match &op.kind {
+            OpKind::Load { mem, index } => {
+                let r = op.result.unwrap();
+                let Some(g) = self.read_adj(r) else { return };
+                let idx = index.map(|i| self.get(i));
+                self.add_to_shadow(*mem, idx, g, self.f.ty(r));
+            }
+            OpKind::Store { mem, index, value } => {
+                let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
+                let idx = index.map(|i| self.get(i));
+                let zero = self.zero(ty);
+                let g = match self.shadow(*mem) {
+                    Shadow::Mem(s) => {
+                        let g = self.e.emit(OpKind::Load { mem: s, index: idx }, ty);
+                        self.e.effect(OpKind::Store {
+                            mem: s,
+                            index: idx,
+                            value: zero,
+                        });
+                        g
+                    }
+                    Shadow::Var(var) => {
+                        let g = self.e.emit(OpKind::GetVar(var), ty);
+                        self.e.effect(OpKind::SetVar(var, zero));
+                        g
+                    }
+                };
+                self.accumulate(*value, g);
+            }
+            OpKind::Fill { mem, value } => {
+                let Shadow::Mem(s) = self.shadow(*mem) else {
+                    return;
+                };
+                let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
+                let sum = self.drain(s, ty);
+                self.accumulate(*value, sum);
+            }
+            OpKind::Alloc { init, .. } => {
+                let m = op.result.unwrap();
+                if !self.act.value(*init) {
+                    return;
+                }
+                let Shadow::Mem(s) = self.shadow(m) else {
+                    return;
+                };
+                let ty = self.f.ty(*init);
+                let sum = self.drain(s, ty);
+                self.accumulate(*init, sum);
+            }
+            OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) => {
+                let d = self.dvar_of(*var);
+                let ty = Ty::Scalar(self.f.var(*var).ty);
+                let g = self.e.emit(OpKind::GetVar(d), ty);
+                let zero = self.zero(ty);
+                self.e.effect(OpKind::SetVar(d, zero));
+                self.accumulate(*v, g);
+            }
+            OpKind::GetVar(var) => {
+                let r = op.result.unwrap();
+                let Some(g) = self.read_adj(r) else { return };
+                let d = self.dvar_of(*var);
+                let ty = self.f.ty(r);
+                let old = self.e.emit(OpKind::GetVar(d), ty);
+                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+                self.e.effect(OpKind::SetVar(d, new));
+            }
+            OpKind::Cast(a) => {
+                let r = op.result.unwrap();
+                let Some(g) = self.read_adj(r) else { return };
+                let ga = self.e.emit(OpKind::Cast(g), self.f.ty(*a));
+                self.accumulate(*a, ga);
+            }
+            kind => {
+                let Some(r) = op.result else { return };
+                let Some(g) = self.read_adj(r) else { return };
+                let ty = self.f.ty(r).scalar().unwrap();
+                // Resolve exactly the primal values the rule reads, then build it.
+                let mut lookup = HashMap::new();
+                for v in rule_inputs(self.f, kind, r, ty) {
+                    let nv = self.get(v);
+                    lookup.insert(v, nv);
+                }
+                let ps = self
+                    .e
+                    .build(|b| partials(b, kind, r, ty, &mut |v| lookup[&v]));
+                for (p, a) in ps.into_iter().zip(differentiable_operands(self.f, kind)) {
+                    if self.act.value(a) {
+                        let c = self.e.build(|b| scale(b, p, g));
+                        self.accumulate(a, c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `shadow[idx] += g`.
+    fn add_to_shadow(&mut self, mem: Value, idx: Option<Value>, g: Value, ty: Ty) {
+        match self.shadow(mem) {
+            Shadow::Mem(s) => {
+                let old = self.e.emit(OpKind::Load { mem: s, index: idx }, ty);
+                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+                self.e.effect(OpKind::Store {
+                    mem: s,
+                    index: idx,
+                    value: new,
+                });
+            }
+            Shadow::Var(var) => {
+                let old = self.e.emit(OpKind::GetVar(var), ty);
+                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+                self.e.effect(OpKind::SetVar(var, new));
+            }
+        }
+    }
+
+    /// Sums a shadow buffer and zeroes it; returns the sum.
+    fn drain(&mut self, s: Value, ty: Ty) -> Value {
+        let elem = ty.scalar().unwrap();
+        let acc = self.e.out.new_var(elem, "sum");
+        let z = self.zero(ty);
+        self.e.effect(OpKind::DeclVar { var: acc, init: z });
+        let lo = self.usize_const(0);
+        let hi = self.e.emit(OpKind::Len(s), Ty::USIZE);
+        let i = self
+            .e
+            .out
+            .new_value(Ty::USIZE, Some("i".into()), self.e.span);
+        self.e.push_region();
+        let g = self.e.emit(
+            OpKind::Load {
+                mem: s,
+                index: Some(i),
+            },
+            ty,
+        );
+        let z2 = self.zero(ty);
+        self.e.effect(OpKind::Store {
+            mem: s,
+            index: Some(i),
+            value: z2,
+        });
+        let old = self.e.emit(OpKind::GetVar(acc), ty);
+        let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+        self.e.effect(OpKind::SetVar(acc, new));
+        let body = self.e.pop_region();
+        self.e.effect(OpKind::For {
+            index: i,
+            lo,
+            hi,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body,
+            exit: None,
+        });
+        self.e.emit(OpKind::GetVar(acc), ty)
+    }
+}
+
+/// The primal values a rule reads, found by building it once on placeholders.
+fn rule_inputs(f: &Function, kind: &OpKind, result: Value, ty: Scalar) -> Vec<Value> {
+    let mut scratch = Function::new("scratch");
+    let mut placeholder = HashMap::new();
+    for v in kind.operands().into_iter().chain([result]) {
+        placeholder.insert(v, scratch.new_value(f.ty(v), None, cotan_ir::SpanId::NONE));
+    }
+    let mut used = vec![];
+    let mut b = cotan_ir::Builder::new(&mut scratch);
+    partials(&mut b, kind, result, ty, &mut |v| {
+        if !used.contains(&v) {
+            used.push(v);
+        }
+        placeholder[&v]
+    });
+    used
+}

@@ -1,0 +1,195 @@
+//! What the user asked for: the mode and the activity of each argument and of the result,
+//! with the checks that an activity fits its argument's type.
+
+use cotan_ir::{Function, MemKind, Ty};
+
+/// The activities of `std::autodiff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activity {
+    Const,
+    Active,
+    ActiveOnly,
+    Dual,
+    DualOnly,
+    Duplicated,
+    DuplicatedOnly,
+}
+
+impl Activity {
+    pub const ALL: [Activity; 7] = [
+        Activity::Const,
+        Activity::Active,
+        Activity::ActiveOnly,
+        Activity::Dual,
+        Activity::DualOnly,
+        Activity::Duplicated,
+        Activity::DuplicatedOnly,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Activity::Const => "Const",
+            Activity::Active => "Active",
+            Activity::ActiveOnly => "ActiveOnly",
+            Activity::Dual => "Dual",
+            Activity::DualOnly => "DualOnly",
+            Activity::Duplicated => "Duplicated",
+            Activity::DuplicatedOnly => "DuplicatedOnly",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Activity> {
+        Activity::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// True if the argument or result carries a derivative.
+    pub fn is_active(self) -> bool {
+        self != Activity::Const
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Forward,
+    Reverse,
+}
+
+/// One `#[autodiff_*]` request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub mode: Mode,
+    pub inputs: Vec<Activity>,
+    /// `None` when the function returns `()`.
+    pub ret: Option<Activity>,
+}
+
+/// Where a problem with a spec is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Input(usize),
+    Return,
+    Whole,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub target: Target,
+    pub message: String,
+}
+
+fn fail(target: Target, message: impl Into<String>) -> Result<(), SpecError> {
+    Err(SpecError {
+        target,
+        message: message.into(),
+    })
+}
+
+/// Checks the number of activities and that each one fits its argument's type.
+pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
+    if spec.inputs.len() != f.params.len() {
+        return fail(
+            Target::Whole,
+            format!(
+                "`{}` has {} parameter(s) but {} input activit{} given; give one activity per parameter, then one for the result unless it is `()`",
+                f.name,
+                f.params.len(),
+                spec.inputs.len(),
+                if spec.inputs.len() == 1 { "y is" } else { "ies are" }
+            ),
+        );
+    }
+    match (spec.ret, f.returns.first()) {
+        (None, Some(_)) => {
+            return fail(
+                Target::Whole,
+                "missing the activity of the result; add it after the input activities",
+            )
+        }
+        (Some(_), None) => {
+            return fail(
+                Target::Return,
+                "this function returns `()`, so it takes no activity for the result; remove it",
+            )
+        }
+        _ => {}
+    }
+    for (k, (&act, &p)) in spec.inputs.iter().zip(&f.params).enumerate() {
+        check_input(spec.mode, act, f.ty(p)).or_else(|m| fail(Target::Input(k), m))?;
+    }
+    if let (Some(act), Some(ty)) = (spec.ret, f.returns.first()) {
+        check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+    }
+    Ok(())
+}
+
+fn check_input(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
+    use Activity::*;
+    let allowed: &[Activity] = match mode {
+        Mode::Forward => &[Const, Dual, DualOnly],
+        Mode::Reverse => &[Const, Active, Duplicated, DuplicatedOnly],
+    };
+    if !allowed.contains(&act) {
+        return Err(wrong_mode(mode, act, "an input"));
+    }
+    match (act, ty) {
+        (Const, _) => Ok(()),
+        (Dual | DualOnly, t) if t.carries_derivative() => Ok(()),
+        (Dual | DualOnly, _) => Err(format!(
+            "`{}` needs a float or a reference to floats; use `Const` for `{ty}`",
+            act.name()
+        )),
+        (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
+        (Active, Ty::Mem(_)) => Err(format!(
+            "`Active` is for floats passed by value; use `Duplicated` for the reference `{ty}`"
+        )),
+        (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{ty}`")),
+        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.elem.is_float() => Ok(()),
+        (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => Err(format!(
+            "`{}` is for references; use `Active` for a float passed by value",
+            act.name()
+        )),
+        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => Err(format!(
+            "`{}` needs floats behind the reference; use `Const` for `{ty}`",
+            act.name()
+        )),
+        _ => Err(format!(
+            "`{}` needs a reference to floats; use `Const` for `{ty}`",
+            act.name()
+        )),
+    }
+}
+
+fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
+    use Activity::*;
+    let allowed: &[Activity] = match mode {
+        Mode::Forward => &[Const, Dual, DualOnly],
+        Mode::Reverse => &[Const, Active, ActiveOnly],
+    };
+    if !allowed.contains(&act) {
+        return Err(wrong_mode(mode, act, "the result"));
+    }
+    if act != Const && !ty.is_float() {
+        return Err(format!(
+            "`{}` needs a float result; use `Const` for `{ty}`",
+            act.name()
+        ));
+    }
+    Ok(())
+}
+
+fn wrong_mode(mode: Mode, act: Activity, what: &str) -> String {
+    match mode {
+        Mode::Forward => format!(
+            "`{}` is not a forward-mode activity; for {what} of `autodiff_forward` use `Const`, `Dual` or `DualOnly`",
+            act.name()
+        ),
+        Mode::Reverse if what == "the result" => format!(
+            "`{}` is not a reverse-mode activity for the result; use `Const`, `Active` or `ActiveOnly`",
+            act.name()
+        ),
+        Mode::Reverse => format!(
+            "`{}` is not a reverse-mode activity for an input; use `Const`, `Active` (floats by value) or `Duplicated` (references)",
+            act.name()
+        ),
+    }
+}

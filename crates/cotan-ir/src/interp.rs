@@ -1,0 +1,840 @@
+//! A reference interpreter with Rust's semantics: the ground truth that transformed code is
+//! tested against. Where Rust would panic (overflow, division by zero, out-of-bounds
+//! indexing, a failed assertion) it returns an [`InterpError`].
+//!
+//! Memory values are ids into a table of buffers (the parameters' buffers first, then local
+//! allocations), so two values can refer to the same buffer, as references do.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::print::{binop_name, print_op, print_ty, unop_name};
+use crate::{
+    BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, Ty, UnOp, Value,
+    Var,
+};
+
+/// A scalar at run time. An `Int` always lies in the range of its type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Val {
+    F32(f32),
+    F64(f64),
+    Int(i128, Scalar),
+    Bool(bool),
+}
+
+impl Val {
+    pub fn scalar(&self) -> Scalar {
+        match self {
+            Val::F32(_) => Scalar::F32,
+            Val::F64(_) => Scalar::F64,
+            Val::Int(_, s) => *s,
+            Val::Bool(_) => Scalar::Bool,
+        }
+    }
+
+    /// The value of a float (an `f32` is widened exactly).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Val::F32(x) => Some(f64::from(*x)),
+            Val::F64(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    pub fn as_int(&self) -> Option<i128> {
+        match self {
+            Val::Int(i, _) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// An argument: a scalar, or the contents of the memory a memory parameter refers to
+/// (a cell is a one-element `Vec`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Scalar(Val),
+    Mem(Vec<Val>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpError {
+    /// The first line of the op that failed, as printed.
+    pub op: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.op {
+            Some(op) => write!(f, "{} (in `{op}`)", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// How many ops [`run`] executes before giving up.
+pub const DEFAULT_STEP_LIMIT: u64 = 100_000_000;
+
+/// Runs `f`; memory arguments are updated in place. Returns the returned scalars.
+pub fn run(f: &Function, args: &mut [Arg]) -> Result<Vec<Val>, InterpError> {
+    run_with_limit(f, args, DEFAULT_STEP_LIMIT)
+}
+
+/// [`run`], giving up after `limit` steps (an op, a loop iteration or an element allocated).
+pub fn run_with_limit(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Val>, InterpError> {
+    let results = exec(f, args, limit)?;
+    let scalar = |a: Arg| match a {
+        Arg::Scalar(v) => Ok(v),
+        Arg::Mem(_) => Err(InterpError {
+            op: None,
+            message: "the function returns memory; use `exec`".into(),
+        }),
+    };
+    results.into_iter().map(scalar).collect()
+}
+
+/// Like [`run_with_limit`], but returned memory values are returned too (as their contents).
+pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, InterpError> {
+    let mut m = Machine {
+        f,
+        values: vec![None; f.values.len()],
+        vars: vec![None; f.vars.len()],
+        mems: vec![],
+        tapes: vec![vec![]; Scalar::ALL.len()],
+        steps: 0,
+        limit,
+    };
+    let result = m.take_args(args).and_then(|()| m.region(&f.body));
+    let result = result.and_then(|flow| match flow {
+        Flow::Return(slots) => Ok(slots.into_iter().map(|s| m.to_arg(s)).collect()),
+        Flow::Next if f.returns.is_empty() => Ok(vec![]),
+        Flow::Next => Err(InterpError {
+            op: None,
+            message: "the function ended without `return`".into(),
+        }),
+    });
+    m.give_back(args);
+    result
+}
+
+/// The run-time content of an SSA value.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Scalar(Val),
+    /// An index into `Machine::mems`.
+    Mem(usize),
+}
+
+enum Flow {
+    Next,
+    Return(Vec<Slot>),
+}
+
+/// Why an op stopped: a problem with the op itself, or an error already located in a nested op.
+enum Stop {
+    Here(String),
+    Nested(InterpError),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Stop {
+        Stop::Here(message)
+    }
+}
+
+impl From<InterpError> for Stop {
+    fn from(e: InterpError) -> Stop {
+        Stop::Nested(e)
+    }
+}
+
+type Res<T> = Result<T, String>;
+
+struct Machine<'f> {
+    f: &'f Function,
+    values: Vec<Option<Slot>>,
+    vars: Vec<Option<Val>>,
+    mems: Vec<Vec<Val>>,
+    /// One LIFO stack per scalar type, in the order of `Scalar::ALL`.
+    tapes: Vec<Vec<Val>>,
+    steps: u64,
+    limit: u64,
+}
+
+fn tape_index(s: Scalar) -> usize {
+    Scalar::ALL.iter().position(|&t| t == s).unwrap()
+}
+
+fn int_range(s: Scalar) -> (i128, i128) {
+    let bits = s.int_bits();
+    if s.is_signed() {
+        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    } else {
+        (0, (1 << bits) - 1)
+    }
+}
+
+/// Two's complement truncation to the width of `s`, as `as` does.
+fn wrap(v: i128, s: Scalar) -> i128 {
+    let bits = s.int_bits();
+    let low = (v as u128) & ((1u128 << bits) - 1);
+    if s.is_signed() && low >> (bits - 1) == 1 {
+        low as i128 - (1i128 << bits)
+    } else {
+        low as i128
+    }
+}
+
+/// An integer result, or Rust's overflow panic message.
+fn checked(v: Option<i128>, s: Scalar, verb: &str) -> Res<Val> {
+    let (lo, hi) = int_range(s);
+    match v {
+        Some(v) if (lo..=hi).contains(&v) => Ok(Val::Int(v, s)),
+        _ => Err(format!("attempt to {verb} with overflow ({s})")),
+    }
+}
+
+fn check_val(v: Val, s: Scalar) -> Res<()> {
+    if v.scalar() != s {
+        return Err(format!("expected a {s}, got {v:?}"));
+    }
+    if let Val::Int(i, _) = v {
+        let (lo, hi) = int_range(s);
+        if !(lo..=hi).contains(&i) {
+            return Err(format!("{i} does not fit in {s}"));
+        }
+    }
+    Ok(())
+}
+
+impl Machine<'_> {
+    fn take_args(&mut self, args: &mut [Arg]) -> Result<(), InterpError> {
+        let f = self.f;
+        let err = |message: String| InterpError { op: None, message };
+        if args.len() != f.params.len() {
+            return Err(err(format!(
+                "{} takes {} arguments, got {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            )));
+        }
+        for (k, (&p, arg)) in f.params.iter().zip(args.iter_mut()).enumerate() {
+            let ty = f
+                .values
+                .get(p.0 as usize)
+                .ok_or_else(|| err(format!("parameter %{} is not in the value table", p.0)))?
+                .ty;
+            let slot = match (ty, arg) {
+                (Ty::Scalar(s), Arg::Scalar(v)) => {
+                    check_val(*v, s).map_err(|m| err(format!("argument {k}: {m}")))?;
+                    Slot::Scalar(*v)
+                }
+                (Ty::Mem(mt), Arg::Mem(buf)) => {
+                    for v in buf.iter() {
+                        check_val(*v, mt.elem).map_err(|m| err(format!("argument {k}: {m}")))?;
+                    }
+                    let want = match mt.kind {
+                        MemKind::Array(n) => Some(n),
+                        MemKind::Cell => Some(1),
+                        _ => None,
+                    };
+                    if want.is_some_and(|n| n != buf.len() as u64) {
+                        return Err(err(format!(
+                            "argument {k}: {} needs {} elements, got {}",
+                            print_ty(ty),
+                            want.unwrap(),
+                            buf.len()
+                        )));
+                    }
+                    self.mems.push(std::mem::take(buf));
+                    Slot::Mem(self.mems.len() - 1)
+                }
+                (_, arg) => {
+                    return Err(err(format!(
+                        "argument {k}: expected {}, got {arg:?}",
+                        print_ty(ty)
+                    )))
+                }
+            };
+            self.values[p.0 as usize] = Some(slot);
+        }
+        Ok(())
+    }
+
+    /// Moves the parameters' buffers back into `args`, also after an error.
+    fn give_back(&mut self, args: &mut [Arg]) {
+        for (&p, arg) in self.f.params.iter().zip(args.iter_mut()) {
+            if let (Arg::Mem(buf), Some(Some(Slot::Mem(id)))) = (arg, self.values.get(p.0 as usize))
+            {
+                *buf = std::mem::take(&mut self.mems[*id]);
+            }
+        }
+    }
+
+    fn to_arg(&self, s: Slot) -> Arg {
+        match s {
+            Slot::Scalar(v) => Arg::Scalar(v),
+            Slot::Mem(id) => Arg::Mem(self.mems[id].clone()),
+        }
+    }
+
+    fn error(&self, op: &Op, message: String) -> InterpError {
+        let line = print_op(self.f, op)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        InterpError {
+            op: Some(line),
+            message,
+        }
+    }
+
+    fn charge(&mut self, n: u64) -> Res<()> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.limit {
+            return Err(format!("step limit of {} exceeded", self.limit));
+        }
+        Ok(())
+    }
+
+    fn get(&self, v: Value) -> Res<Slot> {
+        match self.values.get(v.0 as usize) {
+            Some(Some(s)) => Ok(*s),
+            Some(None) => Err(format!("%{} is used before it is computed", v.0)),
+            None => Err(format!("%{} is not in the value table", v.0)),
+        }
+    }
+
+    fn set(&mut self, v: Value, s: Slot) -> Res<()> {
+        let slot = self
+            .values
+            .get_mut(v.0 as usize)
+            .ok_or(format!("%{} is not in the value table", v.0))?;
+        *slot = Some(s);
+        Ok(())
+    }
+
+    fn scalar(&self, v: Value) -> Res<Val> {
+        match self.get(v)? {
+            Slot::Scalar(x) => Ok(x),
+            Slot::Mem(_) => Err(format!("%{} is memory, not a scalar", v.0)),
+        }
+    }
+
+    fn mem(&self, v: Value) -> Res<usize> {
+        match self.get(v)? {
+            Slot::Mem(id) => Ok(id),
+            Slot::Scalar(_) => Err(format!("%{} is a scalar, not memory", v.0)),
+        }
+    }
+
+    fn bool(&self, v: Value) -> Res<bool> {
+        match self.scalar(v)? {
+            Val::Bool(b) => Ok(b),
+            x => Err(format!("%{} should be a bool, got {x:?}", v.0)),
+        }
+    }
+
+    fn usize(&self, v: Value) -> Res<usize> {
+        match self.scalar(v)? {
+            Val::Int(i, Scalar::Usize) => {
+                usize::try_from(i).map_err(|_| format!("{i} does not fit in this machine's usize"))
+            }
+            x => Err(format!("%{} should be a usize, got {x:?}", v.0)),
+        }
+    }
+
+    fn result_ty(&self, op: &Op) -> Res<Ty> {
+        let r = op.result.ok_or("the op has no result")?;
+        self.f
+            .values
+            .get(r.0 as usize)
+            .map(|d| d.ty)
+            .ok_or(format!("%{} is not in the value table", r.0))
+    }
+
+    fn result_scalar(&self, op: &Op) -> Res<Scalar> {
+        self.result_ty(op)?
+            .scalar()
+            .ok_or_else(|| "the result should be a scalar".to_string())
+    }
+
+    fn var(&mut self, var: Var) -> Res<&mut Option<Val>> {
+        self.vars
+            .get_mut(var.0 as usize)
+            .ok_or(format!("${} is not in the var table", var.0))
+    }
+
+    /// True when a loop's exit var is set.
+    fn exit_set(&mut self, exit: Option<Var>) -> Res<bool> {
+        let Some(var) = exit else { return Ok(false) };
+        match *self.var(var)? {
+            Some(Val::Bool(b)) => Ok(b),
+            Some(x) => Err(format!("exit var ${} holds {x:?}, not a bool", var.0)),
+            None => Err(format!("exit var ${} is read before it is assigned", var.0)),
+        }
+    }
+
+    /// The buffer and element a load or store refers to, bounds-checked.
+    fn place(&self, mem: Value, index: Option<Value>) -> Res<(usize, usize)> {
+        let id = self.mem(mem)?;
+        let i = index.map_or(Ok(0), |i| self.usize(i))?;
+        let len = self.mems[id].len();
+        if i >= len {
+            return Err(format!(
+                "index out of bounds: the len is {len} but the index is {i}"
+            ));
+        }
+        Ok((id, i))
+    }
+
+    fn region(&mut self, r: &Region) -> Result<Flow, InterpError> {
+        for op in &r.ops {
+            if let Flow::Return(vs) = self.op(op)? {
+                return Ok(Flow::Return(vs));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn op(&mut self, op: &Op) -> Result<Flow, InterpError> {
+        self.step(op).map_err(|stop| match stop {
+            Stop::Here(message) => self.error(op, message),
+            Stop::Nested(e) => e,
+        })
+    }
+
+    fn step(&mut self, op: &Op) -> Result<Flow, Stop> {
+        self.charge(1)?;
+        match &op.kind {
+            OpKind::If {
+                cond,
+                then_region,
+                else_region,
+            } => {
+                let c = self.bool(*cond)?;
+                Ok(self.region(if c { then_region } else { else_region })?)
+            }
+            OpKind::For {
+                index,
+                lo,
+                hi,
+                step,
+                inclusive,
+                reverse,
+                body,
+                exit,
+            } => {
+                let (lo, s) = match self.scalar(*lo)? {
+                    Val::Int(i, s) => (i, s),
+                    x => {
+                        return Err(
+                            format!("the lower bound should be an integer, got {x:?}").into()
+                        )
+                    }
+                };
+                let int = |m: &Self, v: Value| match m.scalar(v)? {
+                    Val::Int(i, t) if t == s => Ok(i),
+                    x => Err(format!("%{} should be a {s}, got {x:?}", v.0)),
+                };
+                let hi = int(self, *hi)?;
+                let step = step.map_or(Ok(1), |v| int(self, v))?;
+                if step <= 0 {
+                    return Err(format!("step_by needs a positive step, got {step}").into());
+                }
+                // The same indices as `(lo..hi).step_by(step)`, counted so that `rev` is easy.
+                let last = if *inclusive { hi } else { hi - 1 };
+                let count = if last < lo { 0 } else { (last - lo) / step + 1 };
+                for k in 0..count {
+                    let k = if *reverse { count - 1 - k } else { k };
+                    self.set(*index, Slot::Scalar(Val::Int(lo + k * step, s)))?;
+                    if let Flow::Return(vs) = self.region(body)? {
+                        return Ok(Flow::Return(vs));
+                    }
+                    self.charge(1)?;
+                    if self.exit_set(*exit)? {
+                        break;
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            OpKind::While {
+                cond_region,
+                cond,
+                body,
+                exit,
+            } => loop {
+                if let Flow::Return(vs) = self.region(cond_region)? {
+                    return Ok(Flow::Return(vs));
+                }
+                if !self.bool(*cond)? {
+                    return Ok(Flow::Next);
+                }
+                if let Flow::Return(vs) = self.region(body)? {
+                    return Ok(Flow::Return(vs));
+                }
+                self.charge(1)?;
+                if self.exit_set(*exit)? {
+                    return Ok(Flow::Next);
+                }
+            },
+            OpKind::Return(vs) => {
+                let slots = vs.iter().map(|&v| self.get(v)).collect::<Res<Vec<_>>>()?;
+                Ok(Flow::Return(slots))
+            }
+            _ => {
+                let slot = self.simple(op)?;
+                if let (Some(r), Some(slot)) = (op.result, slot) {
+                    self.set(r, slot)?;
+                }
+                Ok(Flow::Next)
+            }
+        }
+    }
+
+    /// An op without regions; returns its result.
+    fn simple(&mut self, op: &Op) -> Res<Option<Slot>> {
+        use OpKind::*;
+        let val = match &op.kind {
+            Const(c) => const_val(*c, self.result_scalar(op)?)?,
+            Unary(u, a) => unary(*u, self.scalar(*a)?)?,
+            Binary(b, x, y) => binary(*b, self.scalar(*x)?, self.scalar(*y)?)?,
+            Cmp(c, x, y) => Val::Bool(compare(*c, self.scalar(*x)?, self.scalar(*y)?)?),
+            Cast(a) => cast(self.scalar(*a)?, self.result_scalar(op)?)?,
+            Math(m, args) => {
+                let args = args
+                    .iter()
+                    .map(|&a| self.scalar(a))
+                    .collect::<Res<Vec<_>>>()?;
+                math(*m, &args)?
+            }
+            Select(c, a, b) => return Ok(Some(self.get(if self.bool(*c)? { *a } else { *b })?)),
+            Load { mem, index } => {
+                let (id, i) = self.place(*mem, *index)?;
+                self.mems[id][i]
+            }
+            Store { mem, index, value } => {
+                let (id, i) = self.place(*mem, *index)?;
+                let v = self.scalar(*value)?;
+                let elem = self.f.ty(*mem).mem().map(|m| m.elem);
+                if elem != Some(v.scalar()) {
+                    return Err(format!(
+                        "stores {v:?} into memory of {}",
+                        print_ty(self.f.ty(*mem))
+                    ));
+                }
+                self.mems[id][i] = v;
+                return Ok(None);
+            }
+            Len(a) => Val::Int(self.mems[self.mem(*a)?].len() as i128, Scalar::Usize),
+            Alloc { len, init } => {
+                let n = self.usize(*len)?;
+                let init = self.scalar(*init)?;
+                let ty = self.result_ty(op)?;
+                match ty.mem().map(|m| m.kind) {
+                    Some(MemKind::Array(k)) if k != n as u64 => {
+                        return Err(format!("allocates {n} elements for a {}", print_ty(ty)))
+                    }
+                    Some(_) => {}
+                    None => {
+                        return Err(format!("allocates a {}, which is not memory", print_ty(ty)))
+                    }
+                }
+                self.charge(n as u64)?;
+                self.mems.push(vec![init; n]);
+                return Ok(Some(Slot::Mem(self.mems.len() - 1)));
+            }
+            Fill { mem, value } => {
+                let id = self.mem(*mem)?;
+                let v = self.scalar(*value)?;
+                self.charge(self.mems[id].len() as u64)?;
+                self.mems[id].fill(v);
+                return Ok(None);
+            }
+            DeclVar { var, init: v } | SetVar(var, v) => {
+                let v = self.scalar(*v)?;
+                *self.var(*var)? = Some(v);
+                return Ok(None);
+            }
+            GetVar(var) => self
+                .var(*var)?
+                .ok_or(format!("${} is read before it is assigned", var.0))?,
+            Assert { cond, message } => {
+                if !self.bool(*cond)? {
+                    return Err(format!("assertion failed: {message}"));
+                }
+                return Ok(None);
+            }
+            Push(v) => {
+                let v = self.scalar(*v)?;
+                self.tapes[tape_index(v.scalar())].push(v);
+                return Ok(None);
+            }
+            Pop => {
+                let s = self.result_scalar(op)?;
+                self.tapes[tape_index(s)]
+                    .pop()
+                    .ok_or(format!("pop from the empty {s} tape"))?
+            }
+            If { .. } | For { .. } | While { .. } | Return(_) => {
+                unreachable!("handled by Machine::op")
+            }
+        };
+        Ok(Some(Slot::Scalar(val)))
+    }
+}
+
+fn const_val(c: Const, s: Scalar) -> Res<Val> {
+    match (c, s) {
+        (Const::Float(x), Scalar::F64) => Ok(Val::F64(x)),
+        (Const::Float(x), Scalar::F32) => Ok(Val::F32(x as f32)),
+        (Const::Int(i), s) if s.is_int() => checked(Some(i), s, "write a literal"),
+        (Const::Bool(b), Scalar::Bool) => Ok(Val::Bool(b)),
+        _ => Err(format!("a literal {c:?} cannot be a {s}")),
+    }
+}
+
+fn mismatch(what: &str, x: Val, y: Val) -> String {
+    format!("cannot {what} {x:?} and {y:?}")
+}
+
+fn unary(u: UnOp, a: Val) -> Res<Val> {
+    match (u, a) {
+        (UnOp::Neg, Val::F32(x)) => Ok(Val::F32(-x)),
+        (UnOp::Neg, Val::F64(x)) => Ok(Val::F64(-x)),
+        (UnOp::Neg, Val::Int(i, s)) if s.is_signed() => checked(Some(-i), s, "negate"),
+        (UnOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
+        (UnOp::Not, Val::Int(i, s)) => Ok(Val::Int(wrap(!i, s), s)),
+        _ => Err(format!("cannot apply `{}` to {a:?}", unop_name(u))),
+    }
+}
+
+fn float_binary<T>(b: BinOp, x: T, y: T) -> Res<T>
+where
+    T: std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+    T: std::ops::Div<Output = T> + std::ops::Rem<Output = T>,
+{
+    match b {
+        BinOp::Add => Ok(x + y),
+        BinOp::Sub => Ok(x - y),
+        BinOp::Mul => Ok(x * y),
+        BinOp::Div => Ok(x / y),
+        BinOp::Rem => Ok(x % y),
+        _ => Err(format!("cannot apply `{}` to floats", binop_name(b))),
+    }
+}
+
+fn binary(b: BinOp, x: Val, y: Val) -> Res<Val> {
+    match (x, y) {
+        (Val::F64(p), Val::F64(q)) => float_binary(b, p, q).map(Val::F64),
+        (Val::F32(p), Val::F32(q)) => float_binary(b, p, q).map(Val::F32),
+        (Val::Int(p, s), Val::Int(q, t)) if s == t || matches!(b, BinOp::Shl | BinOp::Shr) => {
+            int_binary(b, p, q, s)
+        }
+        (Val::Bool(p), Val::Bool(q)) => match b {
+            BinOp::BitAnd => Ok(Val::Bool(p & q)),
+            BinOp::BitOr => Ok(Val::Bool(p | q)),
+            BinOp::BitXor => Ok(Val::Bool(p ^ q)),
+            _ => Err(format!("cannot apply `{}` to bools", binop_name(b))),
+        },
+        _ => Err(mismatch(binop_name(b), x, y)),
+    }
+}
+
+/// Integer arithmetic in `s`, checked like Rust's debug builds.
+fn int_binary(b: BinOp, x: i128, y: i128, s: Scalar) -> Res<Val> {
+    match b {
+        BinOp::Add => checked(x.checked_add(y), s, "add"),
+        BinOp::Sub => checked(x.checked_sub(y), s, "subtract"),
+        BinOp::Mul => checked(x.checked_mul(y), s, "multiply"),
+        BinOp::Div if y == 0 => Err("attempt to divide by zero".into()),
+        BinOp::Div => checked(x.checked_div(y), s, "divide"),
+        BinOp::Rem if y == 0 => {
+            Err("attempt to calculate the remainder with a divisor of zero".into())
+        }
+        // MIN % -1 fits in i128 but overflows in Rust.
+        BinOp::Rem if y == -1 && x == int_range(s).0 && s.is_signed() => Err(format!(
+            "attempt to calculate the remainder with overflow ({s})"
+        )),
+        BinOp::Rem => checked(x.checked_rem(y), s, "calculate the remainder"),
+        BinOp::BitAnd => Ok(Val::Int(x & y, s)),
+        BinOp::BitOr => Ok(Val::Int(x | y, s)),
+        BinOp::BitXor => Ok(Val::Int(x ^ y, s)),
+        BinOp::Shl | BinOp::Shr => {
+            if !(0..i128::from(s.int_bits())).contains(&y) {
+                let dir = if b == BinOp::Shl { "left" } else { "right" };
+                return Err(format!("attempt to shift {dir} with overflow ({s} by {y})"));
+            }
+            // Bits shifted out are dropped, as in Rust; `>>` on i128 is arithmetic for signed values.
+            let v = if b == BinOp::Shl {
+                wrap(x << y, s)
+            } else {
+                x >> y
+            };
+            Ok(Val::Int(v, s))
+        }
+    }
+}
+
+fn compare(c: CmpOp, x: Val, y: Val) -> Res<bool> {
+    let ord = match (x, y) {
+        (Val::F64(p), Val::F64(q)) => p.partial_cmp(&q),
+        (Val::F32(p), Val::F32(q)) => p.partial_cmp(&q),
+        (Val::Int(p, s), Val::Int(q, t)) if s == t => Some(p.cmp(&q)),
+        (Val::Bool(p), Val::Bool(q)) => Some(p.cmp(&q)),
+        _ => return Err(mismatch("compare", x, y)),
+    };
+    // `None` (a NaN) makes every comparison but `!=` false.
+    Ok(match c {
+        CmpOp::Eq => ord == Some(Ordering::Equal),
+        CmpOp::Ne => ord != Some(Ordering::Equal),
+        CmpOp::Lt => ord == Some(Ordering::Less),
+        CmpOp::Le => matches!(ord, Some(Ordering::Less | Ordering::Equal)),
+        CmpOp::Gt => ord == Some(Ordering::Greater),
+        CmpOp::Ge => matches!(ord, Some(Ordering::Greater | Ordering::Equal)),
+    })
+}
+
+/// `v as to`.
+fn cast(v: Val, to: Scalar) -> Res<Val> {
+    // Float to int saturates and maps NaN to 0; `as i128` then a clamp does exactly that.
+    let float_to_int = |x: f64| {
+        let (lo, hi) = int_range(to);
+        if x.is_nan() {
+            0
+        } else {
+            (x as i128).clamp(lo, hi)
+        }
+    };
+    Ok(match (v, to) {
+        (Val::Bool(b), Scalar::Bool) => Val::Bool(b),
+        (Val::Bool(b), s) if s.is_int() => Val::Int(i128::from(b), s),
+        (_, Scalar::Bool) | (Val::Bool(_), _) => return Err(format!("cannot cast {v:?} to {to}")),
+        (Val::F64(x), Scalar::F64) => Val::F64(x),
+        (Val::F64(x), Scalar::F32) => Val::F32(x as f32),
+        (Val::F32(x), Scalar::F64) => Val::F64(f64::from(x)),
+        (Val::F32(x), Scalar::F32) => Val::F32(x),
+        (Val::F64(x), s) => Val::Int(float_to_int(x), s),
+        (Val::F32(x), s) => Val::Int(float_to_int(f64::from(x)), s),
+        (Val::Int(i, _), Scalar::F64) => Val::F64(i as f64),
+        (Val::Int(i, _), Scalar::F32) => Val::F32(i as f32),
+        (Val::Int(i, _), s) => Val::Int(wrap(i, s), s),
+    })
+}
+
+fn math(m: MathFn, args: &[Val]) -> Res<Val> {
+    if args.len() != m.arity() {
+        return Err(format!(
+            "{} takes {} arguments, got {}",
+            m.name(),
+            m.arity(),
+            args.len()
+        ));
+    }
+    // powi's exponent is an i32; every other argument has the receiver's type.
+    let (floats, n) = if m == MathFn::Powi {
+        match args[1] {
+            Val::Int(n, Scalar::I32) => (&args[..1], n as i32),
+            x => return Err(format!("powi's exponent should be an i32, got {x:?}")),
+        }
+    } else {
+        (args, 0)
+    };
+    let wrong = |x: &Val| format!("{}: mixed argument types {:?} and {x:?}", m.name(), args[0]);
+    match args[0] {
+        Val::F64(_) => {
+            let a = floats
+                .iter()
+                .map(|x| {
+                    if let Val::F64(v) = x {
+                        Ok(*v)
+                    } else {
+                        Err(wrong(x))
+                    }
+                })
+                .collect::<Res<Vec<_>>>()?;
+            math_f64(m, &a, n).map(Val::F64)
+        }
+        Val::F32(_) => {
+            let a = floats
+                .iter()
+                .map(|x| {
+                    if let Val::F32(v) = x {
+                        Ok(*v)
+                    } else {
+                        Err(wrong(x))
+                    }
+                })
+                .collect::<Res<Vec<_>>>()?;
+            math_f32(m, &a, n).map(Val::F32)
+        }
+        x => Err(format!("{} needs a float receiver, got {x:?}", m.name())),
+    }
+}
+
+/// The float methods of std, for one float type. `a` holds the float arguments, `n` powi's exponent.
+macro_rules! math_for {
+    ($fn_name:ident, $t:ty) => {
+        fn $fn_name(m: MathFn, a: &[$t], n: i32) -> Res<$t> {
+            use MathFn::*;
+            let x = a[0];
+            Ok(match m {
+                Abs => x.abs(),
+                Sqrt => x.sqrt(),
+                Cbrt => x.cbrt(),
+                Exp => x.exp(),
+                Exp2 => x.exp2(),
+                ExpM1 => x.exp_m1(),
+                Ln => x.ln(),
+                Log => x.log(a[1]),
+                Log2 => x.log2(),
+                Log10 => x.log10(),
+                Ln1p => x.ln_1p(),
+                Powi => x.powi(n),
+                Powf => x.powf(a[1]),
+                Sin => x.sin(),
+                Cos => x.cos(),
+                Tan => x.tan(),
+                Asin => x.asin(),
+                Acos => x.acos(),
+                Atan => x.atan(),
+                Atan2 => x.atan2(a[1]),
+                Sinh => x.sinh(),
+                Cosh => x.cosh(),
+                Tanh => x.tanh(),
+                Asinh => x.asinh(),
+                Acosh => x.acosh(),
+                Atanh => x.atanh(),
+                Hypot => x.hypot(a[1]),
+                Recip => x.recip(),
+                MulAdd => x.mul_add(a[1], a[2]),
+                Max => x.max(a[1]),
+                Min => x.min(a[1]),
+                Clamp => {
+                    let (lo, hi) = (a[1], a[2]);
+                    // std's clamp panics on these.
+                    if lo.is_nan() || hi.is_nan() || lo > hi {
+                        return Err(format!(
+                            "clamp needs min <= max, got min {lo:?} and max {hi:?}"
+                        ));
+                    }
+                    x.clamp(lo, hi)
+                }
+                Signum => x.signum(),
+                Floor => x.floor(),
+                Ceil => x.ceil(),
+                Round => x.round(),
+                Trunc => x.trunc(),
+            })
+        }
+    };
+}
+
+math_for!(math_f64, f64);
+math_for!(math_f32, f32);

@@ -1,0 +1,574 @@
+//! The verifier: checks that a function is well formed (scoping of SSA values, types,
+//! placement of `return`) so that passes can rely on it instead of re-checking.
+//!
+//! Not checked: that a var is declared before it is read (vars are dynamic state, like the
+//! interpreter's memory); values that nothing defines are allowed as long as nothing uses them.
+
+use std::fmt;
+
+use crate::print::{print_op, print_ty};
+use crate::{
+    BinOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value,
+    Var,
+};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The first line of the offending op, as printed; `None` for function-level errors.
+    pub op: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.op {
+            Some(op) => write!(f, "`{op}`: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// Checks `f`, returning every problem found.
+pub fn verify(f: &Function) -> Result<(), Vec<VerifyError>> {
+    let n = f.values.len();
+    let mut v = Verifier {
+        f,
+        errors: vec![],
+        def_count: vec![0; n],
+        visible: vec![false; n],
+    };
+    let mut scope = vec![];
+    for &p in &f.params {
+        if let Err(message) = v.define(p, &mut scope) {
+            v.errors.push(VerifyError {
+                op: None,
+                message: format!("parameter: {message}"),
+            });
+        }
+    }
+    v.region(&f.body, None, true);
+    if !f.returns.is_empty()
+        && !matches!(
+            f.body.ops.last(),
+            Some(Op {
+                kind: OpKind::Return(_),
+                ..
+            })
+        )
+    {
+        let message = format!(
+            "the function returns {} but its body does not end with `return`",
+            tuple(&f.returns)
+        );
+        v.errors.push(VerifyError { op: None, message });
+    }
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(v.errors)
+    }
+}
+
+fn tuple(tys: &[Ty]) -> String {
+    let tys: Vec<String> = tys.iter().map(|&t| print_ty(t)).collect();
+    format!("({})", tys.join(", "))
+}
+
+fn int_range(s: Scalar) -> (i128, i128) {
+    let bits = s.int_bits();
+    if s.is_signed() {
+        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    } else {
+        (0, (1 << bits) - 1)
+    }
+}
+
+struct Verifier<'f> {
+    f: &'f Function,
+    errors: Vec<VerifyError>,
+    /// How many definitions of each value have been seen so far.
+    def_count: Vec<u32>,
+    /// Values defined in the current region or an enclosing one, before the current op.
+    visible: Vec<bool>,
+}
+
+type Check<T = ()> = Result<T, String>;
+
+impl Verifier<'_> {
+    fn error(&mut self, op: &Op, message: String) {
+        let line = print_op(self.f, op)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        self.errors.push(VerifyError {
+            op: Some(line),
+            message,
+        });
+    }
+
+    fn define(&mut self, v: Value, scope: &mut Vec<Value>) -> Check {
+        let i = v.0 as usize;
+        if i >= self.f.values.len() {
+            return Err(format!(
+                "defines %{}, which is not in the function's value table",
+                v.0
+            ));
+        }
+        self.def_count[i] += 1;
+        if self.def_count[i] > 1 {
+            return Err(format!(
+                "defines %{}, which is already defined elsewhere",
+                v.0
+            ));
+        }
+        self.visible[i] = true;
+        scope.push(v);
+        Ok(())
+    }
+
+    /// Checks `r` in a scope of its own that starts with `index` (a loop index). Returns the
+    /// values defined at its top level; they are no longer visible afterwards.
+    fn region(&mut self, r: &Region, index: Option<(&Op, Value)>, top: bool) -> Vec<Value> {
+        let mut scope = vec![];
+        if let Some((op, v)) = index {
+            if let Err(m) = self.define(v, &mut scope) {
+                self.error(op, format!("loop index: {m}"));
+            }
+        }
+        for (i, op) in r.ops.iter().enumerate() {
+            if matches!(op.kind, OpKind::Return(_)) && !(top && i + 1 == r.ops.len()) {
+                self.error(
+                    op,
+                    "`return` may only be the last op of the function's body".into(),
+                );
+            }
+            self.op(op, &mut scope);
+        }
+        for v in &scope {
+            self.visible[v.0 as usize] = false;
+        }
+        scope
+    }
+
+    fn op(&mut self, op: &Op, scope: &mut Vec<Value>) {
+        // A while's condition is an operand of the loop but is defined inside it: checked below.
+        let operands = if let OpKind::While { .. } = op.kind {
+            vec![]
+        } else {
+            op.kind.operands()
+        };
+        let mut in_range = true;
+        for v in operands {
+            if let Err(m) = self.check_use(v) {
+                in_range &= (v.0 as usize) < self.f.values.len();
+                self.error(op, m);
+            }
+        }
+        let defs_ok = op
+            .result
+            .into_iter()
+            .chain(op.kind.inner_defs())
+            .all(|d| (d.0 as usize) < self.f.values.len());
+        if in_range && defs_ok {
+            if let Err(m) = self.types(op) {
+                self.error(op, m);
+            }
+        }
+        match &op.kind {
+            OpKind::If {
+                then_region,
+                else_region,
+                ..
+            } => {
+                self.region(then_region, None, false);
+                self.region(else_region, None, false);
+            }
+            OpKind::For { index, body, .. } => {
+                self.region(body, Some((op, *index)), false);
+            }
+            OpKind::While {
+                cond_region,
+                cond,
+                body,
+                ..
+            } => {
+                self.no_writes(cond_region);
+                let defined = self.region(cond_region, None, false);
+                if !defined.contains(cond) {
+                    let m = format!(
+                        "the condition %{} is not defined at the top level of the condition region",
+                        cond.0
+                    );
+                    self.error(op, m);
+                }
+                self.region(body, None, false);
+            }
+            _ => {}
+        }
+        if let Some(r) = op.result {
+            if let Err(m) = self.define(r, scope) {
+                self.error(op, m);
+            }
+        }
+    }
+
+    fn check_use(&self, v: Value) -> Check {
+        let i = v.0 as usize;
+        if i >= self.f.values.len() {
+            Err(format!(
+                "uses %{}, which is not in the function's value table",
+                v.0
+            ))
+        } else if self.visible[i] {
+            Ok(())
+        } else if self.def_count[i] == 0 {
+            Err(format!("uses %{} before its definition", v.0))
+        } else {
+            Err(format!("uses %{} outside the region that defines it", v.0))
+        }
+    }
+
+    /// A while's condition region runs once more than its body: it may not change state.
+    fn no_writes(&mut self, r: &Region) {
+        let mut bad = vec![];
+        r.walk(&mut |op| {
+            use OpKind::*;
+            if matches!(
+                op.kind,
+                Store { .. } | SetVar(..) | DeclVar { .. } | Fill { .. } | Push(_) | Pop
+            ) {
+                bad.push(op.clone());
+            }
+        });
+        for op in bad {
+            self.error(
+                &op,
+                "a while loop's condition region may not write memory, vars or the tape".into(),
+            );
+        }
+    }
+
+    fn ty(&self, v: Value) -> Ty {
+        self.f.ty(v)
+    }
+
+    fn scalar(&self, v: Value, what: &str) -> Check<Scalar> {
+        self.ty(v).scalar().ok_or_else(|| {
+            format!(
+                "{what} %{} is memory ({}), not a scalar",
+                v.0,
+                print_ty(self.ty(v))
+            )
+        })
+    }
+
+    fn mem(&self, v: Value) -> Check<MemTy> {
+        self.ty(v)
+            .mem()
+            .ok_or_else(|| format!("%{} is a {}, not memory", v.0, print_ty(self.ty(v))))
+    }
+
+    fn expect(&self, v: Value, ty: Ty, what: &str) -> Check {
+        if self.ty(v) == ty {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} %{} is {}, expected {}",
+                v.0,
+                print_ty(self.ty(v)),
+                print_ty(ty)
+            ))
+        }
+    }
+
+    fn var_ty(&self, var: Var) -> Check<Ty> {
+        match self.f.vars.get(var.0 as usize) {
+            Some(d) => Ok(Ty::Scalar(d.ty)),
+            None => Err(format!("${} is not in the function's var table", var.0)),
+        }
+    }
+
+    fn exit_var(&self, exit: Option<Var>) -> Check {
+        match exit {
+            Some(var) if self.var_ty(var)? != Ty::BOOL => {
+                Err(format!("exit var ${} is not a bool", var.0))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `index` is present and `usize` exactly when `m` is an array.
+    fn index(&self, m: MemTy, index: Option<Value>) -> Check {
+        match (m.kind, index) {
+            (MemKind::Cell, None) => Ok(()),
+            (MemKind::Cell, Some(_)) => Err("a cell is accessed without an index".into()),
+            (_, None) => Err("an array is accessed with an index".into()),
+            (_, Some(i)) => self.expect(i, Ty::USIZE, "index"),
+        }
+    }
+
+    fn writable(&self, mem: Value, m: MemTy) -> Check {
+        if m.is_writable() {
+            Ok(())
+        } else {
+            Err(format!(
+                "writes to %{}, which is shared memory ({})",
+                mem.0,
+                print_ty(Ty::Mem(m))
+            ))
+        }
+    }
+
+    fn types(&self, op: &Op) -> Check {
+        use OpKind::*;
+        let has_result = matches!(
+            op.kind,
+            Const(_)
+                | Unary(..)
+                | Binary(..)
+                | Cmp(..)
+                | Cast(_)
+                | Math(..)
+                | Select(..)
+                | Load { .. }
+                | Len(_)
+                | Alloc { .. }
+                | GetVar(_)
+                | Pop
+        );
+        let r = match (has_result, op.result) {
+            (true, None) => return Err("this op needs a result".into()),
+            (false, Some(_)) => return Err("this op has no result".into()),
+            (_, Some(r)) => self.ty(r),
+            (false, None) => Ty::BOOL, // no result: never looked at
+        };
+        let rs = r.scalar();
+        match &op.kind {
+            Const(c) => {
+                let ok = match (c, rs) {
+                    (crate::Const::Float(_), Some(s)) => s.is_float(),
+                    (crate::Const::Int(i), Some(s)) if s.is_int() => {
+                        let (lo, hi) = int_range(s);
+                        if !(lo..=hi).contains(i) {
+                            return Err(format!("{i} does not fit in {s}"));
+                        }
+                        true
+                    }
+                    (crate::Const::Bool(_), Some(s)) => s == Scalar::Bool,
+                    _ => false,
+                };
+                if !ok {
+                    return Err(format!(
+                        "a {} literal cannot have type {}",
+                        const_kind(c),
+                        print_ty(r)
+                    ));
+                }
+            }
+            Unary(u, a) => {
+                let s = self.scalar(*a, "operand")?;
+                let ok = match u {
+                    UnOp::Neg => s.is_float() || s.is_signed(),
+                    UnOp::Not => s.is_int() || s == Scalar::Bool,
+                };
+                if !ok {
+                    return Err(format!(
+                        "cannot apply `{}` to {s}",
+                        crate::print::unop_name(*u)
+                    ));
+                }
+                self.expect(*a, r, "operand")?;
+            }
+            Binary(b, x, y) => {
+                let s = self.scalar(*x, "left operand")?;
+                self.expect(*x, r, "left operand")?;
+                let ok = match b {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+                        s != Scalar::Bool
+                    }
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !s.is_float(),
+                    BinOp::Shl | BinOp::Shr => s.is_int(),
+                };
+                if !ok {
+                    return Err(format!(
+                        "cannot apply `{}` to {s}",
+                        crate::print::binop_name(*b)
+                    ));
+                }
+                if matches!(b, BinOp::Shl | BinOp::Shr) {
+                    // As in Rust, the shift amount may have any integer type.
+                    if !self.scalar(*y, "shift amount")?.is_int() {
+                        return Err(format!("shift amount %{} is not an integer", y.0));
+                    }
+                } else {
+                    self.expect(*y, r, "right operand")?;
+                }
+            }
+            Cmp(_, x, y) => {
+                self.scalar(*x, "left operand")?;
+                self.expect(*y, self.ty(*x), "right operand")?;
+                if r != Ty::BOOL {
+                    return Err(format!(
+                        "a comparison's result is bool, not {}",
+                        print_ty(r)
+                    ));
+                }
+            }
+            Cast(a) => {
+                let from = self.scalar(*a, "operand")?;
+                let to = rs.ok_or("a cast's result must be a scalar")?;
+                let numeric = |s: Scalar| s != Scalar::Bool;
+                let ok = if to == Scalar::Bool {
+                    from == Scalar::Bool
+                } else {
+                    numeric(from) || to.is_int()
+                };
+                if !ok {
+                    return Err(format!("cannot cast {from} to {to}"));
+                }
+            }
+            Math(m, args) => {
+                if args.len() != m.arity() {
+                    return Err(format!(
+                        "{} takes {} arguments, not {}",
+                        m.name(),
+                        m.arity(),
+                        args.len()
+                    ));
+                }
+                let recv = self.scalar(args[0], "receiver")?;
+                if !recv.is_float() {
+                    return Err(format!("{} needs a float receiver, not {recv}", m.name()));
+                }
+                self.expect(args[0], r, "receiver")?;
+                for (k, &a) in args.iter().enumerate().skip(1) {
+                    let want = if *m == MathFn::Powi {
+                        Ty::Scalar(Scalar::I32)
+                    } else {
+                        r
+                    };
+                    self.expect(a, want, &format!("argument {k}"))?;
+                }
+            }
+            Select(c, a, b) => {
+                self.expect(*c, Ty::BOOL, "condition")?;
+                self.expect(*a, r, "first arm")?;
+                self.expect(*b, r, "second arm")?;
+            }
+            Load { mem, index } => {
+                let m = self.mem(*mem)?;
+                self.index(m, *index)?;
+                if r != Ty::Scalar(m.elem) {
+                    return Err(format!("loads a {} from memory of {}", print_ty(r), m.elem));
+                }
+            }
+            Store { mem, index, value } => {
+                let m = self.mem(*mem)?;
+                self.writable(*mem, m)?;
+                self.index(m, *index)?;
+                self.expect(*value, Ty::Scalar(m.elem), "stored value")?;
+            }
+            Len(a) => {
+                if self.mem(*a)?.kind == MemKind::Cell {
+                    return Err(format!("%{} is a cell, which has no length", a.0));
+                }
+                if r != Ty::USIZE {
+                    return Err(format!("len's result is usize, not {}", print_ty(r)));
+                }
+            }
+            Alloc { len, init } => {
+                let m = r.mem().filter(|m| {
+                    m.access == crate::Access::Owned
+                        && matches!(m.kind, MemKind::Vec | MemKind::Array(_))
+                });
+                let m = m.ok_or_else(|| {
+                    format!(
+                        "allocates a {}; only owned Vec<T> and [T; N] can be allocated",
+                        print_ty(r)
+                    )
+                })?;
+                self.expect(*init, Ty::Scalar(m.elem), "initial value")?;
+                self.expect(*len, Ty::USIZE, "length")?;
+            }
+            Fill { mem, value } => {
+                let m = self.mem(*mem)?;
+                self.writable(*mem, m)?;
+                if m.kind == MemKind::Cell {
+                    return Err("fill needs an array, not a cell".into());
+                }
+                self.expect(*value, Ty::Scalar(m.elem), "fill value")?;
+            }
+            DeclVar { var, init: v } | SetVar(var, v) => {
+                self.expect(*v, self.var_ty(*var)?, &format!("value for ${}", var.0))?
+            }
+            GetVar(var) => {
+                let t = self.var_ty(*var)?;
+                if r != t {
+                    return Err(format!(
+                        "${} is {}, not {}",
+                        var.0,
+                        print_ty(t),
+                        print_ty(r)
+                    ));
+                }
+            }
+            If { cond, .. } | Assert { cond, .. } => self.expect(*cond, Ty::BOOL, "condition")?,
+            For {
+                index,
+                lo,
+                hi,
+                step,
+                exit,
+                ..
+            } => {
+                let it = self.ty(*index);
+                if !it.scalar().is_some_and(Scalar::is_int) {
+                    return Err(format!(
+                        "the loop index is {}, not an integer",
+                        print_ty(it)
+                    ));
+                }
+                self.expect(*lo, it, "lower bound")?;
+                self.expect(*hi, it, "upper bound")?;
+                if let Some(s) = step {
+                    self.expect(*s, it, "step")?;
+                }
+                self.exit_var(*exit)?;
+            }
+            While { cond, exit, .. } => {
+                if (cond.0 as usize) < self.f.values.len() {
+                    self.expect(*cond, Ty::BOOL, "condition")?;
+                }
+                self.exit_var(*exit)?;
+            }
+            Push(v) => {
+                self.scalar(*v, "pushed value")?;
+            }
+            Pop => {
+                rs.ok_or("pops memory; only scalars go on the tape")?;
+            }
+            Return(vs) => {
+                let tys: Vec<Ty> = vs.iter().map(|&v| self.ty(v)).collect();
+                if tys != self.f.returns {
+                    return Err(format!(
+                        "returns {} but the function returns {}",
+                        tuple(&tys),
+                        tuple(&self.f.returns)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn const_kind(c: &Const) -> &'static str {
+    match c {
+        Const::Float(_) => "float",
+        Const::Int(_) => "integer",
+        Const::Bool(_) => "bool",
+    }
+}

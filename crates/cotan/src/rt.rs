@@ -1,0 +1,94 @@
+//! Runtime support for generated code: the stacks a reverse sweep saves values on and a
+//! pool of scratch buffers, reused across calls so that steady-state calls do not allocate.
+//!
+//! Generated functions take a [`Tape`] from a per-thread pool at entry and give it back
+//! before returning; recursion simply takes a second tape.
+
+use std::cell::RefCell;
+
+/// Typed stacks and buffer pools of one running derivative call.
+#[derive(Default, Debug)]
+pub struct Tape {
+    f64s: Vec<f64>,
+    f32s: Vec<f32>,
+    ints: Vec<u64>,
+    bools: Vec<bool>,
+    bufs_f64: Vec<Vec<f64>>,
+    bufs_f32: Vec<Vec<f32>>,
+}
+
+thread_local! {
+    static POOL: RefCell<Vec<Tape>> = const { RefCell::new(Vec::new()) };
+}
+
+const EMPTY: &str = "cotan: the reverse sweep popped more values than the forward sweep pushed (a cotan bug; please report it)";
+
+impl Tape {
+    /// Takes a tape from this thread's pool (a new one the first time).
+    pub fn acquire() -> Tape {
+        POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default()
+    }
+
+    /// Returns the tape to this thread's pool, keeping its capacity.
+    pub fn release(mut self) {
+        self.f64s.clear();
+        self.f32s.clear();
+        self.ints.clear();
+        self.bools.clear();
+        POOL.with(|p| p.borrow_mut().push(self));
+    }
+
+    #[inline]
+    pub fn push_f64(&mut self, v: f64) {
+        self.f64s.push(v);
+    }
+    #[inline]
+    pub fn pop_f64(&mut self) -> f64 {
+        self.f64s.pop().expect(EMPTY)
+    }
+    #[inline]
+    pub fn push_f32(&mut self, v: f32) {
+        self.f32s.push(v);
+    }
+    #[inline]
+    pub fn pop_f32(&mut self) -> f32 {
+        self.f32s.pop().expect(EMPTY)
+    }
+    /// Integers of every width travel as `u64` (`as` casts round-trip them exactly).
+    #[inline]
+    pub fn push_int(&mut self, v: u64) {
+        self.ints.push(v);
+    }
+    #[inline]
+    pub fn pop_int(&mut self) -> u64 {
+        self.ints.pop().expect(EMPTY)
+    }
+    #[inline]
+    pub fn push_bool(&mut self, v: bool) {
+        self.bools.push(v);
+    }
+    #[inline]
+    pub fn pop_bool(&mut self) -> bool {
+        self.bools.pop().expect(EMPTY)
+    }
+
+    /// A buffer of `len` copies of `init`, reusing a pooled allocation when there is one.
+    pub fn take_f64(&mut self, len: usize, init: f64) -> Vec<f64> {
+        let mut v = self.bufs_f64.pop().unwrap_or_default();
+        v.clear();
+        v.resize(len, init);
+        v
+    }
+    pub fn give_f64(&mut self, v: Vec<f64>) {
+        self.bufs_f64.push(v);
+    }
+    pub fn take_f32(&mut self, len: usize, init: f32) -> Vec<f32> {
+        let mut v = self.bufs_f32.pop().unwrap_or_default();
+        v.clear();
+        v.resize(len, init);
+        v
+    }
+    pub fn give_f32(&mut self, v: Vec<f32>) {
+        self.bufs_f32.push(v);
+    }
+}
