@@ -20,7 +20,7 @@ use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, 
 use crate::activity::{analyze, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
 use crate::forward::{d_name, owned, Shadow};
-use crate::rules::{partials, scale};
+use crate::rules::{partials, scale, Partial};
 use crate::spec::{Activity, Spec};
 
 type RegionId = usize;
@@ -784,24 +784,70 @@ impl<'a> Rev<'a> {
             kind => {
                 let Some(r) = op.result else { return };
                 let Some(g) = self.read_adj(r) else { return };
-                let ty = self.f.ty(r).scalar().unwrap();
-                // Resolve exactly the primal values the rule reads, then build it.
-                let mut lookup = HashMap::new();
-                for v in rule_inputs(self.f, kind, r, ty) {
-                    let nv = self.get(v);
-                    lookup.insert(v, nv);
-                }
-                let ps = self
-                    .e
-                    .build(|b| partials(b, kind, r, ty, &mut |v| lookup[&v]));
-                for (p, a) in ps.into_iter().zip(differentiable_operands(self.f, kind)) {
-                    if self.act.value(a) {
+                let operands = differentiable_operands(self.f, kind);
+                let wanted: Vec<bool> = operands.iter().map(|a| self.act.value(*a)).collect();
+                let ps = self.emit_partials(kind, r, &wanted);
+                for ((p, a), w) in ps.into_iter().zip(operands).zip(wanted) {
+                    if w {
                         let c = self.e.build(|b| scale(b, p, g));
                         self.accumulate(a, c);
                     }
                 }
             }
         }
+    }
+
+    /// Emits the partial derivatives of a scalar op, but only those of `wanted` operands
+    /// and only the primal values they read: the rule is built once on placeholders, then
+    /// the part the wanted partials depend on is copied in.
+    fn emit_partials(&mut self, kind: &OpKind, result: Value, wanted: &[bool]) -> Vec<Partial> {
+        let ty = self.f.ty(result).scalar().unwrap();
+        let mut scratch = Function::new("rule");
+        let mut placeholder = HashMap::new();
+        for v in kind.operands().into_iter().chain([result]) {
+            placeholder.insert(
+                v,
+                scratch.new_value(self.f.ty(v), None, cotan_ir::SpanId::NONE),
+            );
+        }
+        let mut b = cotan_ir::Builder::new(&mut scratch);
+        let ps = partials(&mut b, kind, result, ty, &mut |v| placeholder[&v]);
+        let ops = b.finish().ops;
+        // Which scratch values the wanted partials need.
+        let mut live: HashSet<Value> = ps
+            .iter()
+            .zip(wanted)
+            .filter_map(|(p, w)| match (p, w) {
+                (Partial::Of(v), true) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        for op in ops.iter().rev() {
+            if op.result.is_some_and(|r| live.contains(&r)) {
+                live.extend(op.kind.operands());
+            }
+        }
+        let mut map: HashMap<Value, Value> = HashMap::new();
+        for (&primal, &ph) in &placeholder {
+            if live.contains(&ph) {
+                let v = self.get(primal);
+                map.insert(ph, v);
+            }
+        }
+        for op in ops {
+            let Some(r) = op.result.filter(|r| live.contains(r)) else {
+                continue;
+            };
+            let kind = remap(&op.kind, |u| map[&u]);
+            let nv = self.e.emit(kind, scratch.ty(r));
+            map.insert(r, nv);
+        }
+        ps.into_iter()
+            .map(|p| match p {
+                Partial::Of(v) => map.get(&v).map_or(Partial::One, |nv| Partial::Of(*nv)),
+                p => p,
+            })
+            .collect()
     }
 
     /// `shadow[idx] += g`.
@@ -866,22 +912,4 @@ impl<'a> Rev<'a> {
         });
         self.e.emit(OpKind::GetVar(acc), ty)
     }
-}
-
-/// The primal values a rule reads, found by building it once on placeholders.
-fn rule_inputs(f: &Function, kind: &OpKind, result: Value, ty: Scalar) -> Vec<Value> {
-    let mut scratch = Function::new("scratch");
-    let mut placeholder = HashMap::new();
-    for v in kind.operands().into_iter().chain([result]) {
-        placeholder.insert(v, scratch.new_value(f.ty(v), None, cotan_ir::SpanId::NONE));
-    }
-    let mut used = vec![];
-    let mut b = cotan_ir::Builder::new(&mut scratch);
-    partials(&mut b, kind, result, ty, &mut |v| {
-        if !used.contains(&v) {
-            used.push(v);
-        }
-        placeholder[&v]
-    });
-    used
 }

@@ -130,13 +130,17 @@ impl<'f> Gen<'f> {
         for i in (0..r.ops.len()).rev() {
             let op = &r.ops[i];
             let Some(v) = op.result else { continue };
+            if let OpKind::Const(_) = op.kind {
+                // Literals are written where they are used, however often.
+                self.inline.insert(v);
+                continue;
+            }
             let Some(&j) = user.get(&v) else { continue };
             if uses.get(&v) != Some(&1) {
                 continue;
             }
             let named = self.f.value(v).name.is_some();
             let ok = match &op.kind {
-                OpKind::Const(_) => true,
                 k if k.is_pure() => !named,
                 OpKind::Load { .. } | OpKind::GetVar(_) => {
                     !named

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Function, Region, Value};
+use crate::{Const, Function, OpKind, Region, Value, Var};
 
 /// Removes pure ops whose results are never used, until nothing changes.
 pub fn dead_code(f: &mut Function) {
@@ -38,4 +38,179 @@ pub fn use_counts(f: &Function) -> HashMap<Value, usize> {
         }
     });
     uses
+}
+
+/// What a remembered expression reads, so that a write can forget it.
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    Nothing,
+    Var(Var),
+    Mem(Value),
+}
+
+type Table = HashMap<String, (Value, Reads)>;
+
+/// Common subexpression elimination over the region tree, with constant folding and
+/// forwarding of stored values to later reads of the same variable or element.
+pub fn cse(f: &mut Function) {
+    let mut body = std::mem::take(&mut f.body);
+    let mut rename = HashMap::new();
+    cse_region(f, &mut body, Table::new(), &mut rename, &mut HashMap::new());
+    f.body = body;
+}
+
+fn cse_region(
+    f: &Function,
+    r: &mut Region,
+    mut table: Table,
+    rename: &mut HashMap<Value, Value>,
+    consts: &mut HashMap<Value, Const>,
+) {
+    let mut keep = Vec::with_capacity(r.ops.len());
+    for mut op in std::mem::take(&mut r.ops) {
+        for v in op.kind.operands_mut() {
+            if let Some(n) = rename.get(v) {
+                *v = *n;
+            }
+        }
+        if !op.kind.regions().is_empty() {
+            let written = writes(&op);
+            forget(&mut table, &written);
+            for sub in op.kind.regions_mut() {
+                cse_region(f, sub, table.clone(), rename, consts);
+            }
+            forget(&mut table, &written);
+            keep.push(op);
+            continue;
+        }
+        if let Some(c) = op.result.and_then(|r| fold(consts, &op.kind, f.ty(r))) {
+            op.kind = OpKind::Const(c);
+        }
+        if let (OpKind::Const(c), Some(r)) = (&op.kind, op.result) {
+            consts.insert(r, *c);
+        }
+        match &op.kind {
+            OpKind::SetVar(var, v) | OpKind::DeclVar { var, init: v } => {
+                forget(&mut table, &[Reads::Var(*var)]);
+                table.insert(format!("get {var:?}"), (*v, Reads::Var(*var)));
+            }
+            OpKind::Store { mem, index, value } => {
+                forget(&mut table, &[Reads::Mem(*mem)]);
+                table.insert(
+                    format!("load {mem:?} {index:?}"),
+                    (*value, Reads::Mem(*mem)),
+                );
+            }
+            OpKind::Fill { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
+            _ => {}
+        }
+        if let (Some(key), Some(res)) = (key(f, &op), op.result) {
+            match table.get(&key.0) {
+                Some(&(v, _)) => {
+                    rename.insert(res, v);
+                    continue;
+                }
+                None => {
+                    table.insert(key.0, (res, key.1));
+                }
+            }
+        }
+        keep.push(op);
+    }
+    r.ops = keep;
+}
+
+/// The identity of an op's result, for ops whose result depends only on that identity.
+fn key(f: &Function, op: &crate::Op) -> Option<(String, Reads)> {
+    let ty = op.result.map(|r| f.ty(r))?;
+    match &op.kind {
+        OpKind::GetVar(var) => Some((format!("get {var:?}"), Reads::Var(*var))),
+        OpKind::Load { mem, index } => Some((format!("load {mem:?} {index:?}"), Reads::Mem(*mem))),
+        k if k.is_pure() => Some((format!("{k:?} {ty:?}"), Reads::Nothing)),
+        _ => None,
+    }
+}
+
+fn forget(table: &mut Table, written: &[Reads]) {
+    if !written.is_empty() {
+        table.retain(|_, (_, reads)| !written.contains(reads));
+    }
+}
+
+/// The variables and memory an op writes, itself or anywhere inside.
+fn writes(op: &crate::Op) -> Vec<Reads> {
+    let mut w = vec![];
+    let mut visit = |o: &crate::Op| match &o.kind {
+        OpKind::SetVar(var, _) | OpKind::DeclVar { var, .. } => w.push(Reads::Var(*var)),
+        OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => w.push(Reads::Mem(*mem)),
+        _ => {}
+    };
+    visit(op);
+    for r in op.kind.regions() {
+        r.walk(&mut visit);
+    }
+    w
+}
+
+/// The constant an op computes when its operands are constants (the cases AD produces).
+fn fold(consts: &HashMap<Value, Const>, kind: &OpKind, ty: crate::Ty) -> Option<Const> {
+    let k = |v: &Value| consts.get(v).copied();
+    let float = |x: f64| match ty {
+        crate::Ty::Scalar(crate::Scalar::F32) => Const::Float(x as f32 as f64),
+        _ => Const::Float(x),
+    };
+    match kind {
+        OpKind::Cast(a) if ty.is_float() => match k(a)? {
+            Const::Int(i) if i.unsigned_abs() < (1 << 24) => Some(float(i as f64)),
+            _ => None,
+        },
+        OpKind::Binary(op, a, b) if ty.is_float() => {
+            let (Const::Float(x), Const::Float(y)) = (k(a)?, k(b)?) else {
+                return None;
+            };
+            let (x, y) = if ty == crate::Ty::F32 {
+                (x as f32, y as f32)
+            } else {
+                return fold64(*op, x, y).map(Const::Float);
+            };
+            let r = match op {
+                crate::BinOp::Add => x + y,
+                crate::BinOp::Sub => x - y,
+                crate::BinOp::Mul => x * y,
+                crate::BinOp::Div => x / y,
+                _ => return None,
+            };
+            Some(Const::Float(r as f64))
+        }
+        OpKind::Binary(op, a, b) if ty.scalar().is_some_and(crate::Scalar::is_int) => {
+            let (Const::Int(x), Const::Int(y)) = (k(a)?, k(b)?) else {
+                return None;
+            };
+            // Only small results, far from any overflow of the type.
+            let r = match op {
+                crate::BinOp::Add => x + y,
+                crate::BinOp::Sub => x - y,
+                crate::BinOp::Mul => x * y,
+                _ => return None,
+            };
+            let small =
+                r.unsigned_abs() < (1 << 30) && (r >= 0 || ty.scalar().unwrap().is_signed());
+            small.then_some(Const::Int(r))
+        }
+        OpKind::Unary(crate::UnOp::Neg, a) if ty.is_float() => match k(a)? {
+            Const::Float(x) => Some(Const::Float(-x)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn fold64(op: crate::BinOp, x: f64, y: f64) -> Option<f64> {
+    Some(match op {
+        crate::BinOp::Add => x + y,
+        crate::BinOp::Sub => x - y,
+        crate::BinOp::Mul => x * y,
+        crate::BinOp::Div => x / y,
+        _ => return None,
+    })
 }

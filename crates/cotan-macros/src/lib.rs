@@ -110,8 +110,9 @@ fn derive(
     func: &syn::ItemFn,
 ) -> syn::Result<proc_macro2::TokenStream> {
     let args = parse_args(mode, attr)?;
-    let lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
+    cotan_ir::simplify::cse(&mut lowered.func);
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -141,11 +142,13 @@ fn derive(
         return Err(syn::Error::new(span, e.message));
     }
     let name = args.name.to_string();
-    let derived = match mode {
+    let mut derived = match mode {
         Mode::Forward => cotan_ad::forward(&lowered.func, &spec, &name),
         Mode::Reverse => cotan_ad::reverse(&lowered.func, &spec, &name),
     };
     internal_check(&derived, "differentiation")?;
+    cotan_ir::simplify::cse(&mut derived);
+    internal_check(&derived, "simplification")?;
     let vis = func.vis.to_token_stream();
     let mut out = cotan_codegen::emit_fn(&derived, vis);
     // Give the new function the user's span so errors and docs point at the attribute.
@@ -175,3 +178,17 @@ fn respan(ts: proc_macro2::TokenStream, span: Span) -> proc_macro2::TokenStream 
         })
         .collect()
 }
+
+/// The derivative as formatted Rust (what `cargo expand` shows), for tests and tools.
+#[cfg(test)]
+fn expand_to_string(mode: Mode, attr: &str, func: &str) -> String {
+    let func: syn::ItemFn = syn::parse_str(func).unwrap();
+    let out = match derive(mode, attr.parse().unwrap(), &func) {
+        Ok(ts) => ts,
+        Err(e) => return format!("error: {e}"),
+    };
+    prettyplease::unparse(&syn::parse2(out).unwrap())
+}
+
+#[cfg(test)]
+mod snapshots;

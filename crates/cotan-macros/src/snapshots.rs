@@ -1,0 +1,90 @@
+//! Snapshot tests of generated code: it must stay readable.
+
+use super::{expand_to_string, Mode};
+
+fn show(mode: Mode, attr: &str, func: &str) -> String {
+    expand_to_string(mode, attr, func)
+}
+
+#[test]
+fn rosenbrock_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_rosenbrock, Active, Active, Active",
+        "fn rosenbrock(x: f64, y: f64) -> f64 { (1.0 - x).powi(2) + 100.0 * (y - x.powi(2)).powi(2) }"
+    ));
+}
+
+#[test]
+fn control_flow_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_control_flow, Duplicated, Active",
+        "fn control_flow(x: &[f64]) -> f64 {
+            let mut s = 0.0;
+            for i in 0..x.len() {
+                if x[i] > 0.0 { s += x[i].sin(); } else { s += x[i].cos(); }
+            }
+            s
+        }"
+    ));
+}
+
+#[test]
+fn carry_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_carry, Duplicated, Active, Active",
+        "fn carry(x: &[f64], v0: f64) -> f64 {
+            let mut v = v0;
+            for i in 0..x.len() {
+                v = (v * x[i]).sin() + 0.5 * v;
+            }
+            v * v
+        }"
+    ));
+}
+
+#[test]
+fn inplace_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_inplace, Duplicated, Active",
+        "fn inplace(x: &mut [f64]) -> f64 {
+            for i in 0..x.len() {
+                x[i] = x[i].sin() * x[i];
+            }
+            x[x.len() - 1]
+        }"
+    ));
+}
+
+#[test]
+fn newton_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_newton, Active, Active",
+        "fn newton(a: f64) -> f64 {
+            let mut y = a.max(1.0);
+            while (y * y - a).abs() > 1e-15 * a {
+                y = 0.5 * (y + a / y);
+            }
+            y
+        }"
+    ));
+}
+
+#[test]
+fn carry_forward() {
+    insta::assert_snapshot!(show(
+        Mode::Forward,
+        "t_carry, Dual, Dual, Dual",
+        "fn carry(x: &[f64], v0: f64) -> f64 {
+            let mut v = v0;
+            for i in 0..x.len() {
+                v = (v * x[i]).sin() + 0.5 * v;
+            }
+            v * v
+        }"
+    ));
+}

@@ -1,0 +1,358 @@
+//! Test harness: every differentiated function is checked against central finite
+//! differences (both modes), reverse against forward by the dot-product test, and the
+//! compiled code against cotan's IR interpreter on the same inputs.
+//!
+//! A case is a vector function F: Rⁿ → Rᵐ seen through three closures (primal, JVP, VJP)
+//! plus its source text, from which the interpreter runs the same derivatives.
+
+#![allow(dead_code)]
+
+use cotan_ad::{Activity, Mode, Spec};
+use cotan_ir::{Arg, Val};
+
+/// How the function's parameters and results map to the vectors x and F(x).
+#[derive(Clone, Copy, Debug)]
+pub enum Shape {
+    /// `fn f(x: &[f64]) -> f64`
+    Slice,
+    /// `fn f(x0: f64, x1: f64, ...) -> f64`
+    Scalars,
+    /// `fn f(x: &mut [f64])`: F(x) is the final contents of x.
+    InPlace,
+}
+
+pub struct Case<'a> {
+    pub src: &'a str,
+    pub shape: Shape,
+    pub primal: &'a dyn Fn(&[f64]) -> Vec<f64>,
+    /// (F(x), J·u)
+    pub jvp: &'a dyn Fn(&[f64], &[f64]) -> (Vec<f64>, Vec<f64>),
+    /// (F(x), Jᵀ·w)
+    pub vjp: &'a dyn Fn(&[f64], &[f64]) -> (Vec<f64>, Vec<f64>),
+}
+
+/// Relative error tolerance of AD against finite differences.
+pub const FD_TOL: f64 = 1e-6;
+/// Tolerance of exact identities (dot-product test, interpreter vs compiled).
+pub const EXACT_TOL: f64 = 1e-10;
+
+/// A deterministic direction with entries in [-1, 1].
+pub fn direction(n: usize, seed: u64) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i as f64 + 1.0) * 0.7548776662 + seed as f64 * 0.5698402910).sin())
+        .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn close(a: f64, b: f64, rel: f64, scale: f64) -> bool {
+    if a == b || (a.is_nan() && b.is_nan()) {
+        return true;
+    }
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(scale)
+}
+
+/// Directional derivative of F at x along u by central differences with one
+/// Richardson extrapolation step (error O(h⁴)).
+pub fn fd_directional(primal: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], u: &[f64]) -> Vec<f64> {
+    let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    let d = |h: f64| -> Vec<f64> {
+        let xp: Vec<f64> = x.iter().zip(u).map(|(a, b)| a + h * b).collect();
+        let xm: Vec<f64> = x.iter().zip(u).map(|(a, b)| a - h * b).collect();
+        primal(&xp)
+            .iter()
+            .zip(primal(&xm))
+            .map(|(p, m)| (p - m) / (2.0 * h))
+            .collect()
+    };
+    let h = 1e-3 * scale;
+    let (d1, d2) = (d(h), d(h / 2.0));
+    d1.iter()
+        .zip(&d2)
+        .map(|(a, b)| (4.0 * b - a) / 3.0)
+        .collect()
+}
+
+pub fn check(case: &Case, x: &[f64]) {
+    let y = (case.primal)(x);
+    let n = x.len();
+    let m = y.len();
+    let yscale = y.iter().fold(1.0f64, |a, v| a.max(v.abs()));
+    for seed in 0..2 {
+        let u = direction(n, seed);
+        let w = direction(m, seed + 7);
+        let (y_f, jv) = (case.jvp)(x, &u);
+        let (y_r, jtw) = (case.vjp)(x, &w);
+        assert_eq!(
+            y_f, y,
+            "{}: forward-mode primal differs from the primal",
+            case.src
+        );
+        assert_eq!(
+            y_r, y,
+            "{}: reverse-mode primal differs from the primal",
+            case.src
+        );
+        let fd = fd_directional(case.primal, x, &u);
+        for k in 0..m {
+            assert!(
+                close(jv[k], fd[k], FD_TOL, 1e-8 * yscale.max(1.0) / FD_TOL),
+                "{}\nat x = {x:?}: forward J·u[{k}] = {} but finite differences give {}",
+                case.src,
+                jv[k],
+                fd[k]
+            );
+        }
+        let lhs = dot(&jv, &w);
+        let rhs = dot(&u, &jtw);
+        let mag = jv
+            .iter()
+            .zip(&w)
+            .map(|(a, b)| (a * b).abs())
+            .sum::<f64>()
+            .max(u.iter().zip(&jtw).map(|(a, b)| (a * b).abs()).sum());
+        assert!(
+            close(lhs, rhs, EXACT_TOL, mag),
+            "{}\nat x = {x:?}: dot-product test failed: <J·u, w> = {lhs} but <u, Jᵀ·w> = {rhs}",
+            case.src
+        );
+        // Reverse mode against finite differences, one input at a time.
+        let w1: Vec<f64> = (0..m).map(|k| if k == 0 { 1.0 } else { 0.0 }).collect();
+        let (_, g) = (case.vjp)(x, &w1);
+        for i in 0..n {
+            let e: Vec<f64> = (0..n).map(|j| if j == i { 1.0 } else { 0.0 }).collect();
+            let fd_i = fd_directional(case.primal, x, &e)[0];
+            assert!(
+                close(g[i], fd_i, FD_TOL, 1e-8 * yscale / FD_TOL),
+                "{}\nat x = {x:?}: reverse gradient[{i}] = {} but finite differences give {fd_i}",
+                case.src,
+                g[i]
+            );
+        }
+        check_interpreter(case, x, &u, &w, &y, &jv, &jtw);
+    }
+}
+
+/// The IR interpreter, run on the lowered function and on its derivatives, agrees with
+/// the compiled code.
+fn check_interpreter(
+    case: &Case,
+    x: &[f64],
+    u: &[f64],
+    w: &[f64],
+    y: &[f64],
+    jv: &[f64],
+    jtw: &[f64],
+) {
+    let item: syn::ItemFn = syn::parse_str(case.src).expect("test source parses");
+    let mut f = cotan_syntax::lower_fn(&item.sig, &item.block)
+        .expect("lowers")
+        .func;
+    cotan_ir::simplify::cse(&mut f);
+    let n_params = f.params.len();
+    let has_ret = !f.returns.is_empty();
+    let agree = |what: &str, got: &[f64], want: &[f64]| {
+        let scale = want.iter().fold(1.0f64, |a, v| a.max(v.abs()));
+        for (k, (a, b)) in got.iter().zip(want).enumerate() {
+            assert!(
+                close(*a, *b, EXACT_TOL, scale),
+                "{}\ninterpreter {what}[{k}] = {a}, compiled code gives {b}",
+                case.src
+            );
+        }
+    };
+    let scal = |v: f64| Arg::Scalar(Val::F64(v));
+    let vec_arg = |v: &[f64]| Arg::Mem(v.iter().map(|a| Val::F64(*a)).collect());
+    let floats = |a: &Arg| -> Vec<f64> {
+        match a {
+            Arg::Mem(vs) => vs.iter().map(|v| v.as_f64().unwrap()).collect(),
+            Arg::Scalar(v) => vec![v.as_f64().unwrap()],
+        }
+    };
+    let ret_f = |vals: &[Val]| -> Vec<f64> { vals.iter().map(|v| v.as_f64().unwrap()).collect() };
+
+    // Primal.
+    let mut args: Vec<Arg> = match case.shape {
+        Shape::Slice | Shape::InPlace => vec![vec_arg(x)],
+        Shape::Scalars => x.iter().map(|v| scal(*v)).collect(),
+    };
+    let out = cotan_ir::run(&f, &mut args).expect("interpreter runs the primal");
+    let got = match case.shape {
+        Shape::InPlace => floats(&args[0]),
+        _ => ret_f(&out),
+    };
+    agree("primal", &got, y);
+
+    // Forward mode.
+    let dual = Spec {
+        mode: Mode::Forward,
+        inputs: vec![Activity::Dual; n_params],
+        ret: has_ret.then_some(Activity::Dual),
+    };
+    let fwd = cotan_ad::forward(&f, &dual, "fwd");
+    cotan_ir::verify(&fwd).unwrap_or_else(|e| panic!("forward IR invalid: {e:?}"));
+    let mut args: Vec<Arg> = match case.shape {
+        Shape::Slice | Shape::InPlace => vec![vec_arg(x), vec_arg(u)],
+        Shape::Scalars => x
+            .iter()
+            .zip(u)
+            .flat_map(|(a, b)| [scal(*a), scal(*b)])
+            .collect(),
+    };
+    let out = cotan_ir::run(&fwd, &mut args).expect("interpreter runs the forward derivative");
+    let got = match case.shape {
+        Shape::InPlace => floats(&args[1]),
+        _ => vec![ret_f(&out)[1]],
+    };
+    agree("J·u", &got, jv);
+
+    // Reverse mode.
+    let (inputs, ret) = match case.shape {
+        Shape::Slice => (vec![Activity::Duplicated], Some(Activity::Active)),
+        Shape::Scalars => (vec![Activity::Active; n_params], Some(Activity::Active)),
+        Shape::InPlace => (vec![Activity::Duplicated], None),
+    };
+    let rev = cotan_ad::reverse(
+        &f,
+        &Spec {
+            mode: Mode::Reverse,
+            inputs,
+            ret,
+        },
+        "rev",
+    );
+    cotan_ir::verify(&rev).unwrap_or_else(|e| panic!("reverse IR invalid: {e:?}"));
+    let mut args: Vec<Arg> = match case.shape {
+        Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
+        Shape::InPlace => vec![vec_arg(x), vec_arg(w)],
+        Shape::Scalars => x.iter().map(|v| scal(*v)).chain([scal(w[0])]).collect(),
+    };
+    let out = cotan_ir::run(&rev, &mut args).expect("interpreter runs the reverse derivative");
+    let got = match case.shape {
+        Shape::Slice | Shape::InPlace => floats(&args[1]),
+        Shape::Scalars => ret_f(&out)[1..].to_vec(),
+    };
+    agree("Jᵀ·w", &got, jtw);
+}
+
+/// `fn f(x: &[f64]) -> f64`, checked at each of the given points.
+#[macro_export]
+macro_rules! slice_case {
+    ($test:ident, [$([$($x:expr),* $(,)?]),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Duplicated, Active)]
+            #[cotan::autodiff_forward(fwd, Dual, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::Slice,
+                    primal: &|x| vec![f(x)],
+                    jvp: &|x, u| { let (y, t) = fwd(x, u); (vec![y], vec![t]) },
+                    vjp: &|x, w| { let mut g = vec![0.0; x.len()]; let y = rev(x, &mut g, w[0]); (vec![y], g) },
+                };
+                $( common::check(&case, &[$($x as f64),*]); )+
+            }
+        }
+    };
+}
+
+/// `fn f(x: f64, y: f64, ...) -> f64` with `N` parameters, checked at each point.
+#[macro_export]
+macro_rules! scalar_case {
+    ($test:ident, 1, [$([$($x:expr),* $(,)?]),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Active, Active)]
+            #[cotan::autodiff_forward(fwd, Dual, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::Scalars,
+                    primal: &|x| vec![f(x[0])],
+                    jvp: &|x, u| { let (y, t) = fwd(x[0], u[0]); (vec![y], vec![t]) },
+                    vjp: &|x, w| { let (y, g) = rev(x[0], w[0]); (vec![y], vec![g]) },
+                };
+                $( common::check(&case, &[$($x as f64),*]); )+
+            }
+        }
+    };
+    ($test:ident, 2, [$([$($x:expr),* $(,)?]),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Active, Active, Active)]
+            #[cotan::autodiff_forward(fwd, Dual, Dual, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::Scalars,
+                    primal: &|x| vec![f(x[0], x[1])],
+                    jvp: &|x, u| { let (y, t) = fwd(x[0], u[0], x[1], u[1]); (vec![y], vec![t]) },
+                    vjp: &|x, w| { let (y, g0, g1) = rev(x[0], x[1], w[0]); (vec![y], vec![g0, g1]) },
+                };
+                $( common::check(&case, &[$($x as f64),*]); )+
+            }
+        }
+    };
+    ($test:ident, 3, [$([$($x:expr),* $(,)?]),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Active, Active, Active, Active)]
+            #[cotan::autodiff_forward(fwd, Dual, Dual, Dual, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::Scalars,
+                    primal: &|x| vec![f(x[0], x[1], x[2])],
+                    jvp: &|x, u| { let (y, t) = fwd(x[0], u[0], x[1], u[1], x[2], u[2]); (vec![y], vec![t]) },
+                    vjp: &|x, w| { let (y, g0, g1, g2) = rev(x[0], x[1], x[2], w[0]); (vec![y], vec![g0, g1, g2]) },
+                };
+                $( common::check(&case, &[$($x as f64),*]); )+
+            }
+        }
+    };
+}
+
+/// `fn f(x: &mut [f64])`: F(x) is x's final contents.
+#[macro_export]
+macro_rules! inplace_case {
+    ($test:ident, [$([$($x:expr),* $(,)?]),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Duplicated)]
+            #[cotan::autodiff_forward(fwd, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::InPlace,
+                    primal: &|x| { let mut y = x.to_vec(); f(&mut y); y },
+                    jvp: &|x, u| { let mut y = x.to_vec(); let mut t = u.to_vec(); fwd(&mut y, &mut t); (y, t) },
+                    vjp: &|x, w| { let mut y = x.to_vec(); let mut g = w.to_vec(); rev(&mut y, &mut g); (y, g) },
+                };
+                $( common::check(&case, &[$($x as f64),*]); )+
+            }
+        }
+    };
+}
