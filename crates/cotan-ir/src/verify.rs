@@ -231,15 +231,24 @@ impl Verifier<'_> {
         }
     }
 
-    /// A while's condition region runs once more than its body: it may not change state.
+    /// A while's condition region runs once more than its body: it may not change state
+    /// outside itself (variables it declares itself, as `&&` needs, are allowed).
     fn no_writes(&mut self, r: &Region) {
+        let mut own = std::collections::HashSet::new();
+        r.walk(&mut |op| {
+            if let OpKind::DeclVar { var, .. } = op.kind {
+                own.insert(var);
+            }
+        });
         let mut bad = vec![];
         r.walk(&mut |op| {
             use OpKind::*;
-            if matches!(
-                op.kind,
-                Store { .. } | SetVar(..) | DeclVar { .. } | Fill { .. } | Push(_) | Pop
-            ) {
+            let outside = match &op.kind {
+                SetVar(var, _) => !own.contains(var),
+                Store { .. } | Fill { .. } | Push(_) | Pop => true,
+                _ => false,
+            };
+            if outside {
                 bad.push(op.clone());
             }
         });

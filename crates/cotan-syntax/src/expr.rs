@@ -676,10 +676,15 @@ impl Lower {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         if name == "vec" {
-            if let Ok(r) = mac.parse_body::<syn::ExprRepeat>() {
-                let (init, t) = self.scalar(&r.expr)?;
-                let (len, lt) = self.scalar(&r.len)?;
-                self.unify(STy::Known(Scalar::Usize), lt, r.len.span())?;
+            let repeat = |input: syn::parse::ParseStream| -> syn::Result<(syn::Expr, syn::Expr)> {
+                let init: syn::Expr = input.parse()?;
+                input.parse::<syn::Token![;]>()?;
+                Ok((init, input.parse()?))
+            };
+            if let Ok((init_e, len_e)) = mac.parse_body_with(repeat) {
+                let (init, t) = self.scalar(&init_e)?;
+                let (len, lt) = self.scalar(&len_e)?;
+                self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
                 return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
             }
             let elems =

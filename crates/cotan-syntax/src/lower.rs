@@ -287,9 +287,19 @@ impl Lower {
             (Some(v), Some(t)) => {
                 let vt = self.scalar_sty(v, body.span())?;
                 self.unify(t, vt, body.span())?;
-                if let Some(rv) = self.ret_var {
-                    // Reaching the tail means no early return happened.
+                if let (Some(rv), Some(flag)) = (self.ret_var, self.ret_flag) {
+                    // The tail is the result only if no early return happened.
+                    let bool_t = STy::Known(Scalar::Bool);
+                    let returned = self.emit_s(OpKind::GetVar(flag), bool_t);
+                    let not = self.emit_s(OpKind::Unary(UnOp::Not, returned), bool_t);
+                    self.push_region();
                     self.effect(OpKind::SetVar(rv, v));
+                    let then_region = self.pop_region();
+                    self.effect(OpKind::If {
+                        cond: not,
+                        then_region,
+                        else_region: Region::default(),
+                    });
                     ret.push(self.emit_s(OpKind::GetVar(rv), t));
                 } else {
                     ret.push(v);

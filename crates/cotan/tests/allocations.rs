@@ -1,0 +1,109 @@
+//! In steady state a reverse call makes no more heap allocations than the primal call:
+//! the tape's stacks and scratch buffers are reused across calls. Counted with a global
+//! allocator that counts allocations on this thread.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use cotan::autodiff_reverse;
+
+struct Counting;
+
+thread_local! {
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f` on this thread.
+fn allocations(mut f: impl FnMut()) -> usize {
+    let before = COUNT.with(|c| c.get());
+    f();
+    COUNT.with(|c| c.get()) - before
+}
+
+/// Warms up, then compares one reverse call with one primal call.
+fn assert_no_extra_allocations(name: &str, mut primal: impl FnMut(), mut reverse: impl FnMut()) {
+    for _ in 0..3 {
+        reverse();
+    }
+    let p = allocations(&mut primal);
+    let r = allocations(&mut reverse);
+    assert!(
+        r <= p,
+        "{name}: a steady-state reverse call made {r} allocations, the primal {p}"
+    );
+}
+
+#[autodiff_reverse(d_carry, Duplicated, Active, Active)]
+fn carry(x: &[f64], v0: f64) -> f64 {
+    let mut v = v0;
+    for i in 0..x.len() {
+        v = (v * x[i]).sin() + 0.5 * v;
+    }
+    v * v
+}
+
+#[autodiff_reverse(d_buffers, Duplicated, Active)]
+fn buffers(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut w = vec![0.0; n];
+    let mut s = 0.0;
+    for i in 0..n {
+        let mut tmp = vec![0.0; 3];
+        tmp[i % 3] = x[i].exp();
+        w[i] = tmp[i % 3] * x[i];
+        s += w[i] * w[(i + 1) % n];
+    }
+    s
+}
+
+#[autodiff_reverse(d_inplace, Duplicated)]
+fn inplace(x: &mut [f64]) {
+    for i in 1..x.len() {
+        x[i] = x[i].sin() * x[i - 1];
+    }
+}
+
+#[autodiff_reverse(d_newton, Active, Active)]
+fn newton(a: f64) -> f64 {
+    let mut y = a.max(1.0);
+    while (y * y - a).abs() > 1e-12 * a {
+        y = 0.5 * (y + a / y);
+    }
+    y
+}
+
+#[test]
+fn reverse_calls_allocate_no_more_than_primal_calls() {
+    let x: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut dx = vec![0.0; x.len()];
+    assert_no_extra_allocations(
+        "carry",
+        || drop(carry(&x, 0.3)),
+        || drop(d_carry(&x, &mut dx, 0.3, 1.0)),
+    );
+    assert_no_extra_allocations(
+        "buffers",
+        || drop(buffers(&x)),
+        || drop(d_buffers(&x, &mut dx, 1.0)),
+    );
+    let (mut y, mut z) = (x.clone(), x.clone());
+    assert_no_extra_allocations("inplace", || inplace(&mut y), || d_inplace(&mut z, &mut dx));
+    assert_no_extra_allocations("newton", || drop(newton(7.0)), || drop(d_newton(7.0, 1.0)));
+}

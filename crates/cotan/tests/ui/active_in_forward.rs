@@ -1,0 +1,8 @@
+use cotan::autodiff_forward;
+
+#[autodiff_forward(d_f, Active, Dual)]
+fn f(x: f64) -> f64 {
+    x * x
+}
+
+fn main() {}
