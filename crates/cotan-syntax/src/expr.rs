@@ -512,13 +512,7 @@ impl Lower {
                 }
             }
         }
-        let callee = quote::quote!(#c.func).to_string();
-        let callee = match &*c.func {
-            syn::Expr::Path(p) => quote::ToTokens::to_token_stream(&p.path)
-                .to_string()
-                .replace(' ', ""),
-            _ => callee,
-        };
+        let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
         err(
             c.func.span(),
             format!("cotan cannot differentiate through the call to `{callee}`: calls to other functions are not supported yet; inline its body here"),
