@@ -34,20 +34,13 @@ impl ActivityInfo {
             OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
             _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
         };
-        own || op
-            .kind
-            .regions()
-            .iter()
-            .any(|r| r.ops.iter().any(|o| self.op_is_active(o)))
+        own || op.kind.regions().iter().any(|r| r.ops.iter().any(|o| self.op_is_active(o)))
     }
 }
 
 /// Functions whose derivative is zero almost everywhere: their results are never active.
 pub fn is_piecewise_constant(f: MathFn) -> bool {
-    matches!(
-        f,
-        MathFn::Signum | MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc
-    )
+    matches!(f, MathFn::Signum | MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc)
 }
 
 /// The operands through which derivatives flow into an op's result.
@@ -56,9 +49,7 @@ pub fn differentiable_operands(f: &Function, kind: &OpKind) -> Vec<Value> {
     match kind {
         OpKind::Unary(_, a) | OpKind::Cast(a) => [*a].into_iter().filter(float).collect(),
         OpKind::Binary(_, a, b) => [*a, *b].into_iter().filter(float).collect(),
-        OpKind::Math(m, args) if !is_piecewise_constant(*m) => {
-            args.iter().copied().filter(float).collect()
-        }
+        OpKind::Math(m, args) if !is_piecewise_constant(*m) => args.iter().copied().filter(float).collect(),
         OpKind::Select(_, a, b) => [*a, *b].into_iter().filter(float).collect(),
         _ => vec![],
     }
@@ -71,11 +62,7 @@ pub fn analyze(f: &Function, seeds: &[bool], ret_useful: bool, out_mems: &[Value
     let varied = forward_pass(f, seeds);
     let useful = backward_pass(f, ret_useful, out_mems);
     ActivityInfo {
-        values: varied
-            .values
-            .intersection(&useful.values)
-            .copied()
-            .collect(),
+        values: varied.values.intersection(&useful.values).copied().collect(),
         vars: varied.vars.intersection(&useful.vars).copied().collect(),
         mems: varied.mems.intersection(&useful.mems).copied().collect(),
     }
@@ -99,9 +86,7 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Load { mem, .. } if s.mem(*mem) => {
                     s.values.insert(op.result.unwrap());
                 }
-                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value }
-                    if s.value(*value) =>
-                {
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } if s.value(*value) => {
                     s.mems.insert(*mem);
                 }
                 OpKind::Alloc { init, .. } if s.value(*init) => {
@@ -134,8 +119,7 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
             let result_useful = op.result.is_some_and(|r| s.value(r));
             match &op.kind {
                 OpKind::Return(vals) if ret_useful => {
-                    s.values
-                        .extend(vals.iter().copied().filter(|v| f.ty(*v).is_float()));
+                    s.values.extend(vals.iter().copied().filter(|v| f.ty(*v).is_float()));
                 }
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);

@@ -10,29 +10,17 @@ pub(crate) struct Emitter {
 
 impl Emitter {
     pub fn new(out: Function) -> Emitter {
-        Emitter {
-            out,
-            stack: vec![vec![]],
-            span: SpanId::NONE,
-        }
+        Emitter { out, stack: vec![vec![]], span: SpanId::NONE }
     }
 
     pub fn emit(&mut self, kind: OpKind, ty: Ty) -> Value {
         let v = self.out.new_value(ty, None, self.span);
-        self.stack.last_mut().unwrap().push(Op {
-            kind,
-            result: Some(v),
-            span: self.span,
-        });
+        self.stack.last_mut().unwrap().push(Op { kind, result: Some(v), span: self.span });
         v
     }
 
     pub fn effect(&mut self, kind: OpKind) {
-        self.stack.last_mut().unwrap().push(Op {
-            kind,
-            result: None,
-            span: self.span,
-        });
+        self.stack.last_mut().unwrap().push(Op { kind, result: None, span: self.span });
     }
 
     /// Appends an op whose result value already exists.
@@ -50,9 +38,7 @@ impl Emitter {
     }
 
     pub fn pop_region(&mut self) -> Region {
-        Region {
-            ops: self.stack.pop().unwrap(),
-        }
+        Region { ops: self.stack.pop().unwrap() }
     }
 
     /// Runs `f` with a builder whose ops are appended to the current region.

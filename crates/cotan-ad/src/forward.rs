@@ -112,10 +112,7 @@ impl Fwd<'_> {
                 } else {
                     let np = self.map[&p];
                     let len = self.e.emit(OpKind::Len(np), Ty::USIZE);
-                    Shadow::Mem(
-                        self.e
-                            .emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))),
-                    )
+                    Shadow::Mem(self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))))
                 };
                 self.tan_mem.insert(p, shadow);
             }
@@ -162,29 +159,12 @@ impl Fwd<'_> {
         self.e.span = op.span;
         let m = |fw: &Self, v: Value| fw.map[&v];
         let kind = match &op.kind {
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 let t = self.region(then_region);
                 let e = self.region(else_region);
-                OpKind::If {
-                    cond: m(self, *cond),
-                    then_region: t,
-                    else_region: e,
-                }
+                OpKind::If { cond: m(self, *cond), then_region: t, else_region: e }
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            } => {
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let ni = self.new_result(*index);
                 let body = self.region(body);
                 OpKind::For {
@@ -198,20 +178,10 @@ impl Fwd<'_> {
                     exit: *exit,
                 }
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            } => {
+            OpKind::While { cond_region, cond, body, exit } => {
                 let c = self.region(cond_region);
                 let body = self.region(body);
-                OpKind::While {
-                    cond_region: c,
-                    cond: m(self, *cond),
-                    body,
-                    exit: *exit,
-                }
+                OpKind::While { cond_region: c, cond: m(self, *cond), body, exit: *exit }
             }
             OpKind::Return(vals) => {
                 self.ret = vals.clone();
@@ -220,11 +190,7 @@ impl Fwd<'_> {
             k => remap(k, |v| self.map[&v]),
         };
         let result = op.result.map(|r| self.new_result(r));
-        self.e.push_op(Op {
-            kind,
-            result,
-            span: op.span,
-        });
+        self.e.push_op(Op { kind, result, span: op.span });
         self.tangent(op);
     }
 
@@ -238,9 +204,7 @@ impl Fwd<'_> {
                 let r = op.result.unwrap();
                 let idx = index.map(|i| self.map[&i]);
                 let t = match self.tan_mem[mem] {
-                    Shadow::Mem(s) => self
-                        .e
-                        .emit(OpKind::Load { mem: s, index: idx }, self.f.ty(r)),
+                    Shadow::Mem(s) => self.e.emit(OpKind::Load { mem: s, index: idx }, self.f.ty(r)),
                     Shadow::Var(var) => self.e.emit(OpKind::GetVar(var), self.f.ty(r)),
                 };
                 self.tan.insert(r, t);
@@ -249,11 +213,7 @@ impl Fwd<'_> {
                 let t = self.tangent_or_zero(*value);
                 let idx = index.map(|i| self.map[&i]);
                 match self.tan_mem[mem] {
-                    Shadow::Mem(s) => self.e.effect(OpKind::Store {
-                        mem: s,
-                        index: idx,
-                        value: t,
-                    }),
+                    Shadow::Mem(s) => self.e.effect(OpKind::Store { mem: s, index: idx, value: t }),
                     Shadow::Var(var) => self.e.effect(OpKind::SetVar(var, t)),
                 }
             }
@@ -266,13 +226,7 @@ impl Fwd<'_> {
             OpKind::Alloc { len, init } => {
                 let r = op.result.unwrap();
                 let t = self.tangent_or_zero(*init);
-                let s = self.e.emit(
-                    OpKind::Alloc {
-                        len: self.map[len],
-                        init: t,
-                    },
-                    self.f.ty(r),
-                );
+                let s = self.e.emit(OpKind::Alloc { len: self.map[len], init: t }, self.f.ty(r));
                 self.tan_mem.insert(r, Shadow::Mem(s));
             }
             OpKind::DeclVar { var, init } => {
@@ -304,11 +258,8 @@ impl Fwd<'_> {
                 let (map, tan) = (&self.map, &self.tan);
                 let t = self.e.build(|b| {
                     let ps = partials(b, kind, r, ty, &mut |v| map[&v]);
-                    let terms: Vec<_> = ps
-                        .into_iter()
-                        .zip(&operands)
-                        .filter_map(|(p, a)| tan.get(a).map(|t| (p, *t)))
-                        .collect();
+                    let terms: Vec<_> =
+                        ps.into_iter().zip(&operands).filter_map(|(p, a)| tan.get(a).map(|t| (p, *t))).collect();
                     combine(b, &terms)
                 });
                 if let Some(t) = t {
@@ -325,9 +276,5 @@ pub(crate) fn owned(m: MemTy) -> MemTy {
         MemKind::Array(n) => MemKind::Array(n),
         _ => MemKind::Vec,
     };
-    MemTy {
-        elem: m.elem,
-        kind,
-        access: Access::Owned,
-    }
+    MemTy { elem: m.elem, kind, access: Access::Owned }
 }

@@ -82,12 +82,8 @@ impl Layout {
                 let sid = self.parent.len();
                 self.parent.push(Some(id));
                 self.region_of.insert(sub as *const Region, sid);
-                if let (
-                    OpKind::For {
-                        index, exit, body, ..
-                    },
-                    true,
-                ) = (&op.kind, std::ptr::eq(sub, op.kind.regions()[0]))
+                if let (OpKind::For { index, exit, body, .. }, true) =
+                    (&op.kind, std::ptr::eq(sub, op.kind.regions()[0]))
                 {
                     self.def_region.insert(*index, sid);
                     self.pos.insert(*index, (sid, -1));
@@ -122,9 +118,7 @@ fn cheap(l: &Layout, kind: &OpKind) -> bool {
         | OpKind::Cast(_)
         | OpKind::Select(..)
         | OpKind::Len(_) => true,
-        OpKind::Load { mem, .. } => {
-            l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP)
-        }
+        OpKind::Load { mem, .. } => l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP),
         _ => false,
     }
 }
@@ -214,14 +208,7 @@ pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Function {
 }
 
 impl<'a> Rev<'a> {
-    fn new(
-        f: &'a Function,
-        act: &'a ActivityInfo,
-        l: &'a Layout,
-        plan: Plan,
-        planning: bool,
-        name: &str,
-    ) -> Self {
+    fn new(f: &'a Function, act: &'a ActivityInfo, l: &'a Layout, plan: Plan, planning: bool, name: &str) -> Self {
         let mut out = Function::new(name);
         out.vars = f.vars.clone();
         Rev {
@@ -325,10 +312,7 @@ impl<'a> Rev<'a> {
                     Shadow::Var(var)
                 } else {
                     let len = self.e.emit(OpKind::Len(self.fwd[&p]), Ty::USIZE);
-                    Shadow::Mem(
-                        self.e
-                            .emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))),
-                    )
+                    Shadow::Mem(self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))))
                 };
                 self.shadows[0].insert(p, shadow);
             }
@@ -379,11 +363,7 @@ impl<'a> Rev<'a> {
 
     /// True for loops whose reverse needs an iteration count.
     fn counted(&self, op: &Op) -> bool {
-        self.act.op_is_active(op)
-            && matches!(
-                op.kind,
-                OpKind::While { .. } | OpKind::For { exit: Some(_), .. }
-            )
+        self.act.op_is_active(op) && matches!(op.kind, OpKind::While { .. } | OpKind::For { exit: Some(_), .. })
     }
 
     fn forward_op(&mut self, op: &Op) {
@@ -395,29 +375,12 @@ impl<'a> Rev<'a> {
             var
         });
         let kind = match &op.kind {
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 let t = self.forward_region(then_region);
                 let e = self.forward_region(else_region);
-                OpKind::If {
-                    cond: self.fwd[cond],
-                    then_region: t,
-                    else_region: e,
-                }
+                OpKind::If { cond: self.fwd[cond], then_region: t, else_region: e }
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            } => {
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let ni = self.new_result(*index);
                 let mut body = self.forward_region(body);
                 self.count(counter, &mut body);
@@ -432,21 +395,11 @@ impl<'a> Rev<'a> {
                     exit: *exit,
                 }
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            } => {
+            OpKind::While { cond_region, cond, body, exit } => {
                 let c = self.forward_region(cond_region);
                 let mut body = self.forward_region(body);
                 self.count(counter, &mut body);
-                OpKind::While {
-                    cond_region: c,
-                    cond: self.fwd[cond],
-                    body,
-                    exit: *exit,
-                }
+                OpKind::While { cond_region: c, cond: self.fwd[cond], body, exit: *exit }
             }
             OpKind::Return(vals) => {
                 self.ret = vals.clone();
@@ -455,11 +408,7 @@ impl<'a> Rev<'a> {
             k => remap(k, |v| self.fwd[&v]),
         };
         let result = op.result.map(|r| self.new_result(r));
-        self.e.push_op(Op {
-            kind,
-            result,
-            span: op.span,
-        });
+        self.e.push_op(Op { kind, result, span: op.span });
         if let Some(var) = counter {
             let n = self.e.emit(OpKind::GetVar(var), Ty::USIZE);
             if self.in_top_region() {
@@ -574,15 +523,7 @@ impl<'a> Rev<'a> {
     fn prepare(&mut self, r: &Region) {
         let id = self.l.id(r);
         if !self.planning {
-            for v in self
-                .plan
-                .push
-                .get(&id)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .rev()
-            {
+            for v in self.plan.push.get(&id).cloned().unwrap_or_default().into_iter().rev() {
                 let nv = self.e.emit(OpKind::Pop, self.f.ty(v));
                 self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
                 self.scopes.last_mut().unwrap().insert(v, nv);
@@ -595,15 +536,8 @@ impl<'a> Rev<'a> {
                 self.scopes.last_mut().unwrap().insert(v, nv);
             }
         }
-        let params: Vec<Value> = if id == TOP {
-            self.f.params.clone()
-        } else {
-            vec![]
-        };
-        for v in params
-            .into_iter()
-            .chain(r.ops.iter().filter_map(|o| o.result))
-        {
+        let params: Vec<Value> = if id == TOP { self.f.params.clone() } else { vec![] };
+        for v in params.into_iter().chain(r.ops.iter().filter_map(|o| o.result)) {
             if self.act.value(v) {
                 self.adj_kind(v);
             }
@@ -642,35 +576,15 @@ impl<'a> Rev<'a> {
         }
         self.e.span = op.span;
         match &op.kind {
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 let c = self.get(*cond);
                 let t = self.reverse_region(then_region, vec![]);
                 let e = self.reverse_region(else_region, vec![]);
-                self.e.effect(OpKind::If {
-                    cond: c,
-                    then_region: t,
-                    else_region: e,
-                });
+                self.e.effect(OpKind::If { cond: c, then_region: t, else_region: e });
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit: None,
-            } => {
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit: None } => {
                 let ty = self.f.ty(*index);
-                let ni = self
-                    .e
-                    .out
-                    .new_value(ty, self.f.value(*index).name.clone(), op.span);
+                let ni = self.e.out.new_value(ty, self.f.value(*index).name.clone(), op.span);
                 let (lo, hi, step) = (self.get(*lo), self.get(*hi), step.map(|s| self.get(s)));
                 let body = self.reverse_region(body, vec![(*index, ni)]);
                 self.e.effect(OpKind::For {
@@ -723,11 +637,7 @@ impl<'a> Rev<'a> {
                 let g = match self.shadow(*mem) {
                     Shadow::Mem(s) => {
                         let g = self.e.emit(OpKind::Load { mem: s, index: idx }, ty);
-                        self.e.effect(OpKind::Store {
-                            mem: s,
-                            index: idx,
-                            value: zero,
-                        });
+                        self.e.effect(OpKind::Store { mem: s, index: idx, value: zero });
                         g
                     }
                     Shadow::Var(var) => {
@@ -805,10 +715,7 @@ impl<'a> Rev<'a> {
         let mut scratch = Function::new("rule");
         let mut placeholder = HashMap::new();
         for v in kind.operands().into_iter().chain([result]) {
-            placeholder.insert(
-                v,
-                scratch.new_value(self.f.ty(v), None, cotan_ir::SpanId::NONE),
-            );
+            placeholder.insert(v, scratch.new_value(self.f.ty(v), None, cotan_ir::SpanId::NONE));
         }
         let mut b = cotan_ir::Builder::new(&mut scratch);
         let ps = partials(&mut b, kind, result, ty, &mut |v| placeholder[&v]);
@@ -856,11 +763,7 @@ impl<'a> Rev<'a> {
             Shadow::Mem(s) => {
                 let old = self.e.emit(OpKind::Load { mem: s, index: idx }, ty);
                 let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-                self.e.effect(OpKind::Store {
-                    mem: s,
-                    index: idx,
-                    value: new,
-                });
+                self.e.effect(OpKind::Store { mem: s, index: idx, value: new });
             }
             Shadow::Var(var) => {
                 let old = self.e.emit(OpKind::GetVar(var), ty);
@@ -878,38 +781,16 @@ impl<'a> Rev<'a> {
         self.e.effect(OpKind::DeclVar { var: acc, init: z });
         let lo = self.usize_const(0);
         let hi = self.e.emit(OpKind::Len(s), Ty::USIZE);
-        let i = self
-            .e
-            .out
-            .new_value(Ty::USIZE, Some("i".into()), self.e.span);
+        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
         self.e.push_region();
-        let g = self.e.emit(
-            OpKind::Load {
-                mem: s,
-                index: Some(i),
-            },
-            ty,
-        );
+        let g = self.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
         let z2 = self.zero(ty);
-        self.e.effect(OpKind::Store {
-            mem: s,
-            index: Some(i),
-            value: z2,
-        });
+        self.e.effect(OpKind::Store { mem: s, index: Some(i), value: z2 });
         let old = self.e.emit(OpKind::GetVar(acc), ty);
         let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
         self.e.effect(OpKind::SetVar(acc, new));
         let body = self.e.pop_region();
-        self.e.effect(OpKind::For {
-            index: i,
-            lo,
-            hi,
-            step: None,
-            inclusive: false,
-            reverse: false,
-            body,
-            exit: None,
-        });
+        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
         self.e.emit(OpKind::GetVar(acc), ty)
     }
 }

@@ -171,11 +171,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             one_arg(e.div(one, x))
         }
         Log2 | Log10 => {
-            let k = e.c(if f == Log2 {
-                std::f64::consts::LN_2
-            } else {
-                std::f64::consts::LN_10
-            });
+            let k = e.c(if f == Log2 { std::f64::consts::LN_2 } else { std::f64::consts::LN_10 });
             let d = e.mul(x, k);
             let one = e.c(1.0);
             one_arg(e.div(one, d))
@@ -262,11 +258,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
         Asinh | Acosh => {
             let one = e.c(1.0);
             let s = e.sq(x);
-            let d = if f == Asinh {
-                e.add(s, one)
-            } else {
-                e.sub(s, one)
-            };
+            let d = if f == Asinh { e.add(s, one) } else { e.sub(s, one) };
             one_arg(e.rsqrt(d))
         }
         Atanh => {
@@ -306,11 +298,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let inside = e.and(above, below);
             let under = e.cmp(CmpOp::Lt, x, lo);
             let over = e.cmp(CmpOp::Gt, x, hi);
-            vec![
-                Of(e.indicator(inside)),
-                Of(e.indicator(under)),
-                Of(e.indicator(over)),
-            ]
+            vec![Of(e.indicator(inside)), Of(e.indicator(under)), Of(e.indicator(over))]
         }
         Signum | Floor | Ceil | Round | Trunc => vec![],
     }

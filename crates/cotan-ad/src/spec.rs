@@ -78,10 +78,7 @@ pub struct SpecError {
 }
 
 fn fail(target: Target, message: impl Into<String>) -> Result<(), SpecError> {
-    Err(SpecError {
-        target,
-        message: message.into(),
-    })
+    Err(SpecError { target, message: message.into() })
 }
 
 /// Checks the number of activities and that each one fits its argument's type.
@@ -100,10 +97,7 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     }
     match (spec.ret, f.returns.first()) {
         (None, Some(_)) => {
-            return fail(
-                Target::Whole,
-                "missing the activity of the result; add it after the input activities",
-            )
+            return fail(Target::Whole, "missing the activity of the result; add it after the input activities")
         }
         (Some(_), None) => {
             return fail(
@@ -134,28 +128,22 @@ fn check_input(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
     match (act, ty) {
         (Const, _) => Ok(()),
         (Dual | DualOnly, t) if t.carries_derivative() => Ok(()),
-        (Dual | DualOnly, _) => Err(format!(
-            "`{}` needs a float or a reference to floats; use `Const` for `{ty}`",
-            act.name()
-        )),
+        (Dual | DualOnly, _) => {
+            Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{ty}`", act.name()))
+        }
         (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
-        (Active, Ty::Mem(_)) => Err(format!(
-            "`Active` is for floats passed by value; use `Duplicated` for the reference `{ty}`"
-        )),
+        (Active, Ty::Mem(_)) => {
+            Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{ty}`"))
+        }
         (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{ty}`")),
         (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.elem.is_float() => Ok(()),
-        (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => Err(format!(
-            "`{}` is for references; use `Active` for a float passed by value",
-            act.name()
-        )),
-        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => Err(format!(
-            "`{}` needs floats behind the reference; use `Const` for `{ty}`",
-            act.name()
-        )),
-        _ => Err(format!(
-            "`{}` needs a reference to floats; use `Const` for `{ty}`",
-            act.name()
-        )),
+        (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => {
+            Err(format!("`{}` is for references; use `Active` for a float passed by value", act.name()))
+        }
+        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => {
+            Err(format!("`{}` needs floats behind the reference; use `Const` for `{ty}`", act.name()))
+        }
+        _ => Err(format!("`{}` needs a reference to floats; use `Const` for `{ty}`", act.name())),
     }
 }
 
@@ -169,10 +157,7 @@ fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
         return Err(wrong_mode(mode, act, "the result"));
     }
     if act != Const && !ty.is_float() {
-        return Err(format!(
-            "`{}` needs a float result; use `Const` for `{ty}`",
-            act.name()
-        ));
+        return Err(format!("`{}` needs a float result; use `Const` for `{ty}`", act.name()));
     }
     Ok(())
 }

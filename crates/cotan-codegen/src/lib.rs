@@ -7,8 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use cotan_ir::{
-    Access, BinOp, CmpOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp,
-    Value, Var,
+    Access, BinOp, CmpOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var,
 };
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -52,11 +51,7 @@ pub fn emit_fn(f: &Function, vis: TokenStream) -> TokenStream {
     };
     let mut body = g.region(&f.body, true);
     if g.tape {
-        let release = if f.returns.is_empty() {
-            quote!(__tape.release();)
-        } else {
-            quote!()
-        };
+        let release = if f.returns.is_empty() { quote!(__tape.release();) } else { quote!() };
         body = quote! {
             let mut __tape = ::cotan::rt::Tape::acquire();
             #body
@@ -109,12 +104,7 @@ impl<'f> Gen<'f> {
 
     /// Decides which values are folded into their single user.
     /// `terminal` is a value used right after the region (a `while` condition).
-    fn choose_inlines(
-        &mut self,
-        r: &'f Region,
-        uses: &HashMap<Value, usize>,
-        terminal: Option<Value>,
-    ) {
+    fn choose_inlines(&mut self, r: &'f Region, uses: &HashMap<Value, usize>, terminal: Option<Value>) {
         // Position of each op's first use of a value in this region.
         let mut user: HashMap<Value, usize> = HashMap::new();
         for (j, op) in r.ops.iter().enumerate() {
@@ -145,10 +135,7 @@ impl<'f> Gen<'f> {
                 OpKind::Load { .. } | OpKind::GetVar(_) => {
                     !named
                         && r.ops[i + 1..effective[j]].iter().all(|o| {
-                            o.kind.is_pure()
-                                || self
-                                    .inline
-                                    .contains(&o.result.unwrap_or(cotan_ir::Value(u32::MAX)))
+                            o.kind.is_pure() || self.inline.contains(&o.result.unwrap_or(cotan_ir::Value(u32::MAX)))
                         })
                 }
                 _ => false,
@@ -159,13 +146,7 @@ impl<'f> Gen<'f> {
             }
         }
         for op in &r.ops {
-            if let OpKind::While {
-                cond_region,
-                cond,
-                body,
-                ..
-            } = &op.kind
-            {
+            if let OpKind::While { cond_region, cond, body, .. } = &op.kind {
                 self.choose_inlines(cond_region, uses, Some(*cond));
                 self.choose_inlines(body, uses, None);
                 continue;
@@ -241,11 +222,7 @@ impl<'f> Gen<'f> {
         if self.inline.contains(&v) {
             if let OpKind::Const(c) = &self.def[&v].kind {
                 let lit = literal(*c, self.f.ty(v), true);
-                return if lit.to_string().starts_with('-') {
-                    quote!((#lit))
-                } else {
-                    lit
-                };
+                return if lit.to_string().starts_with('-') { quote!((#lit)) } else { lit };
             }
         }
         self.operand(v, Prec::Atom)
@@ -256,11 +233,7 @@ impl<'f> Gen<'f> {
         match &op.kind {
             OpKind::Const(c) => {
                 let lit = literal(*c, self.f.ty(r), false);
-                let p = if lit.to_string().starts_with('-') {
-                    Prec::Unary
-                } else {
-                    Prec::Atom
-                };
+                let p = if lit.to_string().starts_with('-') { Prec::Unary } else { Prec::Atom };
                 (lit, p)
             }
             OpKind::Unary(u, a) => {
@@ -362,11 +335,7 @@ impl<'f> Gen<'f> {
             }
             if let (OpKind::Return(vals), true) = (&op.kind, top) {
                 let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();
-                let ret = if vals.len() == 1 {
-                    vals[0].clone()
-                } else {
-                    quote!((#(#vals),*))
-                };
+                let ret = if vals.len() == 1 { vals[0].clone() } else { quote!((#(#vals),*)) };
                 out.extend(self.give_back(&pooled_here));
                 pooled_here.clear();
                 if self.tape {
@@ -406,10 +375,9 @@ impl<'f> Gen<'f> {
         match &op.kind {
             OpKind::Store { mem, index, value } => {
                 let place = self.place(*mem, *index);
-                if let Some((tok, rhs)) = self.compound(
-                    *value,
-                    |k| matches!(k, OpKind::Load { mem: m, index: i } if m == mem && i == index),
-                ) {
+                if let Some((tok, rhs)) =
+                    self.compound(*value, |k| matches!(k, OpKind::Load { mem: m, index: i } if m == mem && i == index))
+                {
                     return quote!(#place #tok #rhs;);
                 }
                 let v = self.expr(*value).0;
@@ -428,19 +396,13 @@ impl<'f> Gen<'f> {
             }
             OpKind::SetVar(var, value) => {
                 let n = self.var(*var);
-                if let Some((tok, rhs)) =
-                    self.compound(*value, |k| matches!(k, OpKind::GetVar(x) if x == var))
-                {
+                if let Some((tok, rhs)) = self.compound(*value, |k| matches!(k, OpKind::GetVar(x) if x == var)) {
                     return quote!(#n #tok #rhs;);
                 }
                 let v = self.expr(*value).0;
                 quote!(#n = #v;)
             }
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 let c = self.expr(*cond).0;
                 let t = self.region(then_region, false);
                 if else_region.ops.is_empty() {
@@ -450,38 +412,17 @@ impl<'f> Gen<'f> {
                     quote!(if #c { #t } else { #e })
                 }
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            } => {
-                let i = self
-                    .names
-                    .get(index)
-                    .cloned()
-                    .unwrap_or_else(|| format_ident!("_"));
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
+                let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.operand(*lo, Prec::Cast);
                 let hi = self.operand(*hi, Prec::Cast);
-                let mut range = if *inclusive {
-                    quote!(#lo..=#hi)
-                } else {
-                    quote!(#lo..#hi)
-                };
+                let mut range = if *inclusive { quote!(#lo..=#hi) } else { quote!(#lo..#hi) };
                 if step.is_some() || *reverse {
                     range = quote!((#range));
                 }
                 if let Some(s) = step {
                     let s = self.operand(*s, Prec::Cast);
-                    let s = if self.f.ty(*index) == Ty::USIZE {
-                        s
-                    } else {
-                        quote!(#s as usize)
-                    };
+                    let s = if self.f.ty(*index) == Ty::USIZE { s } else { quote!(#s as usize) };
                     range = quote!(#range.step_by(#s));
                 }
                 if *reverse {
@@ -491,18 +432,10 @@ impl<'f> Gen<'f> {
                 let exit = self.exit(*exit);
                 quote!(for #i in #range { #b #exit })
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            } => {
+            OpKind::While { cond_region, cond, body, exit } => {
                 let b = self.region(body, false);
                 let exit = self.exit(*exit);
-                let always = matches!(
-                    self.def.get(cond).map(|o| &o.kind),
-                    Some(OpKind::Const(Const::Bool(true)))
-                );
+                let always = matches!(self.def.get(cond).map(|o| &o.kind), Some(OpKind::Const(Const::Bool(true))));
                 let cond_stmts = self.region(cond_region, false);
                 if always {
                     quote!(loop { #b #exit })
@@ -538,11 +471,7 @@ impl<'f> Gen<'f> {
     }
 
     /// `x = x op y` as `(op=, y)` when `value` is a folded `op` whose left side satisfies `same`.
-    fn compound(
-        &self,
-        value: Value,
-        same: impl Fn(&OpKind) -> bool,
-    ) -> Option<(TokenStream, TokenStream)> {
+    fn compound(&self, value: Value, same: impl Fn(&OpKind) -> bool) -> Option<(TokenStream, TokenStream)> {
         if !self.inline.contains(&value) {
             return None;
         }
@@ -611,11 +540,7 @@ fn is_keyword(s: &str) -> bool {
 /// The element type name of buffers taken from the tape's pool (`f64`, `f32`), if pooled.
 fn pooled(t: Ty) -> Option<&'static str> {
     match t {
-        Ty::Mem(MemTy {
-            kind: MemKind::Vec,
-            access: Access::Owned,
-            elem,
-        }) if elem.is_float() => Some(elem.name()),
+        Ty::Mem(MemTy { kind: MemKind::Vec, access: Access::Owned, elem }) if elem.is_float() => Some(elem.name()),
         _ => None,
     }
 }
@@ -697,25 +622,12 @@ fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {
                 return quote!(#ty::NAN);
             }
             if x.is_infinite() {
-                return if x > 0.0 {
-                    quote!(#ty::INFINITY)
-                } else {
-                    quote!(#ty::NEG_INFINITY)
-                };
+                return if x > 0.0 { quote!(#ty::INFINITY) } else { quote!(#ty::NEG_INFINITY) };
             }
-            let text = if s == Scalar::F32 {
-                format!("{:?}", (x as f32).abs())
-            } else {
-                format!("{:?}", x.abs())
-            };
-            let text = if suffixed || s == Scalar::F32 {
-                format!("{text}{}", s.name())
-            } else {
-                text
-            };
-            let lit: proc_macro2::Literal = text
-                .parse()
-                .unwrap_or_else(|_| proc_macro2::Literal::f64_unsuffixed(x.abs()));
+            let text = if s == Scalar::F32 { format!("{:?}", (x as f32).abs()) } else { format!("{:?}", x.abs()) };
+            let text = if suffixed || s == Scalar::F32 { format!("{text}{}", s.name()) } else { text };
+            let lit: proc_macro2::Literal =
+                text.parse().unwrap_or_else(|_| proc_macro2::Literal::f64_unsuffixed(x.abs()));
             if x.is_sign_negative() {
                 quote!(-#lit)
             } else {

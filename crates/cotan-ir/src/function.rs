@@ -87,10 +87,7 @@ impl Function {
     }
 
     pub fn new_var(&mut self, ty: Scalar, name: impl Into<String>) -> Var {
-        self.vars.push(VarData {
-            ty,
-            name: name.into(),
-        });
+        self.vars.push(VarData { ty, name: name.into() });
         Var(self.vars.len() as u32 - 1)
     }
 
@@ -135,31 +132,19 @@ pub struct Builder<'f> {
 
 impl<'f> Builder<'f> {
     pub fn new(func: &'f mut Function) -> Builder<'f> {
-        Builder {
-            func,
-            ops: vec![],
-            span: SpanId::NONE,
-        }
+        Builder { func, ops: vec![], span: SpanId::NONE }
     }
 
     /// Appends an op with a result of type `ty`.
     pub fn op(&mut self, kind: OpKind, ty: Ty) -> Value {
         let v = self.func.new_value(ty, None, self.span);
-        self.ops.push(Op {
-            kind,
-            result: Some(v),
-            span: self.span,
-        });
+        self.ops.push(Op { kind, result: Some(v), span: self.span });
         v
     }
 
     /// Appends an op without a result.
     pub fn effect(&mut self, kind: OpKind) {
-        self.ops.push(Op {
-            kind,
-            result: None,
-            span: self.span,
-        });
+        self.ops.push(Op { kind, result: None, span: self.span });
     }
 
     pub fn float(&mut self, x: f64, ty: Scalar) -> Value {
@@ -204,8 +189,6 @@ impl<'f> Builder<'f> {
 
     /// Takes the ops built so far as a region, leaving the builder empty.
     pub fn finish(&mut self) -> Region {
-        Region {
-            ops: std::mem::take(&mut self.ops),
-        }
+        Region { ops: std::mem::take(&mut self.ops) }
     }
 }

@@ -9,10 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::print::{binop_name, print_op, print_ty, unop_name};
-use crate::{
-    BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, Ty, UnOp, Value,
-    Var,
-};
+use crate::{BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
 
 /// A scalar at run time. An `Int` always lies in the range of its type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -89,10 +86,7 @@ pub fn run_with_limit(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<
     let results = exec(f, args, limit)?;
     let scalar = |a: Arg| match a {
         Arg::Scalar(v) => Ok(v),
-        Arg::Mem(_) => Err(InterpError {
-            op: None,
-            message: "the function returns memory; use `exec`".into(),
-        }),
+        Arg::Mem(_) => Err(InterpError { op: None, message: "the function returns memory; use `exec`".into() }),
     };
     results.into_iter().map(scalar).collect()
 }
@@ -112,10 +106,7 @@ pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, Inte
     let result = result.and_then(|flow| match flow {
         Flow::Return(slots) => Ok(slots.into_iter().map(|s| m.to_arg(s)).collect()),
         Flow::Next if f.returns.is_empty() => Ok(vec![]),
-        Flow::Next => Err(InterpError {
-            op: None,
-            message: "the function ended without `return`".into(),
-        }),
+        Flow::Next => Err(InterpError { op: None, message: "the function ended without `return`".into() }),
     });
     m.give_back(args);
     result
@@ -216,12 +207,7 @@ impl Machine<'_> {
         let f = self.f;
         let err = |message: String| InterpError { op: None, message };
         if args.len() != f.params.len() {
-            return Err(err(format!(
-                "{} takes {} arguments, got {}",
-                f.name,
-                f.params.len(),
-                args.len()
-            )));
+            return Err(err(format!("{} takes {} arguments, got {}", f.name, f.params.len(), args.len())));
         }
         for (k, (&p, arg)) in f.params.iter().zip(args.iter_mut()).enumerate() {
             let ty = f
@@ -254,12 +240,7 @@ impl Machine<'_> {
                     self.mems.push(std::mem::take(buf));
                     Slot::Mem(self.mems.len() - 1)
                 }
-                (_, arg) => {
-                    return Err(err(format!(
-                        "argument {k}: expected {}, got {arg:?}",
-                        print_ty(ty)
-                    )))
-                }
+                (_, arg) => return Err(err(format!("argument {k}: expected {}, got {arg:?}", print_ty(ty)))),
             };
             self.values[p.0 as usize] = Some(slot);
         }
@@ -269,8 +250,7 @@ impl Machine<'_> {
     /// Moves the parameters' buffers back into `args`, also after an error.
     fn give_back(&mut self, args: &mut [Arg]) {
         for (&p, arg) in self.f.params.iter().zip(args.iter_mut()) {
-            if let (Arg::Mem(buf), Some(Some(Slot::Mem(id)))) = (arg, self.values.get(p.0 as usize))
-            {
+            if let (Arg::Mem(buf), Some(Some(Slot::Mem(id)))) = (arg, self.values.get(p.0 as usize)) {
                 *buf = std::mem::take(&mut self.mems[*id]);
             }
         }
@@ -284,15 +264,8 @@ impl Machine<'_> {
     }
 
     fn error(&self, op: &Op, message: String) -> InterpError {
-        let line = print_op(self.f, op)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        InterpError {
-            op: Some(line),
-            message,
-        }
+        let line = print_op(self.f, op).lines().next().unwrap_or_default().to_string();
+        InterpError { op: Some(line), message }
     }
 
     fn charge(&mut self, n: u64) -> Res<()> {
@@ -312,10 +285,7 @@ impl Machine<'_> {
     }
 
     fn set(&mut self, v: Value, s: Slot) -> Res<()> {
-        let slot = self
-            .values
-            .get_mut(v.0 as usize)
-            .ok_or(format!("%{} is not in the value table", v.0))?;
+        let slot = self.values.get_mut(v.0 as usize).ok_or(format!("%{} is not in the value table", v.0))?;
         *slot = Some(s);
         Ok(())
     }
@@ -352,23 +322,15 @@ impl Machine<'_> {
 
     fn result_ty(&self, op: &Op) -> Res<Ty> {
         let r = op.result.ok_or("the op has no result")?;
-        self.f
-            .values
-            .get(r.0 as usize)
-            .map(|d| d.ty)
-            .ok_or(format!("%{} is not in the value table", r.0))
+        self.f.values.get(r.0 as usize).map(|d| d.ty).ok_or(format!("%{} is not in the value table", r.0))
     }
 
     fn result_scalar(&self, op: &Op) -> Res<Scalar> {
-        self.result_ty(op)?
-            .scalar()
-            .ok_or_else(|| "the result should be a scalar".to_string())
+        self.result_ty(op)?.scalar().ok_or_else(|| "the result should be a scalar".to_string())
     }
 
     fn var(&mut self, var: Var) -> Res<&mut Option<Val>> {
-        self.vars
-            .get_mut(var.0 as usize)
-            .ok_or(format!("${} is not in the var table", var.0))
+        self.vars.get_mut(var.0 as usize).ok_or(format!("${} is not in the var table", var.0))
     }
 
     /// True when a loop's exit var is set.
@@ -387,9 +349,7 @@ impl Machine<'_> {
         let i = index.map_or(Ok(0), |i| self.usize(i))?;
         let len = self.mems[id].len();
         if i >= len {
-            return Err(format!(
-                "index out of bounds: the len is {len} but the index is {i}"
-            ));
+            return Err(format!("index out of bounds: the len is {len} but the index is {i}"));
         }
         Ok((id, i))
     }
@@ -413,31 +373,14 @@ impl Machine<'_> {
     fn step(&mut self, op: &Op) -> Result<Flow, Stop> {
         self.charge(1)?;
         match &op.kind {
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 let c = self.bool(*cond)?;
                 Ok(self.region(if c { then_region } else { else_region })?)
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            } => {
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let (lo, s) = match self.scalar(*lo)? {
                     Val::Int(i, s) => (i, s),
-                    x => {
-                        return Err(
-                            format!("the lower bound should be an integer, got {x:?}").into()
-                        )
-                    }
+                    x => return Err(format!("the lower bound should be an integer, got {x:?}").into()),
                 };
                 let int = |m: &Self, v: Value| match m.scalar(v)? {
                     Val::Int(i, t) if t == s => Ok(i),
@@ -464,12 +407,7 @@ impl Machine<'_> {
                 }
                 Ok(Flow::Next)
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            } => loop {
+            OpKind::While { cond_region, cond, body, exit } => loop {
                 if let Flow::Return(vs) = self.region(cond_region)? {
                     return Ok(Flow::Return(vs));
                 }
@@ -508,10 +446,7 @@ impl Machine<'_> {
             Cmp(c, x, y) => Val::Bool(compare(*c, self.scalar(*x)?, self.scalar(*y)?)?),
             Cast(a) => cast(self.scalar(*a)?, self.result_scalar(op)?)?,
             Math(m, args) => {
-                let args = args
-                    .iter()
-                    .map(|&a| self.scalar(a))
-                    .collect::<Res<Vec<_>>>()?;
+                let args = args.iter().map(|&a| self.scalar(a)).collect::<Res<Vec<_>>>()?;
                 math(*m, &args)?
             }
             Select(c, a, b) => return Ok(Some(self.get(if self.bool(*c)? { *a } else { *b })?)),
@@ -524,10 +459,7 @@ impl Machine<'_> {
                 let v = self.scalar(*value)?;
                 let elem = self.f.ty(*mem).mem().map(|m| m.elem);
                 if elem != Some(v.scalar()) {
-                    return Err(format!(
-                        "stores {v:?} into memory of {}",
-                        print_ty(self.f.ty(*mem))
-                    ));
+                    return Err(format!("stores {v:?} into memory of {}", print_ty(self.f.ty(*mem))));
                 }
                 self.mems[id][i] = v;
                 return Ok(None);
@@ -542,9 +474,7 @@ impl Machine<'_> {
                         return Err(format!("allocates {n} elements for a {}", print_ty(ty)))
                     }
                     Some(_) => {}
-                    None => {
-                        return Err(format!("allocates a {}, which is not memory", print_ty(ty)))
-                    }
+                    None => return Err(format!("allocates a {}, which is not memory", print_ty(ty))),
                 }
                 self.charge(n as u64)?;
                 self.mems.push(vec![init; n]);
@@ -562,9 +492,7 @@ impl Machine<'_> {
                 *self.var(*var)? = Some(v);
                 return Ok(None);
             }
-            GetVar(var) => self
-                .var(*var)?
-                .ok_or(format!("${} is read before it is assigned", var.0))?,
+            GetVar(var) => self.var(*var)?.ok_or(format!("${} is read before it is assigned", var.0))?,
             Assert { cond, message } => {
                 if !self.bool(*cond)? {
                     return Err(format!("assertion failed: {message}"));
@@ -578,9 +506,7 @@ impl Machine<'_> {
             }
             Pop => {
                 let s = self.result_scalar(op)?;
-                self.tapes[tape_index(s)]
-                    .pop()
-                    .ok_or(format!("pop from the empty {s} tape"))?
+                self.tapes[tape_index(s)].pop().ok_or(format!("pop from the empty {s} tape"))?
             }
             If { .. } | For { .. } | While { .. } | Return(_) => {
                 unreachable!("handled by Machine::op")
@@ -634,9 +560,7 @@ fn binary(b: BinOp, x: Val, y: Val) -> Res<Val> {
     match (x, y) {
         (Val::F64(p), Val::F64(q)) => float_binary(b, p, q).map(Val::F64),
         (Val::F32(p), Val::F32(q)) => float_binary(b, p, q).map(Val::F32),
-        (Val::Int(p, s), Val::Int(q, t)) if s == t || matches!(b, BinOp::Shl | BinOp::Shr) => {
-            int_binary(b, p, q, s)
-        }
+        (Val::Int(p, s), Val::Int(q, t)) if s == t || matches!(b, BinOp::Shl | BinOp::Shr) => int_binary(b, p, q, s),
         (Val::Bool(p), Val::Bool(q)) => match b {
             BinOp::BitAnd => Ok(Val::Bool(p & q)),
             BinOp::BitOr => Ok(Val::Bool(p | q)),
@@ -655,13 +579,11 @@ fn int_binary(b: BinOp, x: i128, y: i128, s: Scalar) -> Res<Val> {
         BinOp::Mul => checked(x.checked_mul(y), s, "multiply"),
         BinOp::Div if y == 0 => Err("attempt to divide by zero".into()),
         BinOp::Div => checked(x.checked_div(y), s, "divide"),
-        BinOp::Rem if y == 0 => {
-            Err("attempt to calculate the remainder with a divisor of zero".into())
-        }
+        BinOp::Rem if y == 0 => Err("attempt to calculate the remainder with a divisor of zero".into()),
         // MIN % -1 fits in i128 but overflows in Rust.
-        BinOp::Rem if y == -1 && x == int_range(s).0 && s.is_signed() => Err(format!(
-            "attempt to calculate the remainder with overflow ({s})"
-        )),
+        BinOp::Rem if y == -1 && x == int_range(s).0 && s.is_signed() => {
+            Err(format!("attempt to calculate the remainder with overflow ({s})"))
+        }
         BinOp::Rem => checked(x.checked_rem(y), s, "calculate the remainder"),
         BinOp::BitAnd => Ok(Val::Int(x & y, s)),
         BinOp::BitOr => Ok(Val::Int(x | y, s)),
@@ -672,11 +594,7 @@ fn int_binary(b: BinOp, x: i128, y: i128, s: Scalar) -> Res<Val> {
                 return Err(format!("attempt to shift {dir} with overflow ({s} by {y})"));
             }
             // Bits shifted out are dropped, as in Rust; `>>` on i128 is arithmetic for signed values.
-            let v = if b == BinOp::Shl {
-                wrap(x << y, s)
-            } else {
-                x >> y
-            };
+            let v = if b == BinOp::Shl { wrap(x << y, s) } else { x >> y };
             Ok(Val::Int(v, s))
         }
     }
@@ -730,12 +648,7 @@ fn cast(v: Val, to: Scalar) -> Res<Val> {
 
 fn math(m: MathFn, args: &[Val]) -> Res<Val> {
     if args.len() != m.arity() {
-        return Err(format!(
-            "{} takes {} arguments, got {}",
-            m.name(),
-            m.arity(),
-            args.len()
-        ));
+        return Err(format!("{} takes {} arguments, got {}", m.name(), m.arity(), args.len()));
     }
     // powi's exponent is an i32; every other argument has the receiver's type.
     let (floats, n) = if m == MathFn::Powi {
@@ -751,26 +664,14 @@ fn math(m: MathFn, args: &[Val]) -> Res<Val> {
         Val::F64(_) => {
             let a = floats
                 .iter()
-                .map(|x| {
-                    if let Val::F64(v) = x {
-                        Ok(*v)
-                    } else {
-                        Err(wrong(x))
-                    }
-                })
+                .map(|x| if let Val::F64(v) = x { Ok(*v) } else { Err(wrong(x)) })
                 .collect::<Res<Vec<_>>>()?;
             math_f64(m, &a, n).map(Val::F64)
         }
         Val::F32(_) => {
             let a = floats
                 .iter()
-                .map(|x| {
-                    if let Val::F32(v) = x {
-                        Ok(*v)
-                    } else {
-                        Err(wrong(x))
-                    }
-                })
+                .map(|x| if let Val::F32(v) = x { Ok(*v) } else { Err(wrong(x)) })
                 .collect::<Res<Vec<_>>>()?;
             math_f32(m, &a, n).map(Val::F32)
         }
@@ -820,9 +721,7 @@ macro_rules! math_for {
                     let (lo, hi) = (a[1], a[2]);
                     // std's clamp panics on these.
                     if lo.is_nan() || hi.is_nan() || lo > hi {
-                        return Err(format!(
-                            "clamp needs min <= max, got min {lo:?} and max {hi:?}"
-                        ));
+                        return Err(format!("clamp needs min <= max, got min {lo:?} and max {hi:?}"));
                     }
                     x.clamp(lo, hi)
                 }

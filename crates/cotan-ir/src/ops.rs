@@ -172,10 +172,7 @@ impl OpKind {
             Math(_, args) | Return(args) => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
-            Store { mem, index, value } => std::iter::once(*mem)
-                .chain(*index)
-                .chain([*value])
-                .collect(),
+            Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
             Alloc { len, init } => vec![*len, *init],
             Fill { mem, value } => vec![*mem, *value],
             DeclVar { init, .. } => vec![*init],
@@ -197,10 +194,7 @@ impl OpKind {
             Math(_, args) | Return(args) => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
-            Store { mem, index, value } => std::iter::once(mem)
-                .chain(index.as_mut())
-                .chain([value])
-                .collect(),
+            Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
             Alloc { len, init } => vec![len, init],
             Fill { mem, value } => vec![mem, value],
             DeclVar { init, .. } => vec![init],
@@ -215,30 +209,18 @@ impl OpKind {
     /// The nested regions, in execution order of first entry.
     pub fn regions(&self) -> Vec<&Region> {
         match self {
-            OpKind::If {
-                then_region,
-                else_region,
-                ..
-            } => vec![then_region, else_region],
+            OpKind::If { then_region, else_region, .. } => vec![then_region, else_region],
             OpKind::For { body, .. } => vec![body],
-            OpKind::While {
-                cond_region, body, ..
-            } => vec![cond_region, body],
+            OpKind::While { cond_region, body, .. } => vec![cond_region, body],
             _ => vec![],
         }
     }
 
     pub fn regions_mut(&mut self) -> Vec<&mut Region> {
         match self {
-            OpKind::If {
-                then_region,
-                else_region,
-                ..
-            } => vec![then_region, else_region],
+            OpKind::If { then_region, else_region, .. } => vec![then_region, else_region],
             OpKind::For { body, .. } => vec![body],
-            OpKind::While {
-                cond_region, body, ..
-            } => vec![cond_region, body],
+            OpKind::While { cond_region, body, .. } => vec![cond_region, body],
             _ => vec![],
         }
     }
@@ -254,9 +236,6 @@ impl OpKind {
     /// True for ops without side effects or control flow, whose result depends only on operands.
     pub fn is_pure(&self) -> bool {
         use OpKind::*;
-        matches!(
-            self,
-            Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_)
-        )
+        matches!(self, Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_))
     }
 }

@@ -38,8 +38,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::{
-    Access, BinOp, CmpOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar,
-    SpanId, Ty, UnOp, Value, ValueData, Var, VarData,
+    Access, BinOp, CmpOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value,
+    ValueData, Var, VarData,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,9 +117,7 @@ struct Token {
 }
 
 /// Longest first, so that `..=` is not read as `..` then `=`.
-const PUNCTS: &[&str] = &[
-    "->", "..=", "..", "(", ")", "{", "}", "[", "]", "<", ">", ",", ";", ":", "=", "&", "-",
-];
+const PUNCTS: &[&str] = &["->", "..=", "..", "(", ")", "{", "}", "[", "]", "<", ">", ",", ";", ":", "=", "&", "-"];
 
 fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
@@ -128,11 +126,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     while i < chars.len() {
         let c = chars[i];
         let (tok_line, col) = (line, i - line_start + 1);
-        let err = |message: String| ParseError {
-            line: tok_line,
-            col,
-            message,
-        };
+        let err = |message: String| ParseError { line: tok_line, col, message };
         let start = i;
         let tok = if c == '\n' {
             line += 1;
@@ -161,9 +155,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             if digits.is_empty() {
                 return Err(err(format!("expected {what} after `{c}`")));
             }
-            let n: u32 = digits
-                .parse()
-                .map_err(|_| err(format!("{what} `{c}{digits}` is too large")))?;
+            let n: u32 = digits.parse().map_err(|_| err(format!("{what} `{c}{digits}` is too large")))?;
             match c {
                 '%' => Tok::Value(n),
                 '$' => Tok::Var(n),
@@ -181,28 +173,18 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             let (s, end) = lex_string(&chars, i).map_err(err)?;
             i = end;
             Tok::Str(s)
-        } else if let Some(p) = PUNCTS.iter().find(|p| {
-            p.chars()
-                .enumerate()
-                .all(|(k, pc)| chars.get(i + k) == Some(&pc))
-        }) {
+        } else if let Some(p) =
+            PUNCTS.iter().find(|p| p.chars().enumerate().all(|(k, pc)| chars.get(i + k) == Some(&pc)))
+        {
             i += p.chars().count();
             Tok::Punct(p)
         } else {
             return Err(err(format!("unexpected character `{c}`")));
         };
-        toks.push(Token {
-            tok,
-            line: tok_line,
-            col,
-        });
+        toks.push(Token { tok, line: tok_line, col });
     }
     let col = chars.len() - line_start + 1;
-    toks.push(Token {
-        tok: Tok::Eof,
-        line,
-        col,
-    });
+    toks.push(Token { tok: Tok::Eof, line, col });
     Ok(toks)
 }
 
@@ -245,10 +227,7 @@ fn lex_string(chars: &[char], mut i: usize) -> Result<(String, usize), String> {
                     Some('0') => '\0',
                     Some(c @ ('\\' | '"' | '\'')) => c,
                     Some('u') if chars.get(i) == Some(&'{') => {
-                        let close = chars[i..]
-                            .iter()
-                            .position(|&c| c == '}')
-                            .ok_or("unterminated `\\u{` escape")?;
+                        let close = chars[i..].iter().position(|&c| c == '}').ok_or("unterminated `\\u{` escape")?;
                         let hex: String = chars[i + 1..i + close].iter().collect();
                         i += close + 1;
                         u32::from_str_radix(&hex, 16)
@@ -317,10 +296,7 @@ impl Parser {
     }
 
     fn expected(&self, what: &str) -> ParseError {
-        self.error_at(
-            self.here(),
-            format!("expected {what}, found {}", self.peek()),
-        )
+        self.error_at(self.here(), format!("expected {what}, found {}", self.peek()))
     }
 
     fn eat_punct(&mut self, p: &str) -> bool {
@@ -431,9 +407,7 @@ impl Parser {
     fn var_decl(&mut self) -> PResult<Var> {
         let at = self.here();
         let var = self.var()?;
-        let name = self
-            .string_opt()
-            .ok_or_else(|| self.expected("the var's name as a string"))?;
+        let name = self.string_opt().ok_or_else(|| self.expected("the var's name as a string"))?;
         self.expect_punct(":")?;
         let ty = self.scalar()?;
         if var.0 > MAX_INDEX {
@@ -483,10 +457,9 @@ impl Parser {
             let kind = if self.eat_punct(";") {
                 let at = self.here();
                 match self.next() {
-                    Tok::Num(n) => MemKind::Array(
-                        n.parse()
-                            .map_err(|_| self.error_at(at, format!("bad array length `{n}`")))?,
-                    ),
+                    Tok::Num(n) => {
+                        MemKind::Array(n.parse().map_err(|_| self.error_at(at, format!("bad array length `{n}`")))?)
+                    }
                     _ => {
                         self.pos -= 1;
                         return Err(self.expected("an array length"));
@@ -505,9 +478,7 @@ impl Parser {
             self.expect_punct(">")?;
             return mem(elem, if boxed { MemKind::Cell } else { MemKind::Vec });
         }
-        let s = self
-            .scalar()
-            .map_err(|_| self.expected("a type like `f64`, `&[f64]`, `&mut f64` or `Vec<f32>`"))?;
+        let s = self.scalar().map_err(|_| self.expected("a type like `f64`, `&[f64]`, `&mut f64` or `Vec<f32>`"))?;
         match access {
             Access::Owned => Ok(Ty::Scalar(s)),
             _ => mem(s, MemKind::Cell),
@@ -525,13 +496,7 @@ impl Parser {
         self.expect_punct(":")?;
         let ty = self.ty()?;
         let span = self.span_opt();
-        Ok(ValueDef {
-            id,
-            name,
-            ty,
-            span,
-            at,
-        })
+        Ok(ValueDef { id, name, ty, span, at })
     }
 
     fn define(&mut self, d: ValueDef, default_span: SpanId) -> PResult<Value> {
@@ -541,11 +506,7 @@ impl Parser {
         if self.values.contains_key(&d.id) {
             return Err(self.error_at(d.at, format!("value %{} is defined twice", d.id)));
         }
-        let data = ValueData {
-            ty: d.ty,
-            name: d.name,
-            span: d.span.unwrap_or(default_span),
-        };
+        let data = ValueData { ty: d.ty, name: d.name, span: d.span.unwrap_or(default_span) };
         self.values.insert(d.id, data);
         Ok(Value(d.id))
     }
@@ -568,8 +529,7 @@ impl Parser {
                 if self.eat_punct(")") {
                     break;
                 }
-                self.expect_punct(",")
-                    .map_err(|_| self.expected("`,` or `)`"))?;
+                self.expect_punct(",").map_err(|_| self.expected("`,` or `)`"))?;
             }
         }
         if self.eat_punct("->") {
@@ -580,8 +540,7 @@ impl Parser {
                     if self.eat_punct(")") {
                         break;
                     }
-                    self.expect_punct(",")
-                        .map_err(|_| self.expected("`,` or `)`"))?;
+                    self.expect_punct(",").map_err(|_| self.expected("`,` or `)`"))?;
                 }
             }
         }
@@ -600,13 +559,9 @@ impl Parser {
                 return Ok(Region { ops });
             }
             if self.peek() == &Tok::Eof {
-                return Err(self.error_at(
-                    open,
-                    format!(
-                        "this `{{` is never closed (input ends at line {})",
-                        self.here().0
-                    ),
-                ));
+                return Err(
+                    self.error_at(open, format!("this `{{` is never closed (input ends at line {})", self.here().0))
+                );
             }
             if top && self.eat_keyword("local") {
                 self.var_decl()?;
@@ -661,20 +616,13 @@ impl Parser {
             }
             "load" => {
                 let mem = self.value()?;
-                OpKind::Load {
-                    mem,
-                    index: self.index_opt()?,
-                }
+                OpKind::Load { mem, index: self.index_opt()? }
             }
             "store" => {
                 let mem = self.value()?;
                 let index = self.index_opt()?;
                 self.expect_punct(",")?;
-                OpKind::Store {
-                    mem,
-                    index,
-                    value: self.value()?,
-                }
+                OpKind::Store { mem, index, value: self.value()? }
             }
             "alloc" => {
                 self.expect_punct("[")?;
@@ -691,10 +639,7 @@ impl Parser {
             "var" => {
                 let var = self.var_decl()?;
                 self.expect_punct("=")?;
-                OpKind::DeclVar {
-                    var,
-                    init: self.value()?,
-                }
+                OpKind::DeclVar { var, init: self.value()? }
             }
             "get" => OpKind::GetVar(self.var()?),
             "set" => {
@@ -705,9 +650,7 @@ impl Parser {
             "assert" => {
                 let cond = self.value()?;
                 self.expect_punct(",")?;
-                let message = self
-                    .string_opt()
-                    .ok_or_else(|| self.expected("the assertion's message as a string"))?;
+                let message = self.string_opt().ok_or_else(|| self.expected("the assertion's message as a string"))?;
                 OpKind::Assert { cond, message }
             }
             "return" => OpKind::Return(self.value_list()?),
@@ -755,25 +698,13 @@ impl Parser {
         let at = self.here();
         let neg = self.eat_punct("-");
         let sign = if neg { "-" } else { "" };
-        let bad = |s: &str| ParseError {
-            line: at.0,
-            col: at.1,
-            message: format!("bad literal `{sign}{s}`"),
-        };
+        let bad = |s: &str| ParseError { line: at.0, col: at.1, message: format!("bad literal `{sign}{s}`") };
         match self.next() {
-            Tok::Num(s) if s.contains(['.', 'e', 'E']) => format!("{sign}{s}")
-                .parse()
-                .map(Const::Float)
-                .map_err(|_| bad(&s)),
-            Tok::Num(s) => format!("{sign}{s}")
-                .parse()
-                .map(Const::Int)
-                .map_err(|_| bad(&s)),
-            Tok::Ident(s) if s == "inf" => Ok(Const::Float(if neg {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            })),
+            Tok::Num(s) if s.contains(['.', 'e', 'E']) => {
+                format!("{sign}{s}").parse().map(Const::Float).map_err(|_| bad(&s))
+            }
+            Tok::Num(s) => format!("{sign}{s}").parse().map(Const::Int).map_err(|_| bad(&s)),
+            Tok::Ident(s) if s == "inf" => Ok(Const::Float(if neg { f64::NEG_INFINITY } else { f64::INFINITY })),
             Tok::Ident(s) if s == "NaN" && !neg => {
                 if !self.eat_punct("(") {
                     return Ok(Const::Float(f64::NAN));
@@ -800,19 +731,8 @@ impl Parser {
         let cond = self.value()?;
         let span = self.span_opt().unwrap_or(SpanId::NONE);
         let then_region = self.region(false)?;
-        let else_region = if self.eat_keyword("else") {
-            self.region(false)?
-        } else {
-            Region::default()
-        };
-        Ok((
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            },
-            span,
-        ))
+        let else_region = if self.eat_keyword("else") { self.region(false)? } else { Region::default() };
+        Ok((OpKind::If { cond, then_region, else_region }, span))
     }
 
     fn for_op(&mut self) -> PResult<(OpKind, SpanId)> {
@@ -822,75 +742,38 @@ impl Parser {
         let inclusive = if self.eat_punct("..=") {
             true
         } else {
-            self.expect_punct("..")
-                .map_err(|_| self.expected("`..` or `..=`"))?;
+            self.expect_punct("..").map_err(|_| self.expected("`..` or `..=`"))?;
             false
         };
         let hi = self.value()?;
-        let step = if self.eat_keyword("step") {
-            Some(self.value()?)
-        } else {
-            None
-        };
+        let step = if self.eat_keyword("step") { Some(self.value()?) } else { None };
         let reverse = self.eat_keyword("rev");
-        let exit = if self.eat_keyword("exit") {
-            Some(self.var()?)
-        } else {
-            None
-        };
+        let exit = if self.eat_keyword("exit") { Some(self.var()?) } else { None };
         let span = self.span_opt().unwrap_or(SpanId::NONE);
         if self.peek() != &Tok::Punct("{") {
             return Err(self.expected("`step`, `rev`, `exit` (in this order) or `{`"));
         }
         let index = self.define(index, span)?;
         let body = self.region(false)?;
-        Ok((
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            },
-            span,
-        ))
+        Ok((OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit }, span))
     }
 
     fn while_op(&mut self) -> PResult<(OpKind, SpanId)> {
-        let exit = if self.eat_keyword("exit") {
-            Some(self.var()?)
-        } else {
-            None
-        };
+        let exit = if self.eat_keyword("exit") { Some(self.var()?) } else { None };
         let span = self.span_opt().unwrap_or(SpanId::NONE);
         let cond_region = self.region(false)?;
         self.expect_keyword("cond")?;
         let cond = self.value()?;
         self.expect_keyword("do")?;
         let body = self.region(false)?;
-        Ok((
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            },
-            span,
-        ))
+        Ok((OpKind::While { cond_region, cond, body, exit }, span))
     }
 
     /// Checks that every value and var used is defined, and builds the arenas.
     fn finish(self, mut f: Function) -> PResult<Function> {
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {
-                return Err(ParseError {
-                    line,
-                    col,
-                    message: format!("value %{n} is used but never defined"),
-                });
+                return Err(ParseError { line, col, message: format!("value %{n} is used but never defined") });
             }
         }
         for &(n, line, col) in &self.var_uses {
@@ -902,28 +785,14 @@ impl Parser {
                 });
             }
         }
-        let value_count = self
-            .values
-            .keys()
-            .next_back()
-            .map_or(0, |&n| n as usize + 1);
-        let gap = ValueData {
-            ty: Ty::F64,
-            name: None,
-            span: SpanId::NONE,
-        };
+        let value_count = self.values.keys().next_back().map_or(0, |&n| n as usize + 1);
+        let gap = ValueData { ty: Ty::F64, name: None, span: SpanId::NONE };
         f.values = vec![gap; value_count];
         for (n, data) in self.values {
             f.values[n as usize] = data;
         }
         let var_count = self.vars.keys().next_back().map_or(0, |&n| n as usize + 1);
-        f.vars = vec![
-            VarData {
-                ty: Scalar::F64,
-                name: String::new()
-            };
-            var_count
-        ];
+        f.vars = vec![VarData { ty: Scalar::F64, name: String::new() }; var_count];
         for (n, data) in self.vars {
             f.vars[n as usize] = data;
         }
@@ -940,7 +809,5 @@ pub(crate) fn binop(name: &str) -> Option<BinOp> {
 
 pub(crate) fn cmpop(name: &str) -> Option<CmpOp> {
     use CmpOp::*;
-    [Eq, Ne, Lt, Le, Gt, Ge]
-        .into_iter()
-        .find(|&op| crate::print::cmpop_name(op) == name)
+    [Eq, Ne, Lt, Le, Gt, Ge].into_iter().find(|&op| crate::print::cmpop_name(op) == name)
 }

@@ -21,29 +21,18 @@
 
 use std::fmt::{self, Write};
 
-use crate::{
-    Access, BinOp, CmpOp, Const, Function, MemKind, Op, OpKind, Region, SpanId, Ty, UnOp, Value,
-    Var,
-};
+use crate::{Access, BinOp, CmpOp, Const, Function, MemKind, Op, OpKind, Region, SpanId, Ty, UnOp, Value, Var};
 
 /// The whole function as text.
 pub fn print(f: &Function) -> String {
-    let mut p = Printer {
-        f,
-        out: String::new(),
-        depth: 0,
-    };
+    let mut p = Printer { f, out: String::new(), depth: 0 };
     p.function();
     p.out
 }
 
 /// One op (with its nested regions, unindented) as text, without a trailing newline.
 pub fn print_op(f: &Function, op: &Op) -> String {
-    let mut p = Printer {
-        f,
-        out: String::new(),
-        depth: 0,
-    };
+    let mut p = Printer { f, out: String::new(), depth: 0 };
     p.op(op);
     p.out.pop();
     p.out
@@ -125,9 +114,7 @@ impl fmt::Display for Function {
 /// True if `s` can be written bare (otherwise it is quoted).
 fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -177,10 +164,7 @@ impl Printer<'_> {
         };
         f.params.iter().for_each(|&p| mark(p));
         f.walk(&mut |op| {
-            op.result
-                .into_iter()
-                .chain(op.kind.inner_defs())
-                .for_each(&mut mark);
+            op.result.into_iter().chain(op.kind.inner_defs()).for_each(&mut mark);
             if let OpKind::DeclVar { var, .. } = op.kind {
                 if let Some(d) = declared_vars.get_mut(var.0 as usize) {
                     *d = true;
@@ -299,9 +283,7 @@ impl Printer<'_> {
             }
             OpKind::GetVar(v) => write!(o, "get ${}", v.0).unwrap(),
             OpKind::SetVar(v, x) => write!(o, "set ${}, %{}", v.0, x.0).unwrap(),
-            OpKind::Assert { cond, message } => {
-                write!(o, "assert %{}, {message:?}", cond.0).unwrap()
-            }
+            OpKind::Assert { cond, message } => write!(o, "assert %{}, {message:?}", cond.0).unwrap(),
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
             OpKind::Return(vs) => {
@@ -311,11 +293,7 @@ impl Printer<'_> {
                     self.values(vs);
                 }
             }
-            OpKind::If {
-                cond,
-                then_region,
-                else_region,
-            } => {
+            OpKind::If { cond, then_region, else_region } => {
                 write!(o, "if %{}", cond.0).unwrap();
                 self.span(op.span);
                 self.region(then_region);
@@ -326,16 +304,7 @@ impl Printer<'_> {
                 self.out.push('\n');
                 return;
             }
-            OpKind::For {
-                index,
-                lo,
-                hi,
-                step,
-                inclusive,
-                reverse,
-                body,
-                exit,
-            } => {
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 o.push_str("for ");
                 self.value_def(*index, op.span);
                 let range = if *inclusive { "..=" } else { ".." };
@@ -354,12 +323,7 @@ impl Printer<'_> {
                 self.out.push('\n');
                 return;
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                exit,
-            } => {
+            OpKind::While { cond_region, cond, body, exit } => {
                 o.push_str("while");
                 if let Some(e) = exit {
                     write!(self.out, " exit ${}", e.0).unwrap();

@@ -96,10 +96,7 @@ fn cse_region(
             }
             OpKind::Store { mem, index, value } => {
                 forget(&mut table, &[Reads::Mem(*mem)]);
-                table.insert(
-                    format!("load {mem:?} {index:?}"),
-                    (*value, Reads::Mem(*mem)),
-                );
+                table.insert(format!("load {mem:?} {index:?}"), (*value, Reads::Mem(*mem)));
             }
             OpKind::Fill { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
             _ => {}
@@ -193,8 +190,7 @@ fn fold(consts: &HashMap<Value, Const>, kind: &OpKind, ty: crate::Ty) -> Option<
                 crate::BinOp::Mul => x * y,
                 _ => return None,
             };
-            let small =
-                r.unsigned_abs() < (1 << 30) && (r >= 0 || ty.scalar().unwrap().is_signed());
+            let small = r.unsigned_abs() < (1 << 30) && (r >= 0 || ty.scalar().unwrap().is_signed());
             small.then_some(Const::Int(r))
         }
         OpKind::Unary(crate::UnOp::Neg, a) if ty.is_float() => match k(a)? {

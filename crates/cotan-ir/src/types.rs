@@ -46,10 +46,7 @@ impl Scalar {
     }
 
     pub fn is_signed(self) -> bool {
-        matches!(
-            self,
-            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize
-        )
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize)
     }
 
     /// Width in bits of an integer type (usize/isize are taken as 64 bits).

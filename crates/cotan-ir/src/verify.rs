@@ -7,10 +7,7 @@
 use std::fmt;
 
 use crate::print::{print_op, print_ty};
-use crate::{
-    BinOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value,
-    Var,
-};
+use crate::{BinOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifyError {
@@ -33,35 +30,16 @@ impl std::error::Error for VerifyError {}
 /// Checks `f`, returning every problem found.
 pub fn verify(f: &Function) -> Result<(), Vec<VerifyError>> {
     let n = f.values.len();
-    let mut v = Verifier {
-        f,
-        errors: vec![],
-        def_count: vec![0; n],
-        visible: vec![false; n],
-    };
+    let mut v = Verifier { f, errors: vec![], def_count: vec![0; n], visible: vec![false; n] };
     let mut scope = vec![];
     for &p in &f.params {
         if let Err(message) = v.define(p, &mut scope) {
-            v.errors.push(VerifyError {
-                op: None,
-                message: format!("parameter: {message}"),
-            });
+            v.errors.push(VerifyError { op: None, message: format!("parameter: {message}") });
         }
     }
     v.region(&f.body, None, true);
-    if !f.returns.is_empty()
-        && !matches!(
-            f.body.ops.last(),
-            Some(Op {
-                kind: OpKind::Return(_),
-                ..
-            })
-        )
-    {
-        let message = format!(
-            "the function returns {} but its body does not end with `return`",
-            tuple(&f.returns)
-        );
+    if !f.returns.is_empty() && !matches!(f.body.ops.last(), Some(Op { kind: OpKind::Return(_), .. })) {
+        let message = format!("the function returns {} but its body does not end with `return`", tuple(&f.returns));
         v.errors.push(VerifyError { op: None, message });
     }
     if v.errors.is_empty() {
@@ -98,31 +76,18 @@ type Check<T = ()> = Result<T, String>;
 
 impl Verifier<'_> {
     fn error(&mut self, op: &Op, message: String) {
-        let line = print_op(self.f, op)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        self.errors.push(VerifyError {
-            op: Some(line),
-            message,
-        });
+        let line = print_op(self.f, op).lines().next().unwrap_or_default().to_string();
+        self.errors.push(VerifyError { op: Some(line), message });
     }
 
     fn define(&mut self, v: Value, scope: &mut Vec<Value>) -> Check {
         let i = v.0 as usize;
         if i >= self.f.values.len() {
-            return Err(format!(
-                "defines %{}, which is not in the function's value table",
-                v.0
-            ));
+            return Err(format!("defines %{}, which is not in the function's value table", v.0));
         }
         self.def_count[i] += 1;
         if self.def_count[i] > 1 {
-            return Err(format!(
-                "defines %{}, which is already defined elsewhere",
-                v.0
-            ));
+            return Err(format!("defines %{}, which is already defined elsewhere", v.0));
         }
         self.visible[i] = true;
         scope.push(v);
@@ -140,10 +105,7 @@ impl Verifier<'_> {
         }
         for (i, op) in r.ops.iter().enumerate() {
             if matches!(op.kind, OpKind::Return(_)) && !(top && i + 1 == r.ops.len()) {
-                self.error(
-                    op,
-                    "`return` may only be the last op of the function's body".into(),
-                );
+                self.error(op, "`return` may only be the last op of the function's body".into());
             }
             self.op(op, &mut scope);
         }
@@ -155,11 +117,7 @@ impl Verifier<'_> {
 
     fn op(&mut self, op: &Op, scope: &mut Vec<Value>) {
         // A while's condition is an operand of the loop but is defined inside it: checked below.
-        let operands = if let OpKind::While { .. } = op.kind {
-            vec![]
-        } else {
-            op.kind.operands()
-        };
+        let operands = if let OpKind::While { .. } = op.kind { vec![] } else { op.kind.operands() };
         let mut in_range = true;
         for v in operands {
             if let Err(m) = self.check_use(v) {
@@ -167,41 +125,26 @@ impl Verifier<'_> {
                 self.error(op, m);
             }
         }
-        let defs_ok = op
-            .result
-            .into_iter()
-            .chain(op.kind.inner_defs())
-            .all(|d| (d.0 as usize) < self.f.values.len());
+        let defs_ok = op.result.into_iter().chain(op.kind.inner_defs()).all(|d| (d.0 as usize) < self.f.values.len());
         if in_range && defs_ok {
             if let Err(m) = self.types(op) {
                 self.error(op, m);
             }
         }
         match &op.kind {
-            OpKind::If {
-                then_region,
-                else_region,
-                ..
-            } => {
+            OpKind::If { then_region, else_region, .. } => {
                 self.region(then_region, None, false);
                 self.region(else_region, None, false);
             }
             OpKind::For { index, body, .. } => {
                 self.region(body, Some((op, *index)), false);
             }
-            OpKind::While {
-                cond_region,
-                cond,
-                body,
-                ..
-            } => {
+            OpKind::While { cond_region, cond, body, .. } => {
                 self.no_writes(cond_region);
                 let defined = self.region(cond_region, None, false);
                 if !defined.contains(cond) {
-                    let m = format!(
-                        "the condition %{} is not defined at the top level of the condition region",
-                        cond.0
-                    );
+                    let m =
+                        format!("the condition %{} is not defined at the top level of the condition region", cond.0);
                     self.error(op, m);
                 }
                 self.region(body, None, false);
@@ -218,10 +161,7 @@ impl Verifier<'_> {
     fn check_use(&self, v: Value) -> Check {
         let i = v.0 as usize;
         if i >= self.f.values.len() {
-            Err(format!(
-                "uses %{}, which is not in the function's value table",
-                v.0
-            ))
+            Err(format!("uses %{}, which is not in the function's value table", v.0))
         } else if self.visible[i] {
             Ok(())
         } else if self.def_count[i] == 0 {
@@ -253,10 +193,7 @@ impl Verifier<'_> {
             }
         });
         for op in bad {
-            self.error(
-                &op,
-                "a while loop's condition region may not write memory, vars or the tape".into(),
-            );
+            self.error(&op, "a while loop's condition region may not write memory, vars or the tape".into());
         }
     }
 
@@ -265,31 +202,18 @@ impl Verifier<'_> {
     }
 
     fn scalar(&self, v: Value, what: &str) -> Check<Scalar> {
-        self.ty(v).scalar().ok_or_else(|| {
-            format!(
-                "{what} %{} is memory ({}), not a scalar",
-                v.0,
-                print_ty(self.ty(v))
-            )
-        })
+        self.ty(v).scalar().ok_or_else(|| format!("{what} %{} is memory ({}), not a scalar", v.0, print_ty(self.ty(v))))
     }
 
     fn mem(&self, v: Value) -> Check<MemTy> {
-        self.ty(v)
-            .mem()
-            .ok_or_else(|| format!("%{} is a {}, not memory", v.0, print_ty(self.ty(v))))
+        self.ty(v).mem().ok_or_else(|| format!("%{} is a {}, not memory", v.0, print_ty(self.ty(v))))
     }
 
     fn expect(&self, v: Value, ty: Ty, what: &str) -> Check {
         if self.ty(v) == ty {
             Ok(())
         } else {
-            Err(format!(
-                "{what} %{} is {}, expected {}",
-                v.0,
-                print_ty(self.ty(v)),
-                print_ty(ty)
-            ))
+            Err(format!("{what} %{} is {}, expected {}", v.0, print_ty(self.ty(v)), print_ty(ty)))
         }
     }
 
@@ -302,9 +226,7 @@ impl Verifier<'_> {
 
     fn exit_var(&self, exit: Option<Var>) -> Check {
         match exit {
-            Some(var) if self.var_ty(var)? != Ty::BOOL => {
-                Err(format!("exit var ${} is not a bool", var.0))
-            }
+            Some(var) if self.var_ty(var)? != Ty::BOOL => Err(format!("exit var ${} is not a bool", var.0)),
             _ => Ok(()),
         }
     }
@@ -323,11 +245,7 @@ impl Verifier<'_> {
         if m.is_writable() {
             Ok(())
         } else {
-            Err(format!(
-                "writes to %{}, which is shared memory ({})",
-                mem.0,
-                print_ty(Ty::Mem(m))
-            ))
+            Err(format!("writes to %{}, which is shared memory ({})", mem.0, print_ty(Ty::Mem(m))))
         }
     }
 
@@ -370,11 +288,7 @@ impl Verifier<'_> {
                     _ => false,
                 };
                 if !ok {
-                    return Err(format!(
-                        "a {} literal cannot have type {}",
-                        const_kind(c),
-                        print_ty(r)
-                    ));
+                    return Err(format!("a {} literal cannot have type {}", const_kind(c), print_ty(r)));
                 }
             }
             Unary(u, a) => {
@@ -384,10 +298,7 @@ impl Verifier<'_> {
                     UnOp::Not => s.is_int() || s == Scalar::Bool,
                 };
                 if !ok {
-                    return Err(format!(
-                        "cannot apply `{}` to {s}",
-                        crate::print::unop_name(*u)
-                    ));
+                    return Err(format!("cannot apply `{}` to {s}", crate::print::unop_name(*u)));
                 }
                 self.expect(*a, r, "operand")?;
             }
@@ -395,17 +306,12 @@ impl Verifier<'_> {
                 let s = self.scalar(*x, "left operand")?;
                 self.expect(*x, r, "left operand")?;
                 let ok = match b {
-                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
-                        s != Scalar::Bool
-                    }
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => s != Scalar::Bool,
                     BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !s.is_float(),
                     BinOp::Shl | BinOp::Shr => s.is_int(),
                 };
                 if !ok {
-                    return Err(format!(
-                        "cannot apply `{}` to {s}",
-                        crate::print::binop_name(*b)
-                    ));
+                    return Err(format!("cannot apply `{}` to {s}", crate::print::binop_name(*b)));
                 }
                 if matches!(b, BinOp::Shl | BinOp::Shr) {
                     // As in Rust, the shift amount may have any integer type.
@@ -420,33 +326,21 @@ impl Verifier<'_> {
                 self.scalar(*x, "left operand")?;
                 self.expect(*y, self.ty(*x), "right operand")?;
                 if r != Ty::BOOL {
-                    return Err(format!(
-                        "a comparison's result is bool, not {}",
-                        print_ty(r)
-                    ));
+                    return Err(format!("a comparison's result is bool, not {}", print_ty(r)));
                 }
             }
             Cast(a) => {
                 let from = self.scalar(*a, "operand")?;
                 let to = rs.ok_or("a cast's result must be a scalar")?;
                 let numeric = |s: Scalar| s != Scalar::Bool;
-                let ok = if to == Scalar::Bool {
-                    from == Scalar::Bool
-                } else {
-                    numeric(from) || to.is_int()
-                };
+                let ok = if to == Scalar::Bool { from == Scalar::Bool } else { numeric(from) || to.is_int() };
                 if !ok {
                     return Err(format!("cannot cast {from} to {to}"));
                 }
             }
             Math(m, args) => {
                 if args.len() != m.arity() {
-                    return Err(format!(
-                        "{} takes {} arguments, not {}",
-                        m.name(),
-                        m.arity(),
-                        args.len()
-                    ));
+                    return Err(format!("{} takes {} arguments, not {}", m.name(), m.arity(), args.len()));
                 }
                 let recv = self.scalar(args[0], "receiver")?;
                 if !recv.is_float() {
@@ -454,11 +348,7 @@ impl Verifier<'_> {
                 }
                 self.expect(args[0], r, "receiver")?;
                 for (k, &a) in args.iter().enumerate().skip(1) {
-                    let want = if *m == MathFn::Powi {
-                        Ty::Scalar(Scalar::I32)
-                    } else {
-                        r
-                    };
+                    let want = if *m == MathFn::Powi { Ty::Scalar(Scalar::I32) } else { r };
                     self.expect(a, want, &format!("argument {k}"))?;
                 }
             }
@@ -489,15 +379,11 @@ impl Verifier<'_> {
                 }
             }
             Alloc { len, init } => {
-                let m = r.mem().filter(|m| {
-                    m.access == crate::Access::Owned
-                        && matches!(m.kind, MemKind::Vec | MemKind::Array(_))
-                });
+                let m = r
+                    .mem()
+                    .filter(|m| m.access == crate::Access::Owned && matches!(m.kind, MemKind::Vec | MemKind::Array(_)));
                 let m = m.ok_or_else(|| {
-                    format!(
-                        "allocates a {}; only owned Vec<T> and [T; N] can be allocated",
-                        print_ty(r)
-                    )
+                    format!("allocates a {}; only owned Vec<T> and [T; N] can be allocated", print_ty(r))
                 })?;
                 self.expect(*init, Ty::Scalar(m.elem), "initial value")?;
                 self.expect(*len, Ty::USIZE, "length")?;
@@ -516,29 +402,14 @@ impl Verifier<'_> {
             GetVar(var) => {
                 let t = self.var_ty(*var)?;
                 if r != t {
-                    return Err(format!(
-                        "${} is {}, not {}",
-                        var.0,
-                        print_ty(t),
-                        print_ty(r)
-                    ));
+                    return Err(format!("${} is {}, not {}", var.0, print_ty(t), print_ty(r)));
                 }
             }
             If { cond, .. } | Assert { cond, .. } => self.expect(*cond, Ty::BOOL, "condition")?,
-            For {
-                index,
-                lo,
-                hi,
-                step,
-                exit,
-                ..
-            } => {
+            For { index, lo, hi, step, exit, .. } => {
                 let it = self.ty(*index);
                 if !it.scalar().is_some_and(Scalar::is_int) {
-                    return Err(format!(
-                        "the loop index is {}, not an integer",
-                        print_ty(it)
-                    ));
+                    return Err(format!("the loop index is {}, not an integer", print_ty(it)));
                 }
                 self.expect(*lo, it, "lower bound")?;
                 self.expect(*hi, it, "upper bound")?;
@@ -562,11 +433,7 @@ impl Verifier<'_> {
             Return(vs) => {
                 let tys: Vec<Ty> = vs.iter().map(|&v| self.ty(v)).collect();
                 if tys != self.f.returns {
-                    return Err(format!(
-                        "returns {} but the function returns {}",
-                        tuple(&tys),
-                        tuple(&self.f.returns)
-                    ));
+                    return Err(format!("returns {} but the function returns {}", tuple(&tys), tuple(&self.f.returns)));
                 }
             }
         }

@@ -28,13 +28,7 @@ fn straight_line_arithmetic() {
     let f = rosenbrock();
     let (x, y) = (0.3_f64, -1.7_f64);
     let expected = (1.0 - x).powi(2) + 100.0 * ((y - x * x) * (y - x * x));
-    assert_eq!(
-        f64_result(
-            &f,
-            &mut [Arg::Scalar(Val::F64(x)), Arg::Scalar(Val::F64(y))]
-        ),
-        expected
-    );
+    assert_eq!(f64_result(&f, &mut [Arg::Scalar(Val::F64(x)), Arg::Scalar(Val::F64(y))]), expected);
 }
 
 #[test]
@@ -79,16 +73,8 @@ fn tape_and_in_place_outputs() {
 
 #[test]
 fn loops_visit_the_indices_rust_visits() {
-    let cases = [
-        (0, 10, 3),
-        (0, 9, 3),
-        (-7, 8, 4),
-        (5, 5, 1),
-        (5, 4, 2),
-        (-3, 3, 1),
-        (2, 3, 100),
-        (i32::MAX - 5, i32::MAX, 2),
-    ];
+    let cases =
+        [(0, 10, 3), (0, 9, 3), (-7, 8, 4), (5, 5, 1), (5, 4, 2), (-3, 3, 1), (2, 3, 100), (i32::MAX - 5, i32::MAX, 2)];
     for (lo, hi, step) in cases {
         for (inclusive, reverse) in [(false, false), (false, true), (true, false), (true, true)] {
             let expected: Vec<i32> = match (inclusive, reverse) {
@@ -96,33 +82,16 @@ fn loops_visit_the_indices_rust_visits() {
                 (false, true) => (lo..hi).step_by(step as usize).rev().collect(),
                 (true, false) => (lo..=hi).step_by(step as usize).collect(),
                 // `StepBy<RangeInclusive<i32>>` is not double-ended; reverse the same indices.
-                (true, true) => (lo..=hi)
-                    .step_by(step as usize)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect(),
+                (true, true) => (lo..=hi).step_by(step as usize).collect::<Vec<_>>().into_iter().rev().collect(),
             };
             let int = |i: i32| Val::Int(i as i128, Scalar::I32);
-            let mut args = [
-                Arg::Scalar(int(lo)),
-                Arg::Scalar(int(hi)),
-                Arg::Scalar(int(step)),
-                Arg::Mem(vec![int(-1); 20]),
-            ];
+            let mut args =
+                [Arg::Scalar(int(lo)), Arg::Scalar(int(hi)), Arg::Scalar(int(step)), Arg::Mem(vec![int(-1); 20])];
             let count = run(&visit(inclusive, reverse), &mut args).unwrap();
-            let Arg::Mem(out) = &args[3] else {
-                unreachable!()
-            };
-            let got: Vec<i32> = out[..expected.len()]
-                .iter()
-                .map(|v| v.as_int().unwrap() as i32)
-                .collect();
+            let Arg::Mem(out) = &args[3] else { unreachable!() };
+            let got: Vec<i32> = out[..expected.len()].iter().map(|v| v.as_int().unwrap() as i32).collect();
             assert_eq!(count, vec![usize_val(expected.len())]);
-            assert_eq!(
-                got, expected,
-                "{lo}..{hi} step {step} inclusive {inclusive} reverse {reverse}"
-            );
+            assert_eq!(got, expected, "{lo}..{hi} step {step} inclusive {inclusive} reverse {reverse}");
         }
     }
 }
@@ -130,38 +99,19 @@ fn loops_visit_the_indices_rust_visits() {
 #[test]
 fn zero_step_is_an_error() {
     let int = |i: i128| Arg::Scalar(Val::Int(i, Scalar::I32));
-    let e = run(
-        &visit(false, false),
-        &mut [int(0), int(3), int(0), Arg::Mem(vec![])],
-    )
-    .unwrap_err();
+    let e = run(&visit(false, false), &mut [int(0), int(3), int(0), Arg::Mem(vec![])]).unwrap_err();
     assert!(e.message.contains("positive step"), "{e}");
 }
 
 #[test]
 fn integer_overflow_is_an_error() {
-    let u8s = |a, b| {
-        [
-            Arg::Scalar(Val::Int(a, Scalar::U8)),
-            Arg::Scalar(Val::Int(b, Scalar::U8)),
-        ]
-    };
-    assert_eq!(
-        run(&add(Scalar::U8), &mut u8s(200, 55)).unwrap(),
-        vec![Val::Int(255, Scalar::U8)]
-    );
+    let u8s = |a, b| [Arg::Scalar(Val::Int(a, Scalar::U8)), Arg::Scalar(Val::Int(b, Scalar::U8))];
+    assert_eq!(run(&add(Scalar::U8), &mut u8s(200, 55)).unwrap(), vec![Val::Int(255, Scalar::U8)]);
     let e = run(&add(Scalar::U8), &mut u8s(200, 56)).unwrap_err();
     assert_eq!(e.message, "attempt to add with overflow (u8)");
-    assert_eq!(
-        e.to_string(),
-        "attempt to add with overflow (u8) (in `%2: u8 = add %0, %1`)"
-    );
-    let i64s = |a: i64, b: i64| {
-        [
-            Arg::Scalar(Val::Int(a.into(), Scalar::I64)),
-            Arg::Scalar(Val::Int(b.into(), Scalar::I64)),
-        ]
-    };
+    assert_eq!(e.to_string(), "attempt to add with overflow (u8) (in `%2: u8 = add %0, %1`)");
+    let i64s =
+        |a: i64, b: i64| [Arg::Scalar(Val::Int(a.into(), Scalar::I64)), Arg::Scalar(Val::Int(b.into(), Scalar::I64))];
     assert!(run(&add(Scalar::I64), &mut i64s(i64::MIN, -1)).is_err());
     assert_eq!(
         run(&add(Scalar::I64), &mut i64s(i64::MIN, 1)).unwrap(),
@@ -176,10 +126,7 @@ fn out_of_bounds_is_an_error() {
     assert_eq!(run(&f, &mut args).unwrap(), vec![Val::F64(2.0)]);
     let mut args = [f64s(&[1.0, 2.0]), Arg::Scalar(usize_val(2))];
     let e = run(&f, &mut args).unwrap_err();
-    assert_eq!(
-        e.message,
-        "index out of bounds: the len is 2 but the index is 2"
-    );
+    assert_eq!(e.message, "index out of bounds: the len is 2 but the index is 2");
     // The buffer is handed back even after an error.
     assert_eq!(args[0], f64s(&[1.0, 2.0]));
 }
@@ -204,30 +151,17 @@ fn unary_op(
 
 #[test]
 fn casts_follow_rust() {
-    let cast =
-        |from: Scalar, to: Scalar, v: Val| unary_op(from, to, v, |b, x| b.cast(x, to)).unwrap();
+    let cast = |from: Scalar, to: Scalar, v: Val| unary_op(from, to, v, |b, x| b.cast(x, to)).unwrap();
     use Scalar::*;
-    assert_eq!(
-        cast(F64, U8, Val::F64(300.7)),
-        Val::Int(300.7f64 as u8 as i128, U8)
-    );
+    assert_eq!(cast(F64, U8, Val::F64(300.7)), Val::Int(300.7f64 as u8 as i128, U8));
     assert_eq!(cast(F64, I8, Val::F64(-1e9)), Val::Int(-128, I8));
     assert_eq!(cast(F64, I32, Val::F64(f64::NAN)), Val::Int(0, I32));
     assert_eq!(cast(F32, U64, Val::F32(-2.5)), Val::Int(0, U64));
     assert_eq!(cast(F64, I64, Val::F64(-2.9)), Val::Int(-2, I64));
     assert_eq!(cast(I32, U8, Val::Int(-1, I32)), Val::Int(255, U8));
-    assert_eq!(
-        cast(U16, I8, Val::Int(200, U16)),
-        Val::Int(200u16 as i8 as i128, I8)
-    );
-    assert_eq!(
-        cast(U64, F32, Val::Int(u64::MAX as i128, U64)),
-        Val::F32(u64::MAX as f32)
-    );
-    assert_eq!(
-        cast(I64, F64, Val::Int(-(1 << 60) - 1, I64)),
-        Val::F64((-(1i64 << 60) - 1) as f64)
-    );
+    assert_eq!(cast(U16, I8, Val::Int(200, U16)), Val::Int(200u16 as i8 as i128, I8));
+    assert_eq!(cast(U64, F32, Val::Int(u64::MAX as i128, U64)), Val::F32(u64::MAX as f32));
+    assert_eq!(cast(I64, F64, Val::Int(-(1 << 60) - 1, I64)), Val::F64((-(1i64 << 60) - 1) as f64));
     assert_eq!(cast(Bool, Usize, Val::Bool(true)), Val::Int(1, Usize));
     assert_eq!(cast(F64, F32, Val::F64(0.1)), Val::F32(0.1f64 as f32));
 }
@@ -244,29 +178,16 @@ fn integer_ops_follow_rust() {
             b.effect(OpKind::Return(vec![r]));
             vec![Ty::Scalar(s)]
         });
-        run(
-            &f,
-            &mut [Arg::Scalar(Val::Int(a, s)), Arg::Scalar(Val::Int(c, s))],
-        )
-        .map(|r| r[0].as_int().unwrap())
+        run(&f, &mut [Arg::Scalar(Val::Int(a, s)), Arg::Scalar(Val::Int(c, s))]).map(|r| r[0].as_int().unwrap())
     };
     assert_eq!(bin(I32, BinOp::Div, -7, 2), Ok(-3));
     assert_eq!(bin(I32, BinOp::Rem, -7, 2), Ok(-1));
-    assert!(bin(I32, BinOp::Div, 1, 0)
-        .unwrap_err()
-        .message
-        .contains("divide by zero"));
+    assert!(bin(I32, BinOp::Div, 1, 0).unwrap_err().message.contains("divide by zero"));
     assert!(bin(I32, BinOp::Div, i32::MIN.into(), -1).is_err());
     assert!(bin(I32, BinOp::Rem, i32::MIN.into(), -1).is_err());
-    assert_eq!(
-        bin(I8, BinOp::Shl, 0x41, 2),
-        Ok(0x41i8.wrapping_shl(2).into())
-    );
+    assert_eq!(bin(I8, BinOp::Shl, 0x41, 2), Ok(0x41i8.wrapping_shl(2).into()));
     assert_eq!(bin(I16, BinOp::Shr, -64, 3), Ok(-8));
-    assert!(bin(U32, BinOp::Shl, 1, 32)
-        .unwrap_err()
-        .message
-        .contains("shift left with overflow"));
+    assert!(bin(U32, BinOp::Shl, 1, 32).unwrap_err().message.contains("shift left with overflow"));
     assert_eq!(bin(U8, BinOp::BitXor, 0b1100, 0b1010), Ok(0b0110));
     assert!(bin(U64, BinOp::Sub, 0, 1).is_err());
     assert!(bin(U64, BinOp::Mul, u64::MAX.into(), u64::MAX.into()).is_err());
@@ -339,19 +260,13 @@ fn alloc_fill_and_assert() {
     let n = f.add_param(Ty::USIZE, "n", SpanId::NONE);
     build(&mut f, |b| {
         let one = b.float(1.0, Scalar::F64);
-        let v = b.op(
-            OpKind::Alloc { len: n, init: one },
-            mem(Scalar::F64, MemKind::Vec, Access::Owned),
-        );
+        let v = b.op(OpKind::Alloc { len: n, init: one }, mem(Scalar::F64, MemKind::Vec, Access::Owned));
         let two = b.float(2.0, Scalar::F64);
         b.effect(OpKind::Fill { mem: v, value: two });
         let l = len(b, v);
         let zero = b.int(0, Scalar::Usize);
         let nonempty = b.cmp(CmpOp::Gt, l, zero);
-        b.effect(OpKind::Assert {
-            cond: nonempty,
-            message: "n must be positive".into(),
-        });
+        b.effect(OpKind::Assert { cond: nonempty, message: "n must be positive".into() });
         let one = one_usize(b);
         let last = b.binary(BinOp::Sub, l, one);
         let e = load(b, v, Some(last));
@@ -359,10 +274,7 @@ fn alloc_fill_and_assert() {
         vec![Ty::F64]
     });
     verify(&f).unwrap();
-    assert_eq!(
-        run(&f, &mut [Arg::Scalar(usize_val(4))]).unwrap(),
-        vec![Val::F64(2.0)]
-    );
+    assert_eq!(run(&f, &mut [Arg::Scalar(usize_val(4))]).unwrap(), vec![Val::F64(2.0)]);
     let e = run(&f, &mut [Arg::Scalar(usize_val(0))]).unwrap_err();
     assert_eq!(e.message, "assertion failed: n must be positive");
     let e = run(&f, &mut [Arg::Scalar(usize_val(1 << 40))]).unwrap_err();
@@ -375,12 +287,7 @@ fn step_limit_stops_endless_loops() {
     build(&mut f, |b| {
         let mut cond = None;
         let cond_region = region(b, |b| cond = Some(b.bool(true)));
-        b.effect(OpKind::While {
-            cond_region,
-            cond: cond.unwrap(),
-            body: Region::default(),
-            exit: None,
-        });
+        b.effect(OpKind::While { cond_region, cond: cond.unwrap(), body: Region::default(), exit: None });
         vec![]
     });
     let e = run_with_limit(&f, &mut [], 1000).unwrap_err();
@@ -398,10 +305,7 @@ fn pop_of_empty_tape_is_an_error() {
         vec![]
     });
     let e = run(&f, &mut [Arg::Scalar(Val::F64(1.0))]).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "pop from the empty f64 tape (in `%2: f64 = pop`)"
-    );
+    assert_eq!(e.to_string(), "pop from the empty f64 tape (in `%2: f64 = pop`)");
 }
 
 #[test]
@@ -409,31 +313,16 @@ fn bad_arguments_are_errors() {
     let f = index();
     let e = run(&f, &mut [f64s(&[1.0])]).unwrap_err();
     assert_eq!(e.message, "index takes 2 arguments, got 1");
-    let e = run(
-        &f,
-        &mut [Arg::Mem(vec![Val::F32(1.0)]), Arg::Scalar(usize_val(0))],
-    )
-    .unwrap_err();
+    let e = run(&f, &mut [Arg::Mem(vec![Val::F32(1.0)]), Arg::Scalar(usize_val(0))]).unwrap_err();
     assert!(e.message.starts_with("argument 0: expected a f64"), "{e}");
 }
 
 #[test]
 fn errors_name_the_innermost_op() {
     let int = |i: i128| Arg::Scalar(Val::Int(i, Scalar::I32));
-    let mut args = [
-        int(0),
-        int(5),
-        int(1),
-        Arg::Mem(vec![Val::Int(0, Scalar::I32); 3]),
-    ];
+    let mut args = [int(0), int(5), int(1), Arg::Mem(vec![Val::Int(0, Scalar::I32); 3])];
     let e = run(&visit(false, false), &mut args).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "index out of bounds: the len is 3 but the index is 3 (in `store %3[%6], %5`)"
-    );
+    assert_eq!(e.to_string(), "index out of bounds: the len is 3 but the index is 3 (in `store %3[%6], %5`)");
     // The writes made before the error are visible.
-    assert_eq!(
-        args[3],
-        Arg::Mem((0..3).map(|i| Val::Int(i, Scalar::I32)).collect())
-    );
+    assert_eq!(args[3], Arg::Mem((0..3).map(|i| Val::Int(i, Scalar::I32)).collect()));
 }

@@ -79,8 +79,7 @@ fn bad_literal_and_string() {
 
 #[test]
 fn inconsistent_var_declarations() {
-    let e =
-        error("fn f(%0: f64, %1: i32) {\n  var $0 \"a\": f64 = %0\n  var $0 \"a\": i32 = %1\n}\n");
+    let e = error("fn f(%0: f64, %1: i32) {\n  var $0 \"a\": f64 = %0\n  var $0 \"a\": i32 = %1\n}\n");
     assert_eq!((e.line, e.col), (3, 7));
     assert!(e.message.contains("declared earlier"), "{e}");
 }

@@ -108,13 +108,7 @@ fn every_type_round_trips() {
     for s in Scalar::ALL {
         f.add_param(Ty::Scalar(s), s.name(), SpanId::NONE);
     }
-    for kind in [
-        MemKind::Slice,
-        MemKind::Array(0),
-        MemKind::Array(7),
-        MemKind::Vec,
-        MemKind::Cell,
-    ] {
+    for kind in [MemKind::Slice, MemKind::Array(0), MemKind::Array(7), MemKind::Vec, MemKind::Cell] {
         for access in [Access::Shared, Access::Mut, Access::Owned] {
             for elem in [Scalar::F64, Scalar::F32, Scalar::Usize, Scalar::Bool] {
                 f.add_param(mem(elem, kind, access), "m", SpanId::NONE);
@@ -124,17 +118,9 @@ fn every_type_round_trips() {
     f.returns = f.params.iter().map(|&p| f.ty(p)).collect();
     assert_round_trip(&f);
     let text = print(&f);
-    for ty in [
-        "&[f64]",
-        "&mut [f32; 7]",
-        "[usize; 0]",
-        "Vec<bool>",
-        "&mut Vec<f64>",
-        "&f32",
-        "&mut f64",
-        "Box<f64>",
-        "[f64]",
-    ] {
+    for ty in
+        ["&[f64]", "&mut [f32; 7]", "[usize; 0]", "Vec<bool>", "&mut Vec<f64>", "&f32", "&mut f64", "Box<f64>", "[f64]"]
+    {
         assert!(text.contains(&format!(": {ty},")), "missing {ty}");
     }
 }
@@ -189,14 +175,7 @@ fn count(%0 "n": usize) -> (usize) {
 "#;
     let f = parse(text).unwrap();
     assert_eq!(f.values.len(), 7);
-    assert_eq!(
-        f.values[3],
-        ValueData {
-            ty: Ty::F64,
-            name: None,
-            span: SpanId::NONE
-        }
-    );
+    assert_eq!(f.values[3], ValueData { ty: Ty::F64, name: None, span: SpanId::NONE });
     assert_eq!(f.value(Value(2)).name.as_deref(), Some("i"));
     assert_eq!(f.vars.len(), 2);
     assert_eq!(f.var(Var(1)).name, "s");
@@ -205,26 +184,19 @@ fn count(%0 "n": usize) -> (usize) {
     assert_eq!(r, vec![Val::Int(10, Scalar::Usize)]);
     // Printing shows the gap as `undef` and the missing var as `local`, so the text is stable.
     let printed = print(&f);
-    assert!(
-        printed.contains("local $0 \"\": f64\n  undef %3: f64\n"),
-        "{printed}"
-    );
+    assert!(printed.contains("local $0 \"\": f64\n  undef %3: f64\n"), "{printed}");
     assert_eq!(parse(&printed).unwrap(), f);
 }
 
 #[test]
 fn math_names_do_not_collide_with_keywords() {
     let keywords = [
-        "const", "neg", "not", "add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
-        "eq", "ne", "lt", "le", "gt", "ge", "cast", "select", "load", "store", "len", "alloc",
-        "fill", "var", "get", "set", "if", "for", "while", "assert", "push", "pop", "return",
+        "const", "neg", "not", "add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "eq", "ne", "lt",
+        "le", "gt", "ge", "cast", "select", "load", "store", "len", "alloc", "fill", "var", "get", "set", "if", "for",
+        "while", "assert", "push", "pop", "return",
     ];
     for m in MathFn::ALL {
-        assert!(
-            !keywords.contains(&m.name()),
-            "{} is also an op keyword",
-            m.name()
-        );
+        assert!(!keywords.contains(&m.name()), "{} is also an op keyword", m.name());
     }
 }
 

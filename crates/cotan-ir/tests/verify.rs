@@ -54,10 +54,7 @@ fn use_before_definition() {
         b.binary(BinOp::Add, x, one);
     });
     f.body.ops.swap(0, 1);
-    assert_eq!(
-        single_error(&f),
-        "`%2: f64 = add %0, %1`: uses %1 before its definition"
-    );
+    assert_eq!(single_error(&f), "`%2: f64 = add %0, %1`: uses %1 before its definition");
 }
 
 #[test]
@@ -66,17 +63,10 @@ fn inner_value_used_outside() {
     let f = f64_fn(|b, x| {
         let t = b.bool(true);
         let then_region = region(b, |b| inner = Some(b.unary(UnOp::Neg, x)));
-        b.effect(OpKind::If {
-            cond: t,
-            then_region,
-            else_region: Region::default(),
-        });
+        b.effect(OpKind::If { cond: t, then_region, else_region: Region::default() });
         b.binary(BinOp::Mul, inner.unwrap(), x);
     });
-    assert_eq!(
-        single_error(&f),
-        "`%3: f64 = mul %2, %0`: uses %2 outside the region that defines it"
-    );
+    assert_eq!(single_error(&f), "`%3: f64 = mul %2, %0`: uses %2 outside the region that defines it");
 }
 
 #[test]
@@ -84,9 +74,7 @@ fn loop_index_outside_body() {
     let mut index = None;
     let f = f64_fn(|b, _| {
         let zero = b.int(0, Scalar::Usize);
-        for_loop(b, zero, zero, None, false, false, None, |_, i| {
-            index = Some(i)
-        });
+        for_loop(b, zero, zero, None, false, false, None, |_, i| index = Some(i));
         b.cast(index.unwrap(), Scalar::F64);
     });
     assert!(single_error(&f).contains("uses %2 outside the region that defines it"));
@@ -98,10 +86,7 @@ fn type_mismatch() {
         let y = b.float(1.0, Scalar::F32);
         b.binary(BinOp::Add, x, y);
     });
-    assert_eq!(
-        single_error(&f),
-        "`%2: f64 = add %0, %1`: right operand %1 is f32, expected f64"
-    );
+    assert_eq!(single_error(&f), "`%2: f64 = add %0, %1`: right operand %1 is f32, expected f64");
 }
 
 #[test]
@@ -114,59 +99,24 @@ fn store_to_shared_memory() {
         store(b, x, Some(zero), v);
         vec![]
     });
-    assert_eq!(
-        single_error(&f),
-        "`store %0[%1], %2`: writes to %0, which is shared memory (&[f64])"
-    );
+    assert_eq!(single_error(&f), "`store %0[%1], %2`: writes to %0, which is shared memory (&[f64])");
 }
 
 #[test]
 fn memory_access_shapes() {
     let mut f = Function::new("f");
-    let c = f.add_param(
-        mem(Scalar::F64, MemKind::Cell, Access::Mut),
-        "c",
-        SpanId::NONE,
-    );
+    let c = f.add_param(mem(Scalar::F64, MemKind::Cell, Access::Mut), "c", SpanId::NONE);
     let x = f.add_param(slice_mut(Scalar::F32), "x", SpanId::NONE);
     build(&mut f, |b| {
         let i = b.int(0, Scalar::I32);
-        b.op(
-            OpKind::Load {
-                mem: c,
-                index: Some(i),
-            },
-            Ty::F64,
-        );
-        b.op(
-            OpKind::Load {
-                mem: x,
-                index: Some(i),
-            },
-            Ty::F32,
-        );
-        b.op(
-            OpKind::Load {
-                mem: x,
-                index: None,
-            },
-            Ty::F32,
-        );
-        b.op(
-            OpKind::Load {
-                mem: x,
-                index: Some(i),
-            },
-            Ty::F64,
-        );
+        b.op(OpKind::Load { mem: c, index: Some(i) }, Ty::F64);
+        b.op(OpKind::Load { mem: x, index: Some(i) }, Ty::F32);
+        b.op(OpKind::Load { mem: x, index: None }, Ty::F32);
+        b.op(OpKind::Load { mem: x, index: Some(i) }, Ty::F64);
         b.op(OpKind::Len(c), Ty::USIZE);
         vec![]
     });
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.message.clone())
-        .collect();
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.message.clone()).collect();
     assert_eq!(
         errors,
         [
@@ -185,18 +135,9 @@ fn while_condition_rules() {
         let v = decl(b, "v", x);
         let outside = b.bool(true);
         let cond_region = region(b, |b| set(b, v, x));
-        b.effect(OpKind::While {
-            cond_region,
-            cond: outside,
-            body: Region::default(),
-            exit: Some(v),
-        });
+        b.effect(OpKind::While { cond_region, cond: outside, body: Region::default(), exit: Some(v) });
     });
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.to_string()).collect();
     assert_eq!(
         errors,
         [
@@ -214,19 +155,11 @@ fn return_placement_and_types() {
     build(&mut f, |b| {
         let t = b.bool(true);
         let then_region = region(b, |b| b.effect(OpKind::Return(vec![x])));
-        b.effect(OpKind::If {
-            cond: t,
-            then_region,
-            else_region: Region::default(),
-        });
+        b.effect(OpKind::If { cond: t, then_region, else_region: Region::default() });
         b.effect(OpKind::Return(vec![t]));
         vec![Ty::F64]
     });
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.to_string()).collect();
     assert_eq!(
         errors,
         [
@@ -235,15 +168,8 @@ fn return_placement_and_types() {
         ]
     );
     f.body.ops.pop();
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
-    assert_eq!(
-        errors.last().unwrap(),
-        "the function returns (f64) but its body does not end with `return`"
-    );
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.last().unwrap(), "the function returns (f64) but its body does not end with `return`");
 }
 
 #[test]
@@ -253,21 +179,14 @@ fn defined_twice() {
     });
     let op = f.body.ops[0].clone();
     f.body.ops.push(op);
-    assert_eq!(
-        single_error(&f),
-        "`%1: f64 = neg %0`: defines %1, which is already defined elsewhere"
-    );
+    assert_eq!(single_error(&f), "`%1: f64 = neg %0`: defines %1, which is already defined elsewhere");
 }
 
 #[test]
 fn misc_type_rules() {
     let mut f = Function::new("f");
     let x = f.add_param(Ty::F64, "x", SpanId::NONE);
-    let v = f.add_param(
-        mem(Scalar::F64, MemKind::Vec, Access::Mut),
-        "v",
-        SpanId::NONE,
-    );
+    let v = f.add_param(mem(Scalar::F64, MemKind::Vec, Access::Mut), "v", SpanId::NONE);
     build(&mut f, |b| {
         let k = b.float(2.0, Scalar::F64);
         b.math(MathFn::Powi, vec![x, k]);
@@ -279,25 +198,15 @@ fn misc_type_rules() {
         b.cast(t, Scalar::F64);
         b.int(300, Scalar::U8);
         let n = b.int(3, Scalar::Usize);
-        b.op(
-            OpKind::Alloc { len: n, init: x },
-            mem(Scalar::F64, MemKind::Vec, Access::Mut),
-        );
+        b.op(OpKind::Alloc { len: n, init: x }, mem(Scalar::F64, MemKind::Vec, Access::Mut));
         b.effect(OpKind::Fill { mem: v, value: i });
-        b.effect(OpKind::Assert {
-            cond: x,
-            message: "x".into(),
-        });
+        b.effect(OpKind::Assert { cond: x, message: "x".into() });
         b.op(OpKind::Pop, mem(Scalar::F64, MemKind::Vec, Access::Owned));
         b.effect(OpKind::Push(v));
         b.unary(UnOp::Neg, n);
         vec![]
     });
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.message.clone())
-        .collect();
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.message.clone()).collect();
     assert_eq!(
         errors,
         [
@@ -323,11 +232,7 @@ fn undefined_operand_index() {
         b.effect(OpKind::SetVar(Var(5), x));
         b.op(OpKind::Unary(UnOp::Neg, Value(99)), Ty::F64);
     });
-    let errors: Vec<String> = verify(&f)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errors: Vec<String> = verify(&f).unwrap_err().iter().map(|e| e.to_string()).collect();
     assert_eq!(
         errors,
         [

@@ -20,11 +20,7 @@ pub fn autodiff_reverse(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(Mode::Reverse, attr.into(), item.into()).into()
 }
 
-fn expand(
-    mode: Mode,
-    attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
-) -> proc_macro2::TokenStream {
+fn expand(mode: Mode, attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -52,39 +48,26 @@ struct Args {
 }
 
 fn parse_args(mode: Mode, attr: proc_macro2::TokenStream) -> syn::Result<Args> {
-    let items = syn::parse::Parser::parse2(
-        Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
-        attr,
-    )?;
+    let items = syn::parse::Parser::parse2(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated, attr)?;
     let mut it = items.iter();
     let usage = match mode {
-        Mode::Forward => {
-            "expected `#[autodiff_forward(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`"
-        }
-        Mode::Reverse => {
-            "expected `#[autodiff_reverse(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`"
-        }
+        Mode::Forward => "expected `#[autodiff_forward(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`",
+        Mode::Reverse => "expected `#[autodiff_reverse(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`",
     };
     let name = match it.next() {
-        Some(syn::Expr::Path(p)) if p.path.get_ident().is_some() => {
-            p.path.get_ident().unwrap().clone()
-        }
+        Some(syn::Expr::Path(p)) if p.path.get_ident().is_some() => p.path.get_ident().unwrap().clone(),
         Some(e) => {
-            return Err(syn::Error::new(
-                e.span(),
-                format!("{usage}: NAME must be the name of the new function"),
-            ))
+            return Err(syn::Error::new(e.span(), format!("{usage}: NAME must be the name of the new function")))
         }
         None => return Err(syn::Error::new(Span::call_site(), usage)),
     };
     let mut acts = vec![];
     for e in it {
-        if let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(_),
-            ..
-        }) = e
-        {
-            return Err(syn::Error::new(e.span(), "cotan does not support batched forward mode (a width) yet; call the derivative once per direction"));
+        if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) = e {
+            return Err(syn::Error::new(
+                e.span(),
+                "cotan does not support batched forward mode (a width) yet; call the derivative once per direction",
+            ));
         }
         let word = match e {
             syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
@@ -104,11 +87,7 @@ fn parse_args(mode: Mode, attr: proc_macro2::TokenStream) -> syn::Result<Args> {
     Ok(Args { name, acts })
 }
 
-fn derive(
-    mode: Mode,
-    attr: proc_macro2::TokenStream,
-    func: &syn::ItemFn,
-) -> syn::Result<proc_macro2::TokenStream> {
+fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn::Result<proc_macro2::TokenStream> {
     let args = parse_args(mode, attr)?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
@@ -116,23 +95,11 @@ fn derive(
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
-    let ret = if has_ret && acts.len() == n_params + 1 {
-        acts.pop()
-    } else {
-        None
-    };
-    if !has_ret && acts.len() == n_params + 1 {
-        let (_, span) = acts[n_params];
-        return Err(syn::Error::new(
-            span,
-            "this function returns `()`, so it takes no activity for the result; remove it",
-        ));
+    if acts.len() != n_params + usize::from(has_ret) {
+        return Err(count_error(func, &args, n_params, has_ret));
     }
-    let spec = Spec {
-        mode,
-        inputs: acts.iter().map(|a| a.0).collect(),
-        ret: ret.map(|r| r.0),
-    };
+    let ret = if has_ret { acts.pop() } else { None };
+    let spec = Spec { mode, inputs: acts.iter().map(|a| a.0).collect(), ret: ret.map(|r| r.0) };
     if let Err(e) = cotan_ad::check(&lowered.func, &spec) {
         let span = match e.target {
             Target::Input(k) => acts[k].1,
@@ -156,11 +123,37 @@ fn derive(
     Ok(out)
 }
 
+/// A wrong number of activities, pointing at the first extra one or at the last one given.
+fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_ret: bool) -> syn::Error {
+    let expected = n_params + usize::from(has_ret);
+    let given = args.acts.len();
+    let returns = match &func.sig.output {
+        syn::ReturnType::Type(_, t) if has_ret => format!("returns `{}`", t.to_token_stream()),
+        _ => "returns `()`".to_string(),
+    };
+    let parts = if has_ret { "one per parameter, then one for the result" } else { "one per parameter; none for a `()` result" };
+    let msg = format!(
+        "`{}` has {n_params} parameter(s) and {returns}, so it needs {expected} activit{} ({parts}); {given} given",
+        func.sig.ident,
+        if expected == 1 { "y" } else { "ies" },
+    );
+    let span = match args.acts.get(expected) {
+        Some((_, extra)) => *extra,
+        None => args.acts.last().map_or(args.name.span(), |a| a.1),
+    };
+    syn::Error::new(span, msg)
+}
+
 /// Turns an IR verifier failure into a compile error rather than emitting wrong code.
 fn internal_check(f: &cotan_ir::Function, stage: &str) -> syn::Result<()> {
     cotan_ir::verify(f).map_err(|errs| {
         let first = errs.first().map(|e| e.to_string()).unwrap_or_default();
-        syn::Error::new(Span::call_site(), format!("internal error in cotan ({stage} produced invalid IR: {first}); please report this with the function"))
+        syn::Error::new(
+            Span::call_site(),
+            format!(
+                "internal error in cotan ({stage} produced invalid IR: {first}); please report this with the function"
+            ),
+        )
     })
 }
 

@@ -24,16 +24,13 @@ impl Scan {
             None => !self.labels.is_empty(),
             Some(l) => {
                 let name = l.ident.to_string();
-                self.labels
-                    .iter()
-                    .any(|x| x.as_deref() == Some(name.as_str()))
+                self.labels.iter().any(|x| x.as_deref() == Some(name.as_str()))
             }
         }
     }
 
     fn in_loop(&mut self, label: &Option<syn::Label>, f: impl FnOnce(&mut Self)) {
-        self.labels
-            .push(label.as_ref().map(|l| l.name.ident.to_string()));
+        self.labels.push(label.as_ref().map(|l| l.name.ident.to_string()));
         f(self);
         self.labels.pop();
     }
@@ -77,30 +74,21 @@ impl<'ast> Visit<'ast> for Scan {
 
 /// The exits that leave `stmt`.
 pub fn exits_of_stmt(stmt: &syn::Stmt) -> Vec<Exit> {
-    let mut s = Scan {
-        labels: vec![],
-        found: vec![],
-    };
+    let mut s = Scan { labels: vec![], found: vec![] };
     s.visit_stmt(stmt);
     s.found
 }
 
 /// The exits that leave `block`.
 pub fn exits_of_block(block: &syn::Block) -> Vec<Exit> {
-    let mut s = Scan {
-        labels: vec![],
-        found: vec![],
-    };
+    let mut s = Scan { labels: vec![], found: vec![] };
     s.visit_block(block);
     s.found
 }
 
 /// The exits that leave `expr`.
 pub fn exits_of_expr(expr: &syn::Expr) -> Vec<Exit> {
-    let mut s = Scan {
-        labels: vec![],
-        found: vec![],
-    };
+    let mut s = Scan { labels: vec![], found: vec![] };
     s.visit_expr(expr);
     s.found
 }

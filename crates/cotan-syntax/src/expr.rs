@@ -6,14 +6,14 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
 use crate::infer::{Class, STy};
-use crate::lower::{err, mem, Binding, Lower};
+use crate::lower::{err, err_at, mem, Binding, Lower};
 
 impl Lower {
     /// Lowers an expression that must have a value.
     pub(crate) fn expr(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         match self.expr_opt(e)? {
             Some(v) => Ok(v),
-            None => err(e.span(), "expected an expression with a value here"),
+            None => err_at(&e, "expected an expression with a value here"),
         }
     }
 
@@ -28,13 +28,7 @@ impl Lower {
     /// Reads a `&f64`/`&mut f64` cell where a number is expected.
     fn auto_load(&mut self, v: Value) -> Value {
         match self.mem_ty(v) {
-            Some(m) if m.kind == MemKind::Cell => self.emit_s(
-                OpKind::Load {
-                    mem: v,
-                    index: None,
-                },
-                STy::Known(m.elem),
-            ),
+            Some(m) if m.kind == MemKind::Cell => self.emit_s(OpKind::Load { mem: v, index: None }, STy::Known(m.elem)),
             _ => v,
         }
     }
@@ -52,6 +46,7 @@ impl Lower {
             E::Unary(u) => self.unary(u).map(Some),
             E::Binary(b) => self.binary(b),
             E::Assign(a) => {
+                self.check_assignable(&a.left)?;
                 let (v, vt) = self.scalar(&a.right)?;
                 self.assign(&a.left, v, vt)?;
                 Ok(None)
@@ -71,14 +66,14 @@ impl Lower {
             E::Reference(r) if r.mutability.is_none() => self.expr_opt(&r.expr),
             E::Repeat(r) => self.repeat(r).map(Some),
             E::Array(a) => self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span()).map(Some),
-            E::Closure(_) => err(e.span(), "cotan does not support closures yet; write the loop out explicitly"),
-            E::Match(_) => err(e.span(), "cotan does not support `match` yet; use `if`/`else if`"),
-            E::Tuple(_) => err(e.span(), "cotan does not support tuples yet; use separate variables"),
-            E::Struct(_) | E::Field(_) => err(e.span(), "cotan does not support structs yet; pass the fields as separate parameters"),
-            E::Range(_) => err(e.span(), "cotan supports ranges only as the iterator of a `for` loop"),
-            E::Let(_) => err(e.span(), "cotan does not support `if let`/`while let`; use a plain condition"),
-            E::Unsafe(_) => err(e.span(), "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
-            _ => err(e.span(), "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
+            E::Closure(_) => err_at(&e, "cotan does not support closures yet; write the loop out explicitly"),
+            E::Match(_) => err_at(&e, "cotan does not support `match` yet; use `if`/`else if`"),
+            E::Tuple(_) => err_at(&e, "cotan does not support tuples yet; use separate variables"),
+            E::Struct(_) | E::Field(_) => err_at(&e, "cotan does not support structs yet; pass the fields as separate parameters"),
+            E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
+            E::Let(_) => err_at(&e, "cotan does not support `if let`/`while let`; use a plain condition"),
+            E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
+            _ => err_at(&e, "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
         }
     }
 
@@ -98,18 +93,16 @@ impl Lower {
                     "" => self.infer.fresh(Class::Int),
                     s => match Scalar::from_name(s) {
                         Some(s) if s.is_float() => {
-                            return Ok(
-                                self.emit_s(OpKind::Const(Const::Float(x as f64)), STy::Known(s))
-                            );
+                            return Ok(self.emit_s(OpKind::Const(Const::Float(x as f64)), STy::Known(s)));
                         }
                         Some(s) => STy::Known(s),
-                        None => return err(i.span(), "cotan does not support 128-bit integers"),
+                        None => return err_at(&i, "cotan does not support 128-bit integers"),
                     },
                 };
                 Ok(self.emit_s(OpKind::Const(Const::Int(x)), t))
             }
             syn::Lit::Bool(b) => Ok(self.bool_const(b.value)),
-            _ => err(lit.span(), "cotan supports number and bool literals only"),
+            _ => err_at(&lit, "cotan supports number and bool literals only"),
         }
     }
 
@@ -124,38 +117,20 @@ impl Lower {
                 }
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
-                    None => err(
-                        p.span(),
+                    None => err_at(&p,
                         format!("cotan cannot see the value of `{name}` from inside the function; pass it as a parameter or write the literal"),
                     ),
                 },
             };
         }
-        let segs: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
-        let segs: Vec<&str> = segs
-            .iter()
-            .map(|s| s.as_str())
-            .skip_while(|s| *s == "std" || *s == "core")
-            .collect();
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| *s == "std" || *s == "core").collect();
         let (ty, name) = match segs.as_slice() {
             [ty, "consts", name] | [ty, name] => (*ty, *name),
-            _ => {
-                return err(
-                    p.span(),
-                    "cotan cannot see the value of this path; pass it as a parameter",
-                )
-            }
+            _ => return err_at(&p, "cotan cannot see the value of this path; pass it as a parameter"),
         };
         let Some(s) = Scalar::from_name(ty) else {
-            return err(
-                p.span(),
-                "cotan cannot see the value of this path; pass it as a parameter",
-            );
+            return err_at(&p, "cotan cannot see the value of this path; pass it as a parameter");
         };
         if s.is_float() {
             if let Some(x) = float_constant(Some(s), name) {
@@ -164,10 +139,7 @@ impl Lower {
         } else if let Some(x) = int_constant(s, name) {
             return Ok(self.emit_s(OpKind::Const(Const::Int(x)), STy::Known(s)));
         }
-        err(
-            p.span(),
-            format!("cotan does not know the constant `{ty}::{name}`; pass it as a parameter"),
-        )
+        err_at(&p, format!("cotan does not know the constant `{ty}::{name}`; pass it as a parameter"))
     }
 
     fn unary(&mut self, u: &syn::ExprUnary) -> syn::Result<Value> {
@@ -184,7 +156,7 @@ impl Lower {
                 let (v, t) = self.scalar(&u.expr)?;
                 Ok(self.emit_s(OpKind::Unary(UnOp::Not, v), t))
             }
-            _ => err(u.span(), "cotan does not support this operator"),
+            _ => err_at(&u, "cotan does not support this operator"),
         }
     }
 
@@ -242,12 +214,10 @@ impl Lower {
             if !matches!(op, BinOp::Shl | BinOp::Shr) {
                 self.unify(lt, rt, b.span())?;
             }
-            if matches!(
-                op,
-                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr
-            ) && self.infer.class_of(lt) == Some(Class::Float)
+            if matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr)
+                && self.infer.class_of(lt) == Some(Class::Float)
             {
-                return err(b.span(), "bit operations need integers or bools");
+                return err_at(&b, "bit operations need integers or bools");
             }
             return Ok(Some(self.emit_s(OpKind::Binary(op, lhs, rhs), lt)));
         }
@@ -258,13 +228,10 @@ impl Lower {
             B::Le(_) => CmpOp::Le,
             B::Gt(_) => CmpOp::Gt,
             B::Ge(_) => CmpOp::Ge,
-            _ => return err(b.span(), "cotan does not support this operator"),
+            _ => return err_at(&b, "cotan does not support this operator"),
         };
         self.unify(lt, rt, b.span())?;
-        Ok(Some(self.emit_s(
-            OpKind::Cmp(cmp, lhs, rhs),
-            STy::Known(Scalar::Bool),
-        )))
+        Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
     }
 
     /// `a && b` / `a || b`: `b` is evaluated only when needed, as in Rust.
@@ -282,20 +249,13 @@ impl Lower {
             _ => (Default::default(), evaluated),
         };
         self.at(b.span());
-        self.effect(OpKind::If {
-            cond: a,
-            then_region,
-            else_region,
-        });
+        self.effect(OpKind::If { cond: a, then_region, else_region });
         Ok(self.emit_s(OpKind::GetVar(var), bool_t))
     }
 
     fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Value> {
         let Some(to) = crate::signature::scalar_type(&c.ty) else {
-            return err(
-                c.ty.span(),
-                "cotan supports `as` casts between number types and from bool",
-            );
+            return err_at(&c.ty, "cotan supports `as` casts between number types and from bool");
         };
         let (v, _) = self.scalar(&c.expr)?;
         self.at(c.span());
@@ -307,16 +267,13 @@ impl Lower {
         let v = self.expr(e)?;
         match self.mem_ty(v) {
             Some(m) if m.kind != MemKind::Cell => Ok(v),
-            _ => err(e.span(), "expected a slice, array or Vec here"),
+            _ => err_at(&e, "expected a slice, array or Vec here"),
         }
     }
 
     fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         if let syn::Expr::Range(_) = e {
-            return err(
-                e.span(),
-                "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop",
-            );
+            return err_at(&e, "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop");
         }
         let (i, t) = self.scalar(e)?;
         self.unify(STy::Known(Scalar::Usize), t, e.span())?;
@@ -328,13 +285,7 @@ impl Lower {
         let idx = self.index_value(&i.index)?;
         let elem = self.mem_ty(m).unwrap().elem;
         self.at(i.span());
-        Ok(self.emit_s(
-            OpKind::Load {
-                mem: m,
-                index: Some(idx),
-            },
-            STy::Known(elem),
-        ))
+        Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, STy::Known(elem)))
     }
 
     /// Resolves an assignment target and reads its current value.
@@ -360,12 +311,17 @@ impl Lower {
                 let name = p.path.get_ident().unwrap().to_string();
                 match self.lookup(&name) {
                     Some(Binding::Var(var)) => Ok(Place::Var(var)),
-                    Some(Binding::Value(v)) if matches!(self.mem_ty(v), Some(m) if m.kind == MemKind::Cell) => Ok(Place::Mem(v, None)),
-                    Some(Binding::Value(v)) if self.mem_ty(v).is_some() => {
-                        err(e.span(), "cotan does not support assigning a whole array; assign its elements")
+                    Some(Binding::Value(v)) if matches!(self.mem_ty(v), Some(m) if m.kind == MemKind::Cell) => {
+                        Ok(Place::Mem(v, None))
                     }
-                    Some(Binding::Value(_)) => err(e.span(), format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`")),
-                    None => err(e.span(), format!("cotan cannot see `{name}` from inside the function")),
+                    Some(Binding::Value(v)) if self.mem_ty(v).is_some() => {
+                        err_at(&e, "cotan does not support assigning a whole array; assign its elements")
+                    }
+                    Some(Binding::Value(_)) => err_at(
+                        &e,
+                        format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
+                    ),
+                    None => err_at(&e, format!("cotan cannot see `{name}` from inside the function")),
                 }
             }
             syn::Expr::Index(i) => {
@@ -373,35 +329,40 @@ impl Lower {
                 let idx = self.index_value(&i.index)?;
                 Ok(Place::Mem(m, Some(idx)))
             }
-            syn::Expr::Unary(syn::ExprUnary {
-                op: syn::UnOp::Deref(_),
-                expr,
-                ..
-            }) => {
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
                 let v = self.expr(expr)?;
                 match self.mem_ty(v) {
                     Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
-                    _ => err(
-                        e.span(),
-                        "cotan can assign through `*` only to `&mut f64`-like parameters",
-                    ),
+                    _ => err_at(&e, "cotan can assign through `*` only to `&mut f64`-like parameters"),
                 }
             }
-            _ => err(
-                e.span(),
-                "cotan can assign to variables, elements `x[i]` and `*x` only",
-            ),
+            _ => err_at(&e, "cotan can assign to variables, elements `x[i]` and `*x` only"),
         }
+    }
+
+    /// Rejects assignments to whole arrays before their right side is lowered, so that the
+    /// error names the real problem.
+    fn check_assignable(&mut self, target: &syn::Expr) -> syn::Result<()> {
+        let name = match target {
+            syn::Expr::Path(p) => p.path.get_ident(),
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match &**expr {
+                syn::Expr::Path(p) => p.path.get_ident(),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(Binding::Value(v)) = name.and_then(|n| self.lookup(&n.to_string())) {
+            if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
+                return err_at(target, "cotan does not support assigning a whole array; assign its elements (e.g. in a `for` loop)");
+            }
+        }
+        Ok(())
     }
 
     fn write_place(&mut self, place: Place, v: Value) {
         match place {
             Place::Var(var) => self.effect(OpKind::SetVar(var, v)),
-            Place::Mem(m, index) => self.effect(OpKind::Store {
-                mem: m,
-                index,
-                value: v,
-            }),
+            Place::Mem(m, index) => self.effect(OpKind::Store { mem: m, index, value: v }),
         }
     }
 
@@ -412,10 +373,7 @@ impl Lower {
             Place::Mem(m, _) => {
                 let mt = self.mem_ty(m).unwrap();
                 if mt.access == Access::Shared {
-                    return err(
-                        target.span(),
-                        "cannot assign through a shared reference; take `&mut`",
-                    );
+                    return err_at(&target, "cannot assign through a shared reference; take `&mut`");
                 }
                 STy::Known(mt.elem)
             }
@@ -433,9 +391,7 @@ impl Lower {
             "len" if args.is_empty() => {
                 let mv = self.memory(&m.receiver)?;
                 self.at(m.span());
-                return Ok(Some(
-                    self.emit_s(OpKind::Len(mv), STy::Known(Scalar::Usize)),
-                ));
+                return Ok(Some(self.emit_s(OpKind::Len(mv), STy::Known(Scalar::Usize))));
             }
             "fill" if args.len() == 1 => {
                 let mv = self.memory(&m.receiver)?;
@@ -452,30 +408,10 @@ impl Lower {
                 let j = self.index_value(args[1])?;
                 let elem = STy::Known(self.mem_ty(mv).unwrap().elem);
                 self.at(m.span());
-                let a = self.emit_s(
-                    OpKind::Load {
-                        mem: mv,
-                        index: Some(i),
-                    },
-                    elem,
-                );
-                let b = self.emit_s(
-                    OpKind::Load {
-                        mem: mv,
-                        index: Some(j),
-                    },
-                    elem,
-                );
-                self.effect(OpKind::Store {
-                    mem: mv,
-                    index: Some(i),
-                    value: b,
-                });
-                self.effect(OpKind::Store {
-                    mem: mv,
-                    index: Some(j),
-                    value: a,
-                });
+                let a = self.emit_s(OpKind::Load { mem: mv, index: Some(i) }, elem);
+                let b = self.emit_s(OpKind::Load { mem: mv, index: Some(j) }, elem);
+                self.effect(OpKind::Store { mem: mv, index: Some(i), value: b });
+                self.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
                 return Ok(None);
             }
             "clone" | "to_owned" if args.is_empty() => {
@@ -485,23 +421,18 @@ impl Lower {
             _ => {}
         }
         let recv = m.receiver.as_ref();
-        self.numeric_method(&name, recv, &args, m.span()).map(Some)
+        self.numeric_method(&name, recv, &args, m.method.span()).map(Some)
     }
 
     /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`.
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Value> {
         if let syn::Expr::Path(p) = &*c.func {
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
             if let [ty, name] = segs.as_slice() {
                 if let Some(s) = Scalar::from_name(ty) {
                     let args: Vec<&syn::Expr> = c.args.iter().collect();
                     let Some((first, rest)) = args.split_first() else {
-                        return err(c.span(), "expected arguments");
+                        return err_at(&c, "expected arguments");
                     };
                     let v = self.numeric_method(name, first, rest, c.span())?;
                     let t = self.scalar_sty(v, c.span())?;
@@ -513,20 +444,13 @@ impl Lower {
             }
         }
         let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
-        err(
-            c.func.span(),
+        err_at(&c.func,
             format!("cotan cannot differentiate through the call to `{callee}`: calls to other functions are not supported yet; inline its body here"),
         )
     }
 
     /// A method of the number types: the float functions, and `abs`/`min`/`max` on integers.
-    fn numeric_method(
-        &mut self,
-        name: &str,
-        recv: &syn::Expr,
-        args: &[&syn::Expr],
-        span: Span,
-    ) -> syn::Result<Value> {
+    fn numeric_method(&mut self, name: &str, recv: &syn::Expr, args: &[&syn::Expr], span: Span) -> syn::Result<Value> {
         let (x, t) = self.scalar(recv)?;
         let mut vals = vec![x];
         for (k, a) in args.iter().enumerate() {
@@ -548,18 +472,12 @@ impl Lower {
                     return err(span, format!("cotan does not know how to differentiate the float method `{name}`; write it with the supported functions or give it a custom derivative"));
                 };
                 if f.arity() != vals.len() {
-                    return err(
-                        span,
-                        format!("`{name}` takes {} argument(s)", f.arity() - 1),
-                    );
+                    return err(span, format!("`{name}` takes {} argument(s)", f.arity() - 1));
                 }
                 Ok(self.emit_s(OpKind::Math(f, vals), t))
             }
             Some(Class::Int) => self.int_method(name, &vals, t, span),
-            None => err(
-                span,
-                format!("cotan does not support the method `{name}` here"),
-            ),
+            None => err(span, format!("cotan does not support the method `{name}` here")),
         }
     }
 
@@ -580,39 +498,21 @@ impl Lower {
                 let minus = self.emit_s(OpKind::Unary(UnOp::Neg, *a), t);
                 Ok(self.emit_s(OpKind::Select(neg, minus, *a), t))
             }
-            _ => err(
-                span,
-                format!(
-                    "cotan does not support the integer method `{name}`; write it with arithmetic"
-                ),
-            ),
+            _ => err(span, format!("cotan does not support the integer method `{name}`; write it with arithmetic")),
         }
     }
 
     /// `[init; N]`.
     fn repeat(&mut self, r: &syn::ExprRepeat) -> syn::Result<Value> {
         let Some(n) = crate::signature::array_len(&r.len) else {
-            return err(
-                r.len.span(),
-                "cotan needs the length of `[x; N]` to be a literal",
-            );
+            return err_at(&r.len, "cotan needs the length of `[x; N]` to be a literal");
         };
         let (init, t) = self.scalar(&r.expr)?;
-        let len = self.emit_s(
-            OpKind::Const(Const::Int(n as i128)),
-            STy::Known(Scalar::Usize),
-        );
+        let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
         self.alloc(init, t, len, MemKind::Array(n), r.span())
     }
 
-    fn alloc(
-        &mut self,
-        init: Value,
-        t: STy,
-        len: Value,
-        kind: MemKind,
-        span: Span,
-    ) -> syn::Result<Value> {
+    fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
         // The element type must be known now: it is part of the memory type.
         let elem = self.infer.resolve(t);
         self.unify(STy::Known(elem), t, span)?;
@@ -621,12 +521,7 @@ impl Lower {
     }
 
     /// `[a, b, c]` or `vec![a, b, c]`.
-    fn array_literal(
-        &mut self,
-        elems: Vec<&syn::Expr>,
-        kind: MemKind,
-        span: Span,
-    ) -> syn::Result<Value> {
+    fn array_literal(&mut self, elems: Vec<&syn::Expr>, kind: MemKind, span: Span) -> syn::Result<Value> {
         let mut vals = vec![];
         let mut t: Option<STy> = None;
         for e in &elems {
@@ -638,37 +533,19 @@ impl Lower {
             vals.push(v);
         }
         let Some(t) = t else {
-            return err(
-                span,
-                "cotan needs at least one element to know the element type; use `[0.0; N]`",
-            );
+            return err(span, "cotan needs at least one element to know the element type; use `[0.0; N]`");
         };
-        let len = self.emit_s(
-            OpKind::Const(Const::Int(vals.len() as i128)),
-            STy::Known(Scalar::Usize),
-        );
+        let len = self.emit_s(OpKind::Const(Const::Int(vals.len() as i128)), STy::Known(Scalar::Usize));
         let m = self.alloc(vals[0], t, len, kind, span)?;
         for (k, v) in vals.into_iter().enumerate().skip(1) {
-            let i = self.emit_s(
-                OpKind::Const(Const::Int(k as i128)),
-                STy::Known(Scalar::Usize),
-            );
-            self.effect(OpKind::Store {
-                mem: m,
-                index: Some(i),
-                value: v,
-            });
+            let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
+            self.effect(OpKind::Store { mem: m, index: Some(i), value: v });
         }
         Ok(m)
     }
 
     fn expr_macro(&mut self, mac: &syn::Macro) -> syn::Result<Option<Value>> {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
         if name == "vec" {
             let repeat = |input: syn::parse::ParseStream| -> syn::Result<(syn::Expr, syn::Expr)> {
                 let init: syn::Expr = input.parse()?;
@@ -681,11 +558,8 @@ impl Lower {
                 self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
                 return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
             }
-            let elems =
-                mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
-            return self
-                .array_literal(elems.iter().collect(), MemKind::Vec, mac.span())
-                .map(Some);
+            let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
+            return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
         }
         statement_macro(self, mac)?;
         Ok(None)
@@ -700,12 +574,14 @@ enum Place {
 
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
 pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
-    let name = mac
-        .path
-        .segments
-        .last()
-        .map(|s| s.ident.to_string())
-        .unwrap_or_default();
+    let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    const ASSERTS: [&str; 6] = ["assert", "debug_assert", "assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne"];
+    if !ASSERTS.contains(&name.as_str()) {
+        return err_at(
+            mac,
+            format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
+        );
+    }
     let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
     let args: Vec<&syn::Expr> = args.iter().collect();
     let (cond, n) = match name.as_str() {
@@ -718,17 +594,17 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
             (l.emit_s(OpKind::Cmp(op, a, b), STy::Known(Scalar::Bool)), 2)
         }
         _ => {
-            return err(
-                mac.span(),
+            return err_at(&mac,
                 format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
             )
         }
     };
     let message = match args.get(n) {
-        Some(syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        })) if args.len() == n + 1 && !s.value().contains('{') => s.value(),
+        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }))
+            if args.len() == n + 1 && !s.value().contains('{') =>
+        {
+            s.value()
+        }
         _ => format!("assertion failed: {}", mac.tokens),
     };
     l.at(mac.span());

@@ -5,7 +5,7 @@ use cotan_ir::{Const, OpKind, Scalar, Value};
 use syn::spanned::Spanned;
 
 use crate::infer::{Class, STy};
-use crate::lower::{err, Binding, Lower};
+use crate::lower::{err_at, Binding, Lower};
 
 /// A `for` loop's iteration space as an IR `For` sees it.
 pub(crate) struct IterSpec {
@@ -43,25 +43,17 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
     let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
     if let syn::Expr::Range(r) = base {
         let (Some(a), Some(b)) = (&r.start, &r.end) else {
-            return err(r.span(), "cotan needs both ends of a loop range");
+            return err_at(&r, "cotan needs both ends of a loop range");
         };
         let (lo, lt) = l.scalar(a)?;
         let (hi, ht) = l.scalar(b)?;
         l.unify(lt, ht, r.span())?;
         if l.infer.class_of(lt) != Some(Class::Int) {
-            return err(r.span(), "loop ranges must be integers");
+            return err_at(&r, "loop ranges must be integers");
         }
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-        let mut spec = IterSpec {
-            lo,
-            hi,
-            inclusive,
-            step: None,
-            reverse: false,
-            index_ty: lt,
-            elems: None,
-            enumerate: false,
-        };
+        let mut spec =
+            IterSpec { lo, hi, inclusive, step: None, reverse: false, index_ty: lt, elems: None, enumerate: false };
         match names.as_slice() {
             [] => {}
             ["rev"] => spec.reverse = true,
@@ -70,9 +62,17 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
                 spec.step = Some(step(l, methods[0], lt)?);
                 spec.reverse = true;
             }
-            _ => return err(e.span(), UNSUPPORTED),
+            _ => return err_at(&e, UNSUPPORTED),
         }
         return Ok(spec);
+    }
+    let known = ["iter", "into_iter", "rev", "enumerate", "step_by"];
+    if let Some(bad) = methods.iter().find(|m| !known.contains(&m.method.to_string().as_str())) {
+        let what = bad.method.to_string();
+        return err_at(
+            &bad.method,
+            format!("cotan does not support `.{what}(..)` in a `for` loop yet; loop over indices instead (`for i in 0..x.len()` and index `x[i]`, `y[i]`)"),
+        );
     }
     let m = l.memory(base)?;
     let (enumerate, reverse) = match names.as_slice() {
@@ -80,26 +80,17 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
         ["iter", "rev"] => (false, true),
         ["iter", "enumerate"] => (true, false),
         ["iter", "enumerate", "rev"] => (true, true),
-        _ => return err(e.span(), UNSUPPORTED),
+        _ => return err_at(&e, UNSUPPORTED),
     };
     let usize_t = STy::Known(Scalar::Usize);
     let lo = l.emit_s(OpKind::Const(Const::Int(0)), usize_t);
     let hi = l.emit_s(OpKind::Len(m), usize_t);
-    Ok(IterSpec {
-        lo,
-        hi,
-        inclusive: false,
-        step: None,
-        reverse,
-        index_ty: usize_t,
-        elems: Some(m),
-        enumerate,
-    })
+    Ok(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate })
 }
 
 fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Value> {
     let Some(arg) = m.args.first() else {
-        return err(m.span(), "`step_by` takes the step");
+        return err_at(&m, "`step_by` takes the step");
     };
     let (k, kt) = l.scalar(arg)?;
     // `step_by` takes a usize; the IR keeps the step in the index type.
@@ -108,8 +99,7 @@ fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Va
     if it == STy::Known(Scalar::Usize) {
         return Ok(k);
     }
-    l.unify(STy::Known(Scalar::Usize), index_ty, arg.span())
-        .ok();
+    l.unify(STy::Known(Scalar::Usize), index_ty, arg.span()).ok();
     if l.infer.current(index_ty) == STy::Known(Scalar::Usize) {
         return Ok(k);
     }
@@ -117,40 +107,23 @@ fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Va
 }
 
 /// Binds the loop pattern at the start of the body: the index, the element, or both.
-pub(crate) fn bind_loop_pat(
-    l: &mut Lower,
-    pat: &syn::Pat,
-    spec: &IterSpec,
-    index: Value,
-) -> syn::Result<()> {
+pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, index: Value) -> syn::Result<()> {
     let Some(m) = spec.elems else {
         return bind_index(l, pat, index);
     };
     let elem = STy::Known(l.mem_ty(m).unwrap().elem);
     if spec.enumerate {
         let syn::Pat::Tuple(t) = strip(pat) else {
-            return err(pat.span(), "expected a pattern `(i, x)` for `enumerate()`");
+            return err_at(&pat, "expected a pattern `(i, x)` for `enumerate()`");
         };
         if t.elems.len() != 2 {
-            return err(pat.span(), "expected a pattern `(i, x)` for `enumerate()`");
+            return err_at(&pat, "expected a pattern `(i, x)` for `enumerate()`");
         }
         bind_index(l, &t.elems[0], index)?;
-        let v = l.emit_s(
-            OpKind::Load {
-                mem: m,
-                index: Some(index),
-            },
-            elem,
-        );
+        let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
         return l.bind_pat(&t.elems[1], v);
     }
-    let v = l.emit_s(
-        OpKind::Load {
-            mem: m,
-            index: Some(index),
-        },
-        elem,
-    );
+    let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
     l.bind_pat(pat, v)
 }
 
@@ -161,10 +134,7 @@ fn bind_index(l: &mut Lower, pat: &syn::Pat, index: Value) -> syn::Result<()> {
             Ok(())
         }
         syn::Pat::Wild(_) => Ok(()),
-        p => err(
-            p.span(),
-            "cotan supports a plain name or `_` as the loop index",
-        ),
+        p => err_at(&p, "cotan supports a plain name or `_` as the loop index"),
     }
 }
 

@@ -6,10 +6,7 @@
 
 use std::collections::HashMap;
 
-use cotan_ir::{
-    Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value,
-    Var,
-};
+use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -27,15 +24,17 @@ pub struct Lowered {
 
 impl Lowered {
     pub fn span(&self, id: SpanId) -> Span {
-        self.spans
-            .get(id.0 as usize)
-            .copied()
-            .unwrap_or_else(Span::call_site)
+        self.spans.get(id.0 as usize).copied().unwrap_or_else(Span::call_site)
     }
 }
 
 pub(crate) fn err<T>(span: Span, msg: impl std::fmt::Display) -> syn::Result<T> {
     Err(syn::Error::new(span, msg))
+}
+
+/// An error covering the whole of `node`, first token to last.
+pub(crate) fn err_at<T>(node: &impl quote::ToTokens, msg: impl std::fmt::Display) -> syn::Result<T> {
+    Err(syn::Error::new_spanned(node, msg))
 }
 
 #[derive(Clone, Copy)]
@@ -94,11 +93,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
     }
     l.body(body)?;
     l.finalize();
-    Ok(Lowered {
-        func: l.func,
-        spans: l.spans,
-        param_names,
-    })
+    Ok(Lowered { func: l.func, spans: l.spans, param_names })
 }
 
 impl Lower {
@@ -113,11 +108,7 @@ impl Lower {
 
     pub(crate) fn emit(&mut self, kind: OpKind, ty: Ty) -> Value {
         let v = self.func.new_value(ty, None, self.span);
-        self.stack.last_mut().unwrap().push(Op {
-            kind,
-            result: Some(v),
-            span: self.span,
-        });
+        self.stack.last_mut().unwrap().push(Op { kind, result: Some(v), span: self.span });
         v
     }
 
@@ -130,30 +121,18 @@ impl Lower {
     }
 
     pub(crate) fn effect(&mut self, kind: OpKind) {
-        self.stack.last_mut().unwrap().push(Op {
-            kind,
-            result: None,
-            span: self.span,
-        });
+        self.stack.last_mut().unwrap().push(Op { kind, result: None, span: self.span });
     }
 
     fn effect_at(&mut self, depth: usize, kind: OpKind) {
-        self.stack[depth - 1].push(Op {
-            kind,
-            result: None,
-            span: self.span,
-        });
+        self.stack[depth - 1].push(Op { kind, result: None, span: self.span });
     }
 
     fn emit_at(&mut self, depth: usize, kind: OpKind, t: STy) -> Value {
         let s = self.infer.resolve(t);
         let v = self.func.new_value(Ty::Scalar(s), None, self.span);
         self.sty.insert(v, t);
-        self.stack[depth - 1].push(Op {
-            kind,
-            result: Some(v),
-            span: self.span,
-        });
+        self.stack[depth - 1].push(Op { kind, result: Some(v), span: self.span });
         v
     }
 
@@ -162,9 +141,7 @@ impl Lower {
     }
 
     pub(crate) fn pop_region(&mut self) -> Region {
-        Region {
-            ops: self.stack.pop().unwrap(),
-        }
+        Region { ops: self.stack.pop().unwrap() }
     }
 
     pub(crate) fn sty(&self, v: Value) -> Option<STy> {
@@ -197,11 +174,7 @@ impl Lower {
     /// Declares a bool flag, initially false, in the region at `depth`.
     fn flag_at(&mut self, depth: usize, name: &str) -> Var {
         let var = self.new_var(name, STy::Known(Scalar::Bool));
-        let f = self.emit_at(
-            depth,
-            OpKind::Const(Const::Bool(false)),
-            STy::Known(Scalar::Bool),
-        );
+        let f = self.emit_at(depth, OpKind::Const(Const::Bool(false)), STy::Known(Scalar::Bool));
         self.effect_at(depth, OpKind::DeclVar { var, init: f });
         var
     }
@@ -222,12 +195,7 @@ impl Lower {
     }
 
     pub(crate) fn unify(&mut self, a: STy, b: STy, span: Span) -> syn::Result<()> {
-        self.infer.unify(a, b).or_else(|(x, y)| {
-            err(
-                span,
-                format!("mismatched types: expected `{x}`, found `{y}`"),
-            )
-        })
+        self.infer.unify(a, b).or_else(|(x, y)| err(span, format!("mismatched types: expected `{x}`, found `{y}`")))
     }
 
     fn finalize(&mut self) {
@@ -254,22 +222,14 @@ impl Lower {
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, b)| *b)
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| *b)
     }
 
     // ---- function body ----
 
     fn body(&mut self, body: &syn::Block) -> syn::Result<()> {
         let (stmts, final_return) = split_final_return(&body.stmts);
-        if stmts
-            .iter()
-            .any(|s| exits_of_stmt(s).contains(&Exit::Return))
-        {
+        if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
             self.ret_flag = Some(self.flag_at(1, "returned"));
             if let Some(t) = self.ret_ty {
                 let z = self.zero(t);
@@ -295,11 +255,7 @@ impl Lower {
                     self.push_region();
                     self.effect(OpKind::SetVar(rv, v));
                     let then_region = self.pop_region();
-                    self.effect(OpKind::If {
-                        cond: not,
-                        then_region,
-                        else_region: Region::default(),
-                    });
+                    self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
                     ret.push(self.emit_s(OpKind::GetVar(rv), t));
                 } else {
                     ret.push(v);
@@ -307,19 +263,9 @@ impl Lower {
             }
             (None, Some(t)) => match self.ret_var {
                 Some(rv) => ret.push(self.emit_s(OpKind::GetVar(rv), t)),
-                None => {
-                    return err(
-                        body.span(),
-                        "cotan could not find the value this function returns",
-                    )
-                }
+                None => return err_at(&body, "cotan could not find the value this function returns"),
             },
-            (Some(_), None) => {
-                return err(
-                    body.span(),
-                    "this function returns `()` but its body ends in a value",
-                )
-            }
+            (Some(_), None) => return err_at(&body, "this function returns `()` but its body ends in a value"),
             (None, None) => {}
         }
         if !self.func.returns.is_empty() {
@@ -382,11 +328,7 @@ impl Lower {
                     None => None,
                 };
                 let then_region = self.pop_region();
-                self.effect(OpKind::If {
-                    cond: not,
-                    then_region,
-                    else_region: Region::default(),
-                });
+                self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
                 return Ok(carried.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)));
             }
         }
@@ -426,8 +368,7 @@ impl Lower {
                 crate::expr::statement_macro(self, &m.mac)?;
                 Ok(None)
             }
-            syn::Stmt::Item(item) => err(
-                item.span(),
+            syn::Stmt::Item(item) => err_at(&item,
                 "cotan does not support items (functions, structs, uses, ...) inside a differentiated function; move them outside it",
             ),
         }
@@ -435,18 +376,21 @@ impl Lower {
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
         let Some(init) = &local.init else {
-            return err(
-                local.span(),
-                "cotan needs `let` to have an initial value; write `let x = ...;`",
-            );
+            return err_at(&local, "cotan needs `let` to have an initial value; write `let x = ...;`");
         };
         if let Some((_, diverge)) = &init.diverge {
-            return err(diverge.span(), "cotan does not support `let ... else`; use `if` or `match` outside the differentiated code");
+            return err_at(
+                &diverge,
+                "cotan does not support `let ... else`; use `if` or `match` outside the differentiated code",
+            );
         }
         let (pat, annot) = match &local.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
         };
+        if !matches!(pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
+            return err_at(pat, "cotan supports only simple bindings in `let` (`x`, `mut x`, `_`); destructure with separate `let`s");
+        }
         let v = self.expr(&init.expr)?;
         if let Some(ty) = annot {
             if let Some(s) = signature::scalar_type(ty) {
@@ -476,7 +420,10 @@ impl Lower {
             syn::Pat::Reference(r) => self.bind_pat(&r.pat, v),
             syn::Pat::Paren(p) => self.bind_pat(&p.pat, v),
             syn::Pat::Type(pt) => self.bind_pat(&pt.pat, v),
-            p => err(p.span(), "cotan supports only simple bindings here (`x`, `mut x`, `&x`, `_`); destructure with separate `let`s"),
+            p => err_at(
+                &p,
+                "cotan supports only simple bindings here (`x`, `mut x`, `&x`, `_`); destructure with separate `let`s",
+            ),
         }
     }
 
@@ -484,10 +431,7 @@ impl Lower {
     pub(crate) fn scalar_sty(&mut self, v: Value, span: Span) -> syn::Result<STy> {
         match self.sty(v) {
             Some(t) => Ok(t),
-            None => err(
-                span,
-                "expected a number or a bool here, found an array or reference",
-            ),
+            None => err(span, "expected a number or a bool here, found an array or reference"),
         }
     }
 
@@ -523,11 +467,7 @@ impl Lower {
             }
         }
         let else_region = self.pop_region();
-        self.effect(OpKind::If {
-            cond,
-            then_region,
-            else_region,
-        });
+        self.effect(OpKind::If { cond, then_region, else_region });
         Ok(result.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
     }
 
@@ -552,17 +492,9 @@ impl Lower {
         let own = label.as_ref().map(|l| l.name.ident.to_string());
         let depth = self.stack.len();
         let brk = (!exits.is_empty()).then(|| self.flag_at(depth, "broke"));
-        let continues_here = exits
-            .iter()
-            .any(|x| matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
+        let continues_here = exits.iter().any(|x| matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
         let cont = continues_here.then(|| self.flag_at(depth, "continued"));
-        LoopCtx {
-            label: own,
-            brk,
-            cont,
-            result: None,
-            outer_depth: depth,
-        }
+        LoopCtx { label: own, brk, cont, result: None, outer_depth: depth }
     }
 
     /// Lowers a loop body with `ctx` on the loop stack; returns the body region.
@@ -589,17 +521,9 @@ impl Lower {
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
         let spec = crate::iter::iter_spec(self, &e.expr)?;
         let ctx = self.loop_flags(&e.body, &e.label);
-        let index = self.func.new_value(
-            Ty::Scalar(self.infer.resolve(spec.index_ty)),
-            None,
-            self.span,
-        );
+        let index = self.func.new_value(Ty::Scalar(self.infer.resolve(spec.index_ty)), None, self.span);
         self.set_sty(index, spec.index_ty);
-        let (body, ctx) = self.loop_body(
-            ctx,
-            |l| crate::iter::bind_loop_pat(l, &e.pat, &spec, index),
-            &e.body,
-        )?;
+        let (body, ctx) = self.loop_body(ctx, |l| crate::iter::bind_loop_pat(l, &e.pat, &spec, index), &e.body)?;
         self.effect(OpKind::For {
             index,
             lo: spec.lo,
@@ -615,8 +539,8 @@ impl Lower {
 
     pub(crate) fn while_loop(&mut self, e: &syn::ExprWhile) -> syn::Result<()> {
         if !exits_of_expr(&e.cond).is_empty() {
-            return err(
-                e.cond.span(),
+            return err_at(
+                &e.cond,
                 "cotan does not support `break`, `continue` or `return` inside a `while` condition",
             );
         }
@@ -625,12 +549,7 @@ impl Lower {
         let cond = self.bool_expr(&e.cond)?;
         let cond_region = self.pop_region();
         let (body, ctx) = self.loop_body(ctx, |_| Ok(()), &e.body)?;
-        self.effect(OpKind::While {
-            cond_region,
-            cond,
-            body,
-            exit: ctx.brk,
-        });
+        self.effect(OpKind::While { cond_region, cond, body, exit: ctx.brk });
         Ok(())
     }
 
@@ -641,12 +560,7 @@ impl Lower {
         let cond = self.bool_const(true);
         let cond_region = self.pop_region();
         let (body, ctx) = self.loop_body(ctx, |_| Ok(()), &e.body)?;
-        self.effect(OpKind::While {
-            cond_region,
-            cond,
-            body,
-            exit: ctx.brk,
-        });
+        self.effect(OpKind::While { cond_region, cond, body, exit: ctx.brk });
         Ok(ctx.result.map(|var| {
             let t = self.var_sty(var);
             self.emit_s(OpKind::GetVar(var), t)
@@ -659,20 +573,10 @@ impl Lower {
             None => self.loops.len().checked_sub(1),
             Some(l) => {
                 let name = l.ident.to_string();
-                self.loops
-                    .iter()
-                    .rposition(|c| c.label.as_deref() == Some(name.as_str()))
+                self.loops.iter().rposition(|c| c.label.as_deref() == Some(name.as_str()))
             }
         };
-        found.map_or_else(
-            || {
-                err(
-                    span,
-                    "cotan could not find the loop this `break`/`continue` refers to",
-                )
-            },
-            Ok,
-        )
+        found.map_or_else(|| err(span, "cotan could not find the loop this `break`/`continue` refers to"), Ok)
     }
 
     fn set_flag(&mut self, var: Option<Var>) {
@@ -722,7 +626,7 @@ impl Lower {
         if let Some(value) = &e.expr {
             let v = self.expr(value)?;
             let (Some(var), Some(t)) = (self.ret_var, self.ret_ty) else {
-                return err(e.span(), "this function returns `()`; write `return;`");
+                return err_at(&e, "this function returns `()`; write `return;`");
             };
             let vt = self.scalar_sty(v, value.span())?;
             self.unify(t, vt, value.span())?;

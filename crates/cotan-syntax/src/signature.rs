@@ -4,7 +4,7 @@ use cotan_ir::{Access, MemKind, OpKind, Scalar, Ty};
 use syn::spanned::Spanned;
 
 use crate::infer::STy;
-use crate::lower::{err, mem, Binding, Lower};
+use crate::lower::{err_at, mem, Binding, Lower};
 
 const SUPPORTED: &str = "cotan supports parameters of the types f64, f32, the integer types, bool, \
 &f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64> (and the same for f32 and integers)";
@@ -12,10 +12,7 @@ const SUPPORTED: &str = "cotan supports parameters of the types f64, f32, the in
 /// The scalar a type path names (`f64`, `usize`, ...).
 pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => p
-            .path
-            .get_ident()
-            .and_then(|i| Scalar::from_name(&i.to_string())),
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().and_then(|i| Scalar::from_name(&i.to_string())),
         syn::Type::Paren(p) => scalar_type(&p.elem),
         _ => None,
     }
@@ -29,21 +26,13 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     let syn::Type::Reference(r) = ty else {
         return None;
     };
-    let access = if r.mutability.is_some() {
-        Access::Mut
-    } else {
-        Access::Shared
-    };
+    let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
     if let Some(s) = scalar_type(&r.elem) {
         return Some(mem(s, MemKind::Cell, access));
     }
     match &*r.elem {
         syn::Type::Slice(sl) => Some(mem(scalar_type(&sl.elem)?, MemKind::Slice, access)),
-        syn::Type::Array(a) => Some(mem(
-            scalar_type(&a.elem)?,
-            MemKind::Array(array_len(&a.len)?),
-            access,
-        )),
+        syn::Type::Array(a) => Some(mem(scalar_type(&a.elem)?, MemKind::Array(array_len(&a.len)?), access)),
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
             if last.ident != "Vec" {
@@ -64,10 +53,7 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
 /// The length of an array type, when it is a literal.
 pub fn array_len(e: &syn::Expr) -> Option<u64> {
     match e {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        }) => i.base10_parse().ok(),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
         _ => None,
     }
 }
@@ -84,7 +70,7 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
             }
             match scalar_type(ty) {
                 Some(s) => Ok(Some(s)),
-                None => err(ty.span(), "cotan supports functions that return a number, a bool or `()`; return other results through `&mut` parameters"),
+                None => err_at(&ty, "cotan supports functions that return a number, a bool or `()`; return other results through `&mut` parameters"),
             }
         }
     }
@@ -93,34 +79,26 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
 /// Declares the parameters as IR parameters and binds their names.
 pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<Vec<String>> {
     if let Some(g) = sig.generics.params.first() {
-        return err(
-            g.span(),
-            "cotan does not support generic functions yet; write the function for f64 or f32",
-        );
+        return err_at(&g, "cotan does not support generic functions yet; write the function for f64 or f32");
     }
     if let Some(v) = &sig.variadic {
-        return err(v.span(), "cotan does not support variadic functions");
+        return err_at(&v, "cotan does not support variadic functions");
     }
     let mut names = vec![];
     for arg in &sig.inputs {
         let syn::FnArg::Typed(pt) = arg else {
-            return err(arg.span(), "cotan does not support methods with `self` yet; write a free function that takes the value as a parameter");
+            return err_at(&arg, "cotan does not support methods with `self` yet; write a free function that takes the value as a parameter");
         };
         let span = pt.span();
         let Some(ty) = param_type(&pt.ty) else {
-            return err(pt.ty.span(), SUPPORTED);
+            return err_at(&pt.ty, SUPPORTED);
         };
         let (name, mutable) = match &*pt.pat {
             syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 (pi.ident.to_string(), pi.mutability.is_some())
             }
             syn::Pat::Wild(_) => ("_".to_string(), false),
-            p => {
-                return err(
-                    p.span(),
-                    "cotan supports parameters named by a plain identifier (`x: f64`)",
-                )
-            }
+            p => return err_at(&p, "cotan supports parameters named by a plain identifier (`x: f64`)"),
         };
         let id = l.at(span);
         let v = l.func.add_param(ty, name.clone(), id);

@@ -21,7 +21,8 @@ thread_local! {
     static POOL: RefCell<Vec<Tape>> = const { RefCell::new(Vec::new()) };
 }
 
-const EMPTY: &str = "cotan: the reverse sweep popped more values than the forward sweep pushed (a cotan bug; please report it)";
+const EMPTY: &str =
+    "cotan: the reverse sweep popped more values than the forward sweep pushed (a cotan bug; please report it)";
 
 impl Tape {
     /// Takes a tape from this thread's pool (a new one the first time).

@@ -44,10 +44,7 @@ fn assert_no_extra_allocations(name: &str, mut primal: impl FnMut(), mut reverse
     }
     let p = allocations(&mut primal);
     let r = allocations(&mut reverse);
-    assert!(
-        r <= p,
-        "{name}: a steady-state reverse call made {r} allocations, the primal {p}"
-    );
+    assert!(r <= p, "{name}: a steady-state reverse call made {r} allocations, the primal {p}");
 }
 
 #[autodiff_reverse(d_carry, Duplicated, Active, Active)]
@@ -93,16 +90,8 @@ fn newton(a: f64) -> f64 {
 fn reverse_calls_allocate_no_more_than_primal_calls() {
     let x: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.37).sin()).collect();
     let mut dx = vec![0.0; x.len()];
-    assert_no_extra_allocations(
-        "carry",
-        || drop(carry(&x, 0.3)),
-        || drop(d_carry(&x, &mut dx, 0.3, 1.0)),
-    );
-    assert_no_extra_allocations(
-        "buffers",
-        || drop(buffers(&x)),
-        || drop(d_buffers(&x, &mut dx, 1.0)),
-    );
+    assert_no_extra_allocations("carry", || drop(carry(&x, 0.3)), || drop(d_carry(&x, &mut dx, 0.3, 1.0)));
+    assert_no_extra_allocations("buffers", || drop(buffers(&x)), || drop(d_buffers(&x, &mut dx, 1.0)));
     let (mut y, mut z) = (x.clone(), x.clone());
     assert_no_extra_allocations("inplace", || inplace(&mut y), || d_inplace(&mut z, &mut dx));
     assert_no_extra_allocations("newton", || drop(newton(7.0)), || drop(d_newton(7.0, 1.0)));

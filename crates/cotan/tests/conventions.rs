@@ -48,7 +48,13 @@ fn d1(rev: fn(f64, f64) -> (f64, f64), fwd: fn(f64, f64) -> (f64, f64), x: f64, 
 }
 
 /// Both modes give the gradient `expected` of a two-argument function at `(x, y)`.
-fn d2(rev: fn(f64, f64, f64) -> (f64, f64, f64), fwd: fn(f64, f64, f64, f64) -> (f64, f64), x: f64, y: f64, expected: (f64, f64)) {
+fn d2(
+    rev: fn(f64, f64, f64) -> (f64, f64, f64),
+    fwd: fn(f64, f64, f64, f64) -> (f64, f64),
+    x: f64,
+    y: f64,
+    expected: (f64, f64),
+) {
     let (_, gx, gy) = rev(x, y, 1.0);
     assert_eq!((gx, gy), expected, "reverse at ({x}, {y})");
     assert_eq!(fwd(x, 1.0, y, 0.0).1, expected.0, "forward d/dx at ({x}, {y})");

@@ -230,24 +230,13 @@ mod array_and_vec_params {
             shape: common::Shape::Scalars,
             primal: &|x| vec![f(&[x[0], x[1], x[2]], &x[3..].to_vec())],
             jvp: &|x, u| {
-                let (y, t) = fwd(
-                    &[x[0], x[1], x[2]],
-                    &[u[0], u[1], u[2]],
-                    &x[3..].to_vec(),
-                    &u[3..].to_vec(),
-                );
+                let (y, t) = fwd(&[x[0], x[1], x[2]], &[u[0], u[1], u[2]], &x[3..].to_vec(), &u[3..].to_vec());
                 (vec![y], vec![t])
             },
             vjp: &|x, w| {
                 let mut da = [0.0; 3];
                 let mut dv = vec![0.0; 3];
-                let y = rev(
-                    &[x[0], x[1], x[2]],
-                    &mut da,
-                    &x[3..].to_vec(),
-                    &mut dv,
-                    w[0],
-                );
+                let y = rev(&[x[0], x[1], x[2]], &mut da, &x[3..].to_vec(), &mut dv, w[0]);
                 (vec![y], da.iter().chain(&dv).copied().collect())
             },
         };

@@ -68,16 +68,7 @@ pub fn for_loop<'f>(
     let ty = b.func.ty(lo);
     let index = b.func.new_value(ty, Some("i".into()), b.span);
     let body = region(b, |b| body(b, index));
-    b.effect(OpKind::For {
-        index,
-        lo,
-        hi,
-        step,
-        inclusive,
-        reverse,
-        body,
-        exit,
-    });
+    b.effect(OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit });
 }
 
 /// Finishes `f` with the ops of `build`, which returns the types returned.
@@ -128,11 +119,7 @@ pub fn branch() -> Function {
             let d = b.binary(BinOp::Mul, x, two);
             set(b, r, d);
         });
-        b.effect(OpKind::If {
-            cond,
-            then_region,
-            else_region,
-        });
+        b.effect(OpKind::If { cond, then_region, else_region });
         let v = get(b, r);
         b.effect(OpKind::Return(vec![v]));
         vec![Ty::F64]
@@ -182,11 +169,7 @@ pub fn find_first() -> Function {
                 let yes = b.bool(true);
                 set(b, found, yes);
             });
-            b.effect(OpKind::If {
-                cond,
-                then_region,
-                else_region: Region::default(),
-            });
+            b.effect(OpKind::If { cond, then_region, else_region: Region::default() });
         });
         let r = get(b, pos);
         b.effect(OpKind::Return(vec![r]));
@@ -219,12 +202,7 @@ pub fn halve() -> Function {
             let k1 = b.binary(BinOp::Add, k, one);
             set(b, n, k1);
         });
-        b.effect(OpKind::While {
-            cond_region,
-            cond: cond.unwrap(),
-            body,
-            exit: None,
-        });
+        b.effect(OpKind::While { cond_region, cond: cond.unwrap(), body, exit: None });
         let rv = get(b, v);
         let rn = get(b, n);
         b.effect(OpKind::Return(vec![rv, rn]));
@@ -315,11 +293,7 @@ pub fn kitchen_sink() -> Function {
     let ys = f.add_param(mem(F32, MemKind::Array(3), Access::Mut), "ys", SpanId(4));
     let vs = f.add_param(mem(F64, MemKind::Vec, Access::Mut), "vs", SpanId::NONE);
     let cell = f.add_param(mem(F64, MemKind::Cell, Access::Mut), "cell", SpanId::NONE);
-    let shared_cell = f.add_param(
-        mem(I64, MemKind::Cell, Access::Shared),
-        "shared",
-        SpanId::NONE,
-    );
+    let shared_cell = f.add_param(mem(I64, MemKind::Cell, Access::Shared), "shared", SpanId::NONE);
     let shared_vec = f.add_param(mem(U8, MemKind::Vec, Access::Shared), "bytes", SpanId::NONE);
     let k = f.add_param(Ty::Scalar(I32), "k", SpanId::NONE);
     f.new_value(Ty::F32, Some("dead".into()), SpanId(2));
@@ -327,34 +301,14 @@ pub fn kitchen_sink() -> Function {
     f.values[x.0 as usize].name = Some("x \"quoted\"\n\tünï\u{200b}".into());
     build(&mut f, |b| {
         // Literals of every scalar type, including floats that need care.
-        for c in [
-            1.5,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            1e300,
-            5e-324,
-            1e16,
-        ] {
+        for c in [1.5, -0.0, f64::INFINITY, f64::NEG_INFINITY, 1e300, 5e-324, 1e16] {
             b.float(c, F64);
         }
         b.float(0.1f32 as f64, F32);
-        for (i, s) in [
-            (-128, I8),
-            (-3, I16),
-            (7, I32),
-            (i64::MIN as i128, I64),
-            (-1, Isize),
-        ] {
+        for (i, s) in [(-128, I8), (-3, I16), (7, I32), (i64::MIN as i128, I64), (-1, Isize)] {
             b.int(i, s);
         }
-        for (i, s) in [
-            (255, U8),
-            (9, U16),
-            (10, U32),
-            (u64::MAX as i128, U64),
-            (3, Usize),
-        ] {
+        for (i, s) in [(255, U8), (9, U16), (10, U32), (u64::MAX as i128, U64), (3, Usize)] {
             b.int(i, s);
         }
         let t = b.bool(true);
@@ -372,14 +326,7 @@ pub fn kitchen_sink() -> Function {
         let two_u8 = b.int(2, U8);
         b.op(OpKind::Binary(BinOp::Shl, k, two_u8), Ty::Scalar(I32));
         b.binary(BinOp::Shr, k, three);
-        for op in [
-            CmpOp::Eq,
-            CmpOp::Ne,
-            CmpOp::Lt,
-            CmpOp::Le,
-            CmpOp::Gt,
-            CmpOp::Ge,
-        ] {
+        for op in [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge] {
             b.cmp(op, x, neg);
         }
         let xf = b.cast(x, F32);
@@ -407,20 +354,11 @@ pub fn kitchen_sink() -> Function {
         load(b, shared_cell, None);
         let n = len(b, shared_vec);
         len(b, ys);
-        let buf = b.op(
-            OpKind::Alloc { len: n, init: x },
-            mem(F64, MemKind::Vec, Access::Owned),
-        );
+        let buf = b.op(OpKind::Alloc { len: n, init: x }, mem(F64, MemKind::Vec, Access::Owned));
         b.effect(OpKind::Fill { mem: buf, value: c });
         b.effect(OpKind::Fill { mem: ys, value: xf });
         let three_usize = b.int(3, Usize);
-        b.op(
-            OpKind::Alloc {
-                len: three_usize,
-                init: xf,
-            },
-            mem(F32, MemKind::Array(3), Access::Owned),
-        );
+        b.op(OpKind::Alloc { len: three_usize, init: xf }, mem(F32, MemKind::Array(3), Access::Owned));
         // Vars and control flow.
         let v = decl(b, "acc", x);
         let no = b.bool(false);
@@ -430,58 +368,28 @@ pub fn kitchen_sink() -> Function {
             set(b, v, g);
         };
         let then_region = region(b, copy);
-        b.effect(OpKind::If {
-            cond: t,
-            then_region,
-            else_region: Region::default(),
-        });
+        b.effect(OpKind::If { cond: t, then_region, else_region: Region::default() });
         let then_region = region(b, copy);
         let else_region = region(b, |b| set(b, done, t));
-        b.effect(OpKind::If {
-            cond: t,
-            then_region,
-            else_region,
-        });
+        b.effect(OpKind::If { cond: t, then_region, else_region });
         let one = b.int(1, Usize);
         b.span = SpanId(20);
-        for_loop(
-            b,
-            zero,
-            n,
-            Some(three_usize),
-            true,
-            true,
-            Some(done),
-            |b, i| {
-                let e = load(b, buf, Some(i));
-                b.effect(OpKind::Push(e));
-                let p = b.op(OpKind::Pop, Ty::F64);
-                store(b, buf, Some(i), p);
-            },
-        );
+        for_loop(b, zero, n, Some(three_usize), true, true, Some(done), |b, i| {
+            let e = load(b, buf, Some(i));
+            b.effect(OpKind::Push(e));
+            let p = b.op(OpKind::Pop, Ty::F64);
+            store(b, buf, Some(i), p);
+        });
         b.span = SpanId::NONE;
         for_loop(b, one, n, None, false, false, None, |_, _| {});
         let mut cond = None;
         let cond_region = region(b, |b| cond = Some(b.cmp(CmpOp::Lt, x, neg)));
         let body = region(b, |b| set(b, done, t));
-        b.effect(OpKind::While {
-            cond_region,
-            cond: cond.unwrap(),
-            body,
-            exit: Some(done),
-        });
+        b.effect(OpKind::While { cond_region, cond: cond.unwrap(), body, exit: Some(done) });
         let mut cond = None;
         let cond_region = region(b, |b| cond = Some(b.bool(false)));
-        b.effect(OpKind::While {
-            cond_region,
-            cond: cond.unwrap(),
-            body: Region::default(),
-            exit: None,
-        });
-        b.effect(OpKind::Assert {
-            cond: t,
-            message: "t must \"hold\"".into(),
-        });
+        b.effect(OpKind::While { cond_region, cond: cond.unwrap(), body: Region::default(), exit: None });
+        b.effect(OpKind::Assert { cond: t, message: "t must \"hold\"".into() });
         let g = get(b, v);
         b.effect(OpKind::Return(vec![g, xf, t]));
         vec![Ty::F64, Ty::F32, Ty::BOOL]

@@ -38,9 +38,7 @@ pub const EXACT_TOL: f64 = 1e-10;
 
 /// A deterministic direction with entries in [-1, 1].
 pub fn direction(n: usize, seed: u64) -> Vec<f64> {
-    (0..n)
-        .map(|i| ((i as f64 + 1.0) * 0.7548776662 + seed as f64 * 0.5698402910).sin())
-        .collect()
+    (0..n).map(|i| ((i as f64 + 1.0) * 0.7548776662 + seed as f64 * 0.5698402910).sin()).collect()
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -61,18 +59,11 @@ pub fn fd_directional(primal: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], u: &[f64])
     let d = |h: f64| -> Vec<f64> {
         let xp: Vec<f64> = x.iter().zip(u).map(|(a, b)| a + h * b).collect();
         let xm: Vec<f64> = x.iter().zip(u).map(|(a, b)| a - h * b).collect();
-        primal(&xp)
-            .iter()
-            .zip(primal(&xm))
-            .map(|(p, m)| (p - m) / (2.0 * h))
-            .collect()
+        primal(&xp).iter().zip(primal(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect()
     };
     let h = 1e-3 * scale;
     let (d1, d2) = (d(h), d(h / 2.0));
-    d1.iter()
-        .zip(&d2)
-        .map(|(a, b)| (4.0 * b - a) / 3.0)
-        .collect()
+    d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect()
 }
 
 /// Checks derivatives against finite differences and the dot-product test, then the
@@ -100,16 +91,8 @@ pub fn check_compiled(case: &Case, x: &[f64]) {
         let w = direction(m, seed + 7);
         let (y_f, jv) = (case.jvp)(x, &u);
         let (y_r, jtw) = (case.vjp)(x, &w);
-        assert_eq!(
-            y_f, y,
-            "{}: forward-mode primal differs from the primal",
-            case.src
-        );
-        assert_eq!(
-            y_r, y,
-            "{}: reverse-mode primal differs from the primal",
-            case.src
-        );
+        assert_eq!(y_f, y, "{}: forward-mode primal differs from the primal", case.src);
+        assert_eq!(y_r, y, "{}: reverse-mode primal differs from the primal", case.src);
         let fd = fd_directional(case.primal, x, &u);
         for k in 0..m {
             assert!(
@@ -151,19 +134,9 @@ pub fn check_compiled(case: &Case, x: &[f64]) {
 
 /// The IR interpreter, run on the lowered function and on its derivatives, agrees with
 /// the compiled code.
-fn check_interpreter(
-    case: &Case,
-    x: &[f64],
-    u: &[f64],
-    w: &[f64],
-    y: &[f64],
-    jv: &[f64],
-    jtw: &[f64],
-) {
+fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv: &[f64], jtw: &[f64]) {
     let item: syn::ItemFn = syn::parse_str(case.src).expect("test source parses");
-    let mut f = cotan_syntax::lower_fn(&item.sig, &item.block)
-        .expect("lowers")
-        .func;
+    let mut f = cotan_syntax::lower_fn(&item.sig, &item.block).expect("lowers").func;
     cotan_ir::simplify::cse(&mut f);
     let n_params = f.params.len();
     let has_ret = !f.returns.is_empty();
@@ -200,20 +173,13 @@ fn check_interpreter(
     agree("primal", &got, y);
 
     // Forward mode.
-    let dual = Spec {
-        mode: Mode::Forward,
-        inputs: vec![Activity::Dual; n_params],
-        ret: has_ret.then_some(Activity::Dual),
-    };
+    let dual =
+        Spec { mode: Mode::Forward, inputs: vec![Activity::Dual; n_params], ret: has_ret.then_some(Activity::Dual) };
     let fwd = cotan_ad::forward(&f, &dual, "fwd");
     cotan_ir::verify(&fwd).unwrap_or_else(|e| panic!("forward IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x), vec_arg(u)],
-        Shape::Scalars => x
-            .iter()
-            .zip(u)
-            .flat_map(|(a, b)| [scal(*a), scal(*b)])
-            .collect(),
+        Shape::Scalars => x.iter().zip(u).flat_map(|(a, b)| [scal(*a), scal(*b)]).collect(),
     };
     let out = cotan_ir::run(&fwd, &mut args).expect("interpreter runs the forward derivative");
     let got = match case.shape {
@@ -228,15 +194,7 @@ fn check_interpreter(
         Shape::Scalars => (vec![Activity::Active; n_params], Some(Activity::Active)),
         Shape::InPlace => (vec![Activity::Duplicated], None),
     };
-    let rev = cotan_ad::reverse(
-        &f,
-        &Spec {
-            mode: Mode::Reverse,
-            inputs,
-            ret,
-        },
-        "rev",
-    );
+    let rev = cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret }, "rev");
     cotan_ir::verify(&rev).unwrap_or_else(|e| panic!("reverse IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
