@@ -131,7 +131,11 @@ fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_ret: bool) 
         syn::ReturnType::Type(_, t) if has_ret => format!("returns `{}`", t.to_token_stream()),
         _ => "returns `()`".to_string(),
     };
-    let parts = if has_ret { "one per parameter, then one for the result" } else { "one per parameter; none for a `()` result" };
+    let parts = if has_ret {
+        "one per parameter, then one for the result"
+    } else {
+        "one per parameter; none for a `()` result"
+    };
     let msg = format!(
         "`{}` has {n_params} parameter(s) and {returns}, so it needs {expected} activit{} ({parts}); {given} given",
         func.sig.ident,

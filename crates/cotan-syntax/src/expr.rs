@@ -353,7 +353,10 @@ impl Lower {
         };
         if let Some(Binding::Value(v)) = name.and_then(|n| self.lookup(&n.to_string())) {
             if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
-                return err_at(target, "cotan does not support assigning a whole array; assign its elements (e.g. in a `for` loop)");
+                return err_at(
+                    target,
+                    "cotan does not support assigning a whole array; assign its elements (e.g. in a `for` loop)",
+                );
             }
         }
         Ok(())
@@ -575,7 +578,8 @@ enum Place {
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
 pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
     let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-    const ASSERTS: [&str; 6] = ["assert", "debug_assert", "assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne"];
+    const ASSERTS: [&str; 6] =
+        ["assert", "debug_assert", "assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne"];
     if !ASSERTS.contains(&name.as_str()) {
         return err_at(
             mac,

@@ -389,7 +389,10 @@ impl Lower {
             p => (p, None),
         };
         if !matches!(pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
-            return err_at(pat, "cotan supports only simple bindings in `let` (`x`, `mut x`, `_`); destructure with separate `let`s");
+            return err_at(
+                pat,
+                "cotan supports only simple bindings in `let` (`x`, `mut x`, `_`); destructure with separate `let`s",
+            );
         }
         let v = self.expr(&init.expr)?;
         if let Some(ty) = annot {

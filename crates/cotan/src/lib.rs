@@ -18,4 +18,9 @@
 
 pub use cotan_macros::{autodiff_forward, autodiff_reverse};
 
+// The README's examples run as doctests, so what it promises is tested.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub mod rt;

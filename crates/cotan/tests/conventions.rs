@@ -1,6 +1,9 @@
 //! Derivatives at kinks and domain edges follow one documented convention (README,
 //! "Derivative conventions"); these tests pin it, in both modes.
 
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
 use cotan::{autodiff_forward, autodiff_reverse};
 
 macro_rules! unary {

@@ -1,6 +1,9 @@
 //! The language subset of the engine issue, construct by construct, each checked by the
 //! harness: finite differences in both modes, the dot-product test, and the interpreter.
 
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
 mod common;
 
 const X4: [f64; 4] = [0.3, -1.2, 2.5, 0.8];

@@ -1,6 +1,9 @@
 //! Every float method cotan differentiates, in method and `f64::name(..)` form, at
 //! ordinary points, checked by the harness (finite differences, dot product, interpreter).
 
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
 mod common;
 
 scalar_case!(

@@ -1,5 +1,8 @@
 //! The examples of std::autodiff's documentation, with the values std documents.
 
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
 use cotan::{autodiff_forward, autodiff_reverse};
 
 #[autodiff_forward(rb_fwd1, Dual, Const, Dual)]

@@ -5,7 +5,7 @@
 //! A case is a vector function F: Rⁿ → Rᵐ seen through three closures (primal, JVP, VJP)
 //! plus its source text, from which the interpreter runs the same derivatives.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::type_complexity, clippy::needless_range_loop)]
 
 use cotan_ad::{Activity, Mode, Spec};
 use cotan_ir::{Arg, Val};
