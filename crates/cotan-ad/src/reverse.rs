@@ -186,6 +186,9 @@ struct Rev<'a> {
     dvar: HashMap<Var, Var>,
     /// Iteration counts of counted loops at the top level.
     counts: HashMap<*const Op, Value>,
+    /// Adjoint variables known to hold zero at this point of the current region, so that
+    /// the next `+=` can be a plain assignment.
+    zeroed: HashSet<Var>,
     ret: Vec<Value>,
 }
 
@@ -226,6 +229,7 @@ impl<'a> Rev<'a> {
             adj_ssa: HashMap::new(),
             dvar: HashMap::new(),
             counts: HashMap::new(),
+            zeroed: HashSet::new(),
             ret: vec![],
         }
     }
@@ -245,6 +249,7 @@ impl<'a> Rev<'a> {
                 let d = self.dvar_of(var);
                 let z = self.zero(Ty::Scalar(self.f.var(var).ty));
                 self.e.effect(OpKind::DeclVar { var: d, init: z });
+                self.zeroed.insert(d);
             }
         }
         self.prepare(&self.f.body);
@@ -477,6 +482,7 @@ impl<'a> Rev<'a> {
             let var = self.e.out.new_var(ty, name);
             let z = self.zero(Ty::Scalar(ty));
             self.e.effect(OpKind::DeclVar { var, init: z });
+            self.zeroed.insert(var);
             Adj::Var(var)
         } else {
             Adj::Ssa
@@ -503,11 +509,7 @@ impl<'a> Rev<'a> {
         }
         let ty = self.f.ty(v);
         match self.adj_kind.get(&v).copied().unwrap_or(Adj::Ssa) {
-            Adj::Var(var) => {
-                let old = self.e.emit(OpKind::GetVar(var), ty);
-                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-                self.e.effect(OpKind::SetVar(var, new));
-            }
+            Adj::Var(var) => self.add_to_var(var, g, ty),
             Adj::Ssa => {
                 let new = match self.adj_ssa.get(&v) {
                     Some(&old) => self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty),
@@ -516,6 +518,24 @@ impl<'a> Rev<'a> {
                 self.adj_ssa.insert(v, new);
             }
         }
+    }
+
+    /// `var += g`, or `var = g` where `var` is known to be zero.
+    fn add_to_var(&mut self, var: Var, g: Value, ty: Ty) {
+        if self.zeroed.remove(&var) {
+            self.e.effect(OpKind::SetVar(var, g));
+            return;
+        }
+        let old = self.e.emit(OpKind::GetVar(var), ty);
+        let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+        self.e.effect(OpKind::SetVar(var, new));
+    }
+
+    /// `var = 0`.
+    fn zero_var(&mut self, var: Var, ty: Ty) {
+        let zero = self.zero(ty);
+        self.e.effect(OpKind::SetVar(var, zero));
+        self.zeroed.insert(var);
     }
 
     /// At the start of a region's reverse: restore saved values, declare adjoint variables
@@ -558,6 +578,8 @@ impl<'a> Rev<'a> {
     }
 
     fn reverse_region(&mut self, r: &Region, seed: Vec<(Value, Value)>) -> Region {
+        // What is zero outside is not known inside, nor after: the region may run many times.
+        self.zeroed.clear();
         self.e.push_region();
         self.scopes.push(seed.into_iter().collect());
         self.shadows.push(HashMap::new());
@@ -567,6 +589,7 @@ impl<'a> Rev<'a> {
         }
         self.shadows.pop();
         self.scopes.pop();
+        self.zeroed.clear();
         self.e.pop_region()
     }
 
@@ -642,7 +665,7 @@ impl<'a> Rev<'a> {
                     }
                     Shadow::Var(var) => {
                         let g = self.e.emit(OpKind::GetVar(var), ty);
-                        self.e.effect(OpKind::SetVar(var, zero));
+                        self.zero_var(var, ty);
                         g
                     }
                 };
@@ -672,18 +695,14 @@ impl<'a> Rev<'a> {
                 let d = self.dvar_of(*var);
                 let ty = Ty::Scalar(self.f.var(*var).ty);
                 let g = self.e.emit(OpKind::GetVar(d), ty);
-                let zero = self.zero(ty);
-                self.e.effect(OpKind::SetVar(d, zero));
+                self.zero_var(d, ty);
                 self.accumulate(*v, g);
             }
             OpKind::GetVar(var) => {
                 let r = op.result.unwrap();
                 let Some(g) = self.read_adj(r) else { return };
                 let d = self.dvar_of(*var);
-                let ty = self.f.ty(r);
-                let old = self.e.emit(OpKind::GetVar(d), ty);
-                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-                self.e.effect(OpKind::SetVar(d, new));
+                self.add_to_var(d, g, self.f.ty(r));
             }
             OpKind::Cast(a) => {
                 let r = op.result.unwrap();
@@ -765,11 +784,7 @@ impl<'a> Rev<'a> {
                 let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
                 self.e.effect(OpKind::Store { mem: s, index: idx, value: new });
             }
-            Shadow::Var(var) => {
-                let old = self.e.emit(OpKind::GetVar(var), ty);
-                let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-                self.e.effect(OpKind::SetVar(var, new));
-            }
+            Shadow::Var(var) => self.add_to_var(var, g, ty),
         }
     }
 

@@ -88,3 +88,16 @@ fn carry_forward() {
         }"
     ));
 }
+
+#[test]
+fn repeated_product_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_large, Active, Active, Active",
+        "fn large(x1: f64, x2: f64) -> f64 {
+            let mut p = x1;
+            for _ in 0..400 { p = p * x2; }
+            p
+        }"
+    ));
+}
