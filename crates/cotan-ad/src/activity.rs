@@ -30,7 +30,7 @@ impl ActivityInfo {
     /// True if the op, or anything nested in it, has derivative code.
     pub fn op_is_active(&self, op: &Op) -> bool {
         let own = match &op.kind {
-            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => self.mem(*mem),
+            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => self.mem(*mem),
             OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
             _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
         };
@@ -86,7 +86,9 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Load { mem, .. } if s.mem(*mem) => {
                     s.values.insert(op.result.unwrap());
                 }
-                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } if s.value(*value) => {
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
+                    if s.value(*value) =>
+                {
                     s.mems.insert(*mem);
                 }
                 OpKind::Alloc { init, .. } if s.value(*init) => {
@@ -124,7 +126,9 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);
                 }
-                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } if s.mem(*mem) => {
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
+                    if s.mem(*mem) =>
+                {
                     s.values.insert(*value);
                 }
                 OpKind::Alloc { init, .. } if s.mem(op.result.unwrap()) => {

@@ -217,6 +217,12 @@ impl Fwd<'_> {
                     Shadow::Var(var) => self.e.effect(OpKind::SetVar(var, t)),
                 }
             }
+            OpKind::VecPush { mem, value } => {
+                let t = self.tangent_or_zero(*value);
+                if let Shadow::Mem(s) = self.tan_mem[mem] {
+                    self.e.emit(OpKind::VecPush { mem: s, value: t }, Ty::USIZE);
+                }
+            }
             OpKind::Fill { mem, value } => {
                 let t = self.tangent_or_zero(*value);
                 if let Shadow::Mem(s) = self.tan_mem[mem] {

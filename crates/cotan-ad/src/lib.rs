@@ -10,4 +10,4 @@ mod spec;
 
 pub use forward::forward;
 pub use reverse::reverse;
-pub use spec::{check, Activity, Mode, Spec, SpecError, Target};
+pub use spec::{check, Activity, AdError, Mode, Spec, SpecError, Target};

@@ -21,7 +21,7 @@ use crate::activity::{analyze, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
 use crate::forward::{d_name, owned, Shadow};
 use crate::rules::{partials, scale, Partial};
-use crate::spec::{Activity, Spec};
+use crate::spec::{Activity, AdError, Spec};
 
 type RegionId = usize;
 const TOP: RegionId = 0;
@@ -41,6 +41,8 @@ struct Layout {
     used_elsewhere: HashSet<Value>,
     /// Memory that nothing writes.
     read_only: HashSet<Value>,
+    /// Vectors that grow by `push`: their length is not fixed at allocation.
+    pushed: HashSet<Value>,
 }
 
 impl Layout {
@@ -58,8 +60,11 @@ impl Layout {
         l.scan(&f.body, TOP);
         let mut written = HashSet::new();
         f.walk(&mut |op| {
-            if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } = &op.kind {
+            if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } = &op.kind {
                 written.insert(*mem);
+            }
+            if let OpKind::VecPush { mem, .. } = &op.kind {
+                l.pushed.insert(*mem);
             }
         });
         l.read_only.retain(|m| !written.contains(m));
@@ -116,8 +121,8 @@ fn cheap(l: &Layout, kind: &OpKind) -> bool {
         | OpKind::Binary(..)
         | OpKind::Cmp(..)
         | OpKind::Cast(_)
-        | OpKind::Select(..)
-        | OpKind::Len(_) => true,
+        | OpKind::Select(..) => true,
+        OpKind::Len(mem) => !l.pushed.contains(mem),
         OpKind::Load { mem, .. } => l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP),
         _ => false,
     }
@@ -190,10 +195,11 @@ struct Rev<'a> {
     /// the next `+=` can be a plain assignment.
     zeroed: HashSet<Var>,
     ret: Vec<Value>,
+    errors: Vec<AdError>,
 }
 
 /// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature.
-pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Function {
+pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
     let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
     let ret_useful = matches!(spec.ret, Some(Activity::Active | Activity::ActiveOnly));
     let out_mems: Vec<Value> = f
@@ -207,7 +213,11 @@ pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Function {
     let layout = Layout::new(f);
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, name).run(spec);
     let plan = make_plan(&layout, dry.1);
-    Rev::new(f, &act, &layout, plan, false, name).run(spec).0
+    let (g, _, mut errors) = Rev::new(f, &act, &layout, plan, false, name).run(spec);
+    match errors.pop() {
+        Some(e) => Err(e),
+        None => Ok(g),
+    }
 }
 
 impl<'a> Rev<'a> {
@@ -231,10 +241,11 @@ impl<'a> Rev<'a> {
             counts: HashMap::new(),
             zeroed: HashSet::new(),
             ret: vec![],
+            errors: vec![],
         }
     }
 
-    fn run(mut self, spec: &Spec) -> (Function, HashSet<Value>) {
+    fn run(mut self, spec: &Spec) -> (Function, HashSet<Value>, Vec<AdError>) {
         let dret = self.params(spec);
         // Forward sweep.
         for op in &self.f.body.ops {
@@ -279,7 +290,7 @@ impl<'a> Rev<'a> {
         if !outs.is_empty() {
             self.e.effect(OpKind::Return(outs));
         }
-        (self.e.finish(), self.needs)
+        (self.e.finish(), self.needs, self.errors)
     }
 
     /// Declares the parameters: primal ones, shadows after `Duplicated` ones, `dret` last.
@@ -565,7 +576,18 @@ impl<'a> Rev<'a> {
         for op in &r.ops {
             if let (OpKind::Alloc { len, .. }, Some(m)) = (&op.kind, op.result) {
                 if self.act.mem(m) {
-                    let len = self.get(*len);
+                    let len = if !self.l.pushed.contains(&m) {
+                        self.get(*len)
+                    } else if id == TOP {
+                        // A vector grown by `push` has its final length now.
+                        self.e.emit(OpKind::Len(self.fwd[&m]), Ty::USIZE)
+                    } else {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan can differentiate through `push` only on vectors created at the top level of the function, not inside a loop or branch; create the vector before the loop".into(),
+                        });
+                        self.usize_const(0)
+                    };
                     let elem = self.f.ty(m).mem().unwrap().elem;
                     let zero = self.zero(Ty::Scalar(elem));
                     let s = self.e.emit(OpKind::Alloc { len, init: zero }, self.f.ty(m));
@@ -669,6 +691,15 @@ impl<'a> Rev<'a> {
                         g
                     }
                 };
+                self.accumulate(*value, g);
+            }
+            OpKind::VecPush { mem, value } => {
+                let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
+                let k = self.get(op.result.unwrap());
+                let Shadow::Mem(s) = self.shadow(*mem) else { return };
+                let g = self.e.emit(OpKind::Load { mem: s, index: Some(k) }, ty);
+                let zero = self.zero(ty);
+                self.e.effect(OpKind::Store { mem: s, index: Some(k), value: zero });
                 self.accumulate(*value, g);
             }
             OpKind::Fill { mem, value } => {

@@ -63,6 +63,13 @@ pub struct Spec {
     pub ret: Option<Activity>,
 }
 
+/// A construct the transform cannot differentiate, found while differentiating.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdError {
+    pub span: cotan_ir::SpanId,
+    pub message: String,
+}
+
 /// Where a problem with a spec is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {

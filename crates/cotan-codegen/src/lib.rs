@@ -72,6 +72,7 @@ struct Gen<'f> {
     var_names: HashMap<Var, Ident>,
     inline: HashSet<Value>,
     def: HashMap<Value, &'f Op>,
+    used: HashSet<Value>,
     tape: bool,
 }
 
@@ -83,6 +84,7 @@ impl<'f> Gen<'f> {
             var_names: HashMap::new(),
             inline: HashSet::new(),
             def: HashMap::new(),
+            used: HashSet::new(),
             tape: false,
         };
         collect_defs(&f.body, &mut g.def);
@@ -97,6 +99,7 @@ impl<'f> Gen<'f> {
             }
         });
         let uses = cotan_ir::simplify::use_counts(f);
+        g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
         g.assign_names();
         g
@@ -336,12 +339,17 @@ impl<'f> Gen<'f> {
             if let (OpKind::Return(vals), true) = (&op.kind, top) {
                 let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();
                 let ret = if vals.len() == 1 { vals[0].clone() } else { quote!((#(#vals),*)) };
-                out.extend(self.give_back(&pooled_here));
-                pooled_here.clear();
-                if self.tape {
-                    out.extend(quote!(__tape.release();));
+                if !pooled_here.is_empty() {
+                    // The result may read pooled buffers: compute it before giving them back.
+                    out.extend(quote!(let __result = #ret;));
+                    out.extend(self.give_back(&pooled_here));
+                    out.extend(quote!(__tape.release(); __result));
+                } else if self.tape {
+                    out.extend(quote!(__tape.release(); #ret));
+                } else {
+                    out.extend(ret);
                 }
-                out.extend(ret);
+                pooled_here.clear();
                 continue;
             }
             out.extend(self.stmt(op));
@@ -360,6 +368,14 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
+        if let OpKind::VecPush { mem, value } = &op.kind {
+            let m = self.name(*mem);
+            let x = self.expr(*value).0;
+            return match op.result.and_then(|r| self.names.get(&r)) {
+                Some(k) if self.used.contains(&op.result.unwrap()) => quote!(let #k = #m.len(); #m.push(#x);),
+                _ => quote!(#m.push(#x);),
+            };
+        }
         if let Some(v) = op.result {
             if self.inline.contains(&v) {
                 return quote!();

@@ -487,6 +487,12 @@ impl Machine<'_> {
                 self.mems[id].fill(v);
                 return Ok(None);
             }
+            VecPush { mem, value } => {
+                let id = self.mem(*mem)?;
+                let v = self.scalar(*value)?;
+                self.mems[id].push(v);
+                Val::Int(self.mems[id].len() as i128 - 1, Scalar::Usize)
+            }
             DeclVar { var, init: v } | SetVar(var, v) => {
                 let v = self.scalar(*v)?;
                 *self.var(*var)? = Some(v);

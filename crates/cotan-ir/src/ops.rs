@@ -116,6 +116,11 @@ pub enum OpKind {
         mem: Value,
         value: Value,
     },
+    /// `mem.push(value)` on an owned `Vec`; the result is the index written (the old length).
+    VecPush {
+        mem: Value,
+        value: Value,
+    },
     /// Declares a mutable local and gives it its first value.
     DeclVar {
         var: Var,
@@ -174,7 +179,7 @@ impl OpKind {
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
             Alloc { len, init } => vec![*len, *init],
-            Fill { mem, value } => vec![*mem, *value],
+            Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
             DeclVar { init, .. } => vec![*init],
             SetVar(_, v) => vec![*v],
             If { cond, .. } => vec![*cond],
@@ -196,7 +201,7 @@ impl OpKind {
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
             Alloc { len, init } => vec![len, init],
-            Fill { mem, value } => vec![mem, value],
+            Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
             DeclVar { init, .. } => vec![init],
             SetVar(_, v) => vec![v],
             If { cond, .. } => vec![cond],

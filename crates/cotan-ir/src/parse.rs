@@ -636,6 +636,10 @@ impl Parser {
                 let [mem, value] = self.pair()?;
                 OpKind::Fill { mem, value }
             }
+            "vpush" => {
+                let [mem, value] = self.pair()?;
+                OpKind::VecPush { mem, value }
+            }
             "var" => {
                 let var = self.var_decl()?;
                 self.expect_punct("=")?;

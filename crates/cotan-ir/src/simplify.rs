@@ -98,7 +98,7 @@ fn cse_region(
                 forget(&mut table, &[Reads::Mem(*mem)]);
                 table.insert(format!("load {mem:?} {index:?}"), (*value, Reads::Mem(*mem)));
             }
-            OpKind::Fill { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
+            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
             _ => {}
         }
         if let (Some(key), Some(res)) = (key(f, &op), op.result) {
@@ -123,6 +123,8 @@ fn key(f: &Function, op: &crate::Op) -> Option<(String, Reads)> {
     match &op.kind {
         OpKind::GetVar(var) => Some((format!("get {var:?}"), Reads::Var(*var))),
         OpKind::Load { mem, index } => Some((format!("load {mem:?} {index:?}"), Reads::Mem(*mem))),
+        // A Vec's length changes when it is pushed to.
+        OpKind::Len(mem) => Some((format!("len {mem:?}"), Reads::Mem(*mem))),
         k if k.is_pure() => Some((format!("{k:?} {ty:?}"), Reads::Nothing)),
         _ => None,
     }
@@ -139,7 +141,7 @@ fn writes(op: &crate::Op) -> Vec<Reads> {
     let mut w = vec![];
     let mut visit = |o: &crate::Op| match &o.kind {
         OpKind::SetVar(var, _) | OpKind::DeclVar { var, .. } => w.push(Reads::Var(*var)),
-        OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => w.push(Reads::Mem(*mem)),
+        OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => w.push(Reads::Mem(*mem)),
         _ => {}
     };
     visit(op);

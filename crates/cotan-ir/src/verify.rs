@@ -185,7 +185,7 @@ impl Verifier<'_> {
             use OpKind::*;
             let outside = match &op.kind {
                 SetVar(var, _) => !own.contains(var),
-                Store { .. } | Fill { .. } | Push(_) | Pop => true,
+                Store { .. } | Fill { .. } | VecPush { .. } | Push(_) | Pop => true,
                 _ => false,
             };
             if outside {
@@ -265,6 +265,7 @@ impl Verifier<'_> {
                 | Alloc { .. }
                 | GetVar(_)
                 | Pop
+                | VecPush { .. }
         );
         let r = match (has_result, op.result) {
             (true, None) => return Err("this op needs a result".into()),
@@ -395,6 +396,16 @@ impl Verifier<'_> {
                     return Err("fill needs an array, not a cell".into());
                 }
                 self.expect(*value, Ty::Scalar(m.elem), "fill value")?;
+            }
+            VecPush { mem, value } => {
+                let m = self.mem(*mem)?;
+                if m.kind != MemKind::Vec || m.access != crate::Access::Owned {
+                    return Err("push needs an owned Vec".into());
+                }
+                self.expect(*value, Ty::Scalar(m.elem), "pushed value")?;
+                if r != Ty::USIZE {
+                    return Err(format!("push gives the index written, a usize, not {}", print_ty(r)));
+                }
             }
             DeclVar { var, init: v } | SetVar(var, v) => {
                 self.expect(*v, self.var_ty(*var)?, &format!("value for ${}", var.0))?

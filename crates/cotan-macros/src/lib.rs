@@ -111,7 +111,8 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
     let name = args.name.to_string();
     let mut derived = match mode {
         Mode::Forward => cotan_ad::forward(&lowered.func, &spec, &name),
-        Mode::Reverse => cotan_ad::reverse(&lowered.func, &spec, &name),
+        Mode::Reverse => cotan_ad::reverse(&lowered.func, &spec, &name)
+            .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?,
     };
     internal_check(&derived, "differentiation")?;
     cotan_ir::simplify::cse(&mut derived);

@@ -262,6 +262,20 @@ impl Lower {
         Ok(self.emit_s(OpKind::Cast(v), STy::Known(to)))
     }
 
+    /// True if `e` names memory (checked without lowering anything).
+    fn is_memory(&self, e: &syn::Expr) -> bool {
+        let e = match e {
+            syn::Expr::Reference(r) => &*r.expr,
+            e => e,
+        };
+        match e {
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell))
+            }),
+            _ => false,
+        }
+    }
+
     /// The memory value an expression names (a parameter or local buffer).
     pub(crate) fn memory(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         let v = self.expr(e)?;
@@ -283,9 +297,9 @@ impl Lower {
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
-        let elem = self.mem_ty(m).unwrap().elem;
+        let elem = self.elem_sty(m);
         self.at(i.span());
-        Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, STy::Known(elem)))
+        Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, elem))
     }
 
     /// Resolves an assignment target and reads its current value.
@@ -297,8 +311,8 @@ impl Lower {
                 self.emit_s(OpKind::GetVar(var), t)
             }
             Place::Mem(m, idx) => {
-                let elem = self.mem_ty(m).unwrap().elem;
-                self.emit_s(OpKind::Load { mem: m, index: idx }, STy::Known(elem))
+                let elem = self.elem_sty(m);
+                self.emit_s(OpKind::Load { mem: m, index: idx }, elem)
             }
         };
         Ok((v, place))
@@ -399,8 +413,8 @@ impl Lower {
             "fill" if args.len() == 1 => {
                 let mv = self.memory(&m.receiver)?;
                 let (v, t) = self.scalar(args[0])?;
-                let elem = self.mem_ty(mv).unwrap().elem;
-                self.unify(STy::Known(elem), t, args[0].span())?;
+                let elem = self.elem_sty(mv);
+                self.unify(elem, t, args[0].span())?;
                 self.at(m.span());
                 self.effect(OpKind::Fill { mem: mv, value: v });
                 return Ok(None);
@@ -409,13 +423,51 @@ impl Lower {
                 let mv = self.memory(&m.receiver)?;
                 let i = self.index_value(args[0])?;
                 let j = self.index_value(args[1])?;
-                let elem = STy::Known(self.mem_ty(mv).unwrap().elem);
+                let elem = self.elem_sty(mv);
                 self.at(m.span());
                 let a = self.emit_s(OpKind::Load { mem: mv, index: Some(i) }, elem);
                 let b = self.emit_s(OpKind::Load { mem: mv, index: Some(j) }, elem);
                 self.effect(OpKind::Store { mem: mv, index: Some(i), value: b });
                 self.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
                 return Ok(None);
+            }
+            "push" if args.len() == 1 => {
+                let mv = self.memory(&m.receiver)?;
+                let mt = self.mem_ty(mv).unwrap();
+                if mt.kind != MemKind::Vec || mt.access != Access::Owned {
+                    return err_at(
+                        &m.receiver,
+                        "cotan supports `push` on local vectors only (`let mut v = Vec::new();`)",
+                    );
+                }
+                let (v, t) = self.scalar(args[0])?;
+                let elem = self.elem_sty(mv);
+                self.unify(elem, t, args[0].span())?;
+                self.at(m.span());
+                self.emit_s(OpKind::VecPush { mem: mv, value: v }, STy::Known(Scalar::Usize));
+                return Ok(None);
+            }
+            "copy_from_slice" if args.len() == 1 => {
+                let dst = self.memory(&m.receiver)?;
+                let src = self.memory(args[0])?;
+                let (de, se) = (self.elem_sty(dst), self.elem_sty(src));
+                self.unify(de, se, m.span())?;
+                if !self.mem_ty(dst).unwrap().is_writable() {
+                    return err_at(&m.receiver, "cannot write through a shared reference; take `&mut`");
+                }
+                self.at(m.span());
+                let usize_t = STy::Known(Scalar::Usize);
+                let n = self.emit_s(OpKind::Len(dst), usize_t);
+                let k = self.emit_s(OpKind::Len(src), usize_t);
+                let same = self.emit_s(OpKind::Cmp(CmpOp::Eq, n, k), STy::Known(Scalar::Bool));
+                let message = "source slice length does not match destination slice length".to_string();
+                self.effect(OpKind::Assert { cond: same, message });
+                self.copy_loop(dst, src, n);
+                return Ok(None);
+            }
+            "to_vec" | "clone" | "to_owned" if args.is_empty() && self.is_memory(&m.receiver) => {
+                let src = self.memory(&m.receiver)?;
+                return self.copy_of(src, m.span()).map(Some);
             }
             "clone" | "to_owned" if args.is_empty() => {
                 let (v, _) = self.scalar(&m.receiver)?;
@@ -427,10 +479,20 @@ impl Lower {
         self.numeric_method(&name, recv, &args, m.method.span()).map(Some)
     }
 
-    /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`.
+    /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`, `Vec::new()`, `Vec::with_capacity(n)`.
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Value> {
         if let syn::Expr::Path(p) = &*c.func {
             let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            match (segs.iter().map(|s| s.as_str()).collect::<Vec<_>>().as_slice(), c.args.len()) {
+                (["Vec", "new"], 0) => return self.empty_vec(c.span()),
+                (["Vec", "with_capacity"], 1) => {
+                    // The capacity is evaluated for its effects and types; the buffer grows as needed.
+                    let (_, t) = self.scalar(&c.args[0])?;
+                    self.unify(STy::Known(Scalar::Usize), t, c.args[0].span())?;
+                    return self.empty_vec(c.span());
+                }
+                _ => {}
+            }
             if let [ty, name] = segs.as_slice() {
                 if let Some(s) = Scalar::from_name(ty) {
                     let args: Vec<&syn::Expr> = c.args.iter().collect();
@@ -480,7 +542,7 @@ impl Lower {
                 Ok(self.emit_s(OpKind::Math(f, vals), t))
             }
             Some(Class::Int) => self.int_method(name, &vals, t, span),
-            None => err(span, format!("cotan does not support the method `{name}` here")),
+            _ => err(span, format!("cotan does not support the method `{name}` here")),
         }
     }
 
@@ -516,11 +578,53 @@ impl Lower {
     }
 
     fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
-        // The element type must be known now: it is part of the memory type.
+        // The element type may still be inferred; `finalize` writes it into the memory type.
         let elem = self.infer.resolve(t);
-        self.unify(STy::Known(elem), t, span)?;
         self.at(span);
-        Ok(self.emit(OpKind::Alloc { len, init }, mem(elem, kind, Access::Owned)))
+        let m = self.emit(OpKind::Alloc { len, init }, mem(elem, kind, Access::Owned));
+        self.set_elem_sty(m, t);
+        Ok(m)
+    }
+
+    /// `Vec::new()`, `Vec::with_capacity(n)`: an empty vector that grows by `push`.
+    fn empty_vec(&mut self, span: Span) -> syn::Result<Value> {
+        let t = self.infer.fresh(Class::Any);
+        let init = self.pending_zero(t);
+        let len = self.emit_s(OpKind::Const(Const::Int(0)), STy::Known(Scalar::Usize));
+        self.alloc(init, t, len, MemKind::Vec, span)
+    }
+
+    /// A new `Vec` holding a copy of `src` (`to_vec`, `clone`).
+    fn copy_of(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        let t = self.elem_sty(src);
+        let init = self.pending_zero(t);
+        let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
+        let dst = self.alloc(init, t, len, MemKind::Vec, span)?;
+        self.copy_loop(dst, src, len);
+        Ok(dst)
+    }
+
+    /// `for i in 0..len { dst[i] = src[i] }`.
+    fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
+        let usize_t = STy::Known(Scalar::Usize);
+        let t = self.elem_sty(src);
+        let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+        let i = self.func.new_value(cotan_ir::Ty::USIZE, Some("i".into()), cotan_ir::SpanId::NONE);
+        self.set_sty(i, usize_t);
+        self.push_region();
+        let v = self.emit_s(OpKind::Load { mem: src, index: Some(i) }, t);
+        self.effect(OpKind::Store { mem: dst, index: Some(i), value: v });
+        let body = self.pop_region();
+        self.effect(OpKind::For {
+            index: i,
+            lo: zero,
+            hi: len,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body,
+            exit: None,
+        });
     }
 
     /// `[a, b, c]` or `vec![a, b, c]`.
@@ -562,6 +666,9 @@ impl Lower {
                 return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
             }
             let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
+            if elems.is_empty() {
+                return self.empty_vec(mac.span()).map(Some);
+            }
             return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
         }
         statement_macro(self, mac)?;

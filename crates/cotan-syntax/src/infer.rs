@@ -17,6 +17,8 @@ pub enum STy {
 pub enum Class {
     Int,
     Float,
+    /// Not known yet (the element of `Vec::new()`); becomes what it meets.
+    Any,
 }
 
 #[derive(Default)]
@@ -59,7 +61,7 @@ impl Infer {
             STy::Known(s) if s.is_float() => Some(Class::Float),
             STy::Known(s) if s.is_int() => Some(Class::Int),
             STy::Known(_) => None,
-            STy::Flex(id) => Some(self.class[id]),
+            STy::Flex(id) => Some(self.class[id]).filter(|c| *c != Class::Any),
         }
     }
 
@@ -73,6 +75,7 @@ impl Infer {
                 let fits = match self.class[id] {
                     Class::Int => s.is_int(),
                     Class::Float => s.is_float(),
+                    Class::Any => true,
                 };
                 if !fits {
                     return Err((self.describe(STy::Flex(id)), s.to_string()));
@@ -82,8 +85,13 @@ impl Infer {
             }
             (STy::Flex(x), STy::Flex(y)) if x == y => Ok(()),
             (STy::Flex(x), STy::Flex(y)) => {
-                if self.class[x] != self.class[y] {
+                let (cx, cy) = (self.class[x], self.class[y]);
+                if cx != cy && cx != Class::Any && cy != Class::Any {
                     return Err((self.describe(a), self.describe(b)));
+                }
+                // The merged variable keeps the more specific class.
+                if cy == Class::Any {
+                    self.class[y] = cx;
                 }
                 self.parent[x] = y;
                 Ok(())
@@ -97,6 +105,7 @@ impl Infer {
             STy::Flex(id) => match self.class[id] {
                 Class::Int => "{integer}".into(),
                 Class::Float => "{float}".into(),
+                Class::Any => "_".into(),
             },
         }
     }
@@ -107,7 +116,7 @@ impl Infer {
             STy::Known(s) => s,
             STy::Flex(id) => match self.class[id] {
                 Class::Int => Scalar::I32,
-                Class::Float => Scalar::F64,
+                Class::Float | Class::Any => Scalar::F64,
             },
         }
     }

@@ -62,6 +62,10 @@ pub(crate) struct Lower {
     pub(crate) infer: Infer,
     sty: HashMap<Value, STy>,
     var_sty: HashMap<Var, STy>,
+    /// Element types of local buffers, which may still be inferred.
+    mem_elem: HashMap<Value, STy>,
+    /// Constants whose kind (float, integer, bool) is known only once types are resolved.
+    pending_zeros: Vec<Value>,
     loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
@@ -80,6 +84,8 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         infer: Infer::default(),
         sty: HashMap::new(),
         var_sty: HashMap::new(),
+        mem_elem: HashMap::new(),
+        pending_zeros: vec![],
         loops: vec![],
         ret_flag: None,
         ret_var: None,
@@ -189,7 +195,12 @@ impl Lower {
         let c = match self.infer.class_of(t) {
             Some(Class::Float) => Const::Float(0.0),
             Some(Class::Int) => Const::Int(0),
-            None => Const::Bool(false),
+            _ if self.infer.current(t) == STy::Known(Scalar::Bool) => Const::Bool(false),
+            _ => {
+                let v = self.emit_at(depth, OpKind::Const(Const::Float(0.0)), t);
+                self.pending_zeros.push(v);
+                return v;
+            }
         };
         self.emit_at(depth, OpKind::Const(c), t)
     }
@@ -198,7 +209,44 @@ impl Lower {
         self.infer.unify(a, b).or_else(|(x, y)| err(span, format!("mismatched types: expected `{x}`, found `{y}`")))
     }
 
+    /// The element type of memory, as far as it is known.
+    pub(crate) fn elem_sty(&self, m: Value) -> STy {
+        self.mem_elem.get(&m).copied().unwrap_or_else(|| STy::Known(self.func.ty(m).mem().unwrap().elem))
+    }
+
+    pub(crate) fn set_elem_sty(&mut self, m: Value, t: STy) {
+        self.mem_elem.insert(m, t);
+    }
+
+    /// A zero whose kind is decided when types are resolved.
+    pub(crate) fn pending_zero(&mut self, t: STy) -> Value {
+        let v = self.emit_s(OpKind::Const(Const::Float(0.0)), t);
+        self.pending_zeros.push(v);
+        v
+    }
+
     fn finalize(&mut self) {
+        for (m, t) in self.mem_elem.clone() {
+            let s = self.infer.resolve(t);
+            if let Ty::Mem(mt) = &mut self.func.values[m.0 as usize].ty {
+                mt.elem = s;
+            }
+        }
+        let pending: std::collections::HashSet<Value> = self.pending_zeros.iter().copied().collect();
+        let sty = &self.sty;
+        let infer = &mut self.infer;
+        self.func.body.walk_mut(&mut |op| {
+            if let Some(r) = op.result.filter(|r| pending.contains(r)) {
+                let s = infer.resolve(sty[&r]);
+                op.kind = OpKind::Const(if s.is_float() {
+                    Const::Float(0.0)
+                } else if s == Scalar::Bool {
+                    Const::Bool(false)
+                } else {
+                    Const::Int(0)
+                });
+            }
+        });
         for (v, t) in self.sty.clone() {
             let s = self.infer.resolve(t);
             self.func.values[v.0 as usize].ty = Ty::Scalar(s);
@@ -396,6 +444,10 @@ impl Lower {
         }
         let v = self.expr(&init.expr)?;
         if let Some(ty) = annot {
+            if let (Some(s), Some(_)) = (signature::elem_type(ty), self.func.ty(v).mem()) {
+                let have = self.elem_sty(v);
+                self.unify(STy::Known(s), have, ty.span())?;
+            }
             if let Some(s) = signature::scalar_type(ty) {
                 let vt = self.scalar_sty(v, init.expr.span())?;
                 self.unify(STy::Known(s), vt, ty.span())?;

@@ -18,6 +18,24 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
     }
 }
 
+/// The element type of `Vec<T>`, `[T; N]` or `[T]` (also behind a reference).
+pub fn elem_type(ty: &syn::Type) -> Option<Scalar> {
+    match ty {
+        syn::Type::Reference(r) => elem_type(&r.elem),
+        syn::Type::Slice(s) => scalar_type(&s.elem),
+        syn::Type::Array(a) => scalar_type(&a.elem),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+            match (last.ident == "Vec", args.args.first()?) {
+                (true, syn::GenericArgument::Type(t)) => scalar_type(t),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The IR type of a parameter, or `None` if cotan does not support it.
 pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(ty) {

@@ -19,6 +19,8 @@ pub enum Shape {
     Scalars,
     /// `fn f(x: &mut [f64])`: F(x) is the final contents of x.
     InPlace,
+    /// `fn f(x: &[f64], n: &[usize]) -> f64` with `n` constant.
+    SliceInts(&'static [usize]),
 }
 
 pub struct Case<'a> {
@@ -52,16 +54,21 @@ fn close(a: f64, b: f64, rel: f64, scale: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(scale)
 }
 
+/// Step sizes tried by the finite-difference checks (relative to the input's scale): a
+/// check passes if one of them agrees, since near a domain edge only small steps are valid
+/// and elsewhere large steps are more accurate.
+pub const STEPS: [f64; 4] = [1e-3, 1e-4, 1e-5, 1e-6];
+
 /// Directional derivative of F at x along u by central differences with one
-/// Richardson extrapolation step (error O(h⁴)).
-pub fn fd_directional(primal: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], u: &[f64]) -> Vec<f64> {
+/// Richardson extrapolation step (error O(h⁴)), for a relative step `step`.
+pub fn fd_directional(primal: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], u: &[f64], step: f64) -> Vec<f64> {
     let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
     let d = |h: f64| -> Vec<f64> {
         let xp: Vec<f64> = x.iter().zip(u).map(|(a, b)| a + h * b).collect();
         let xm: Vec<f64> = x.iter().zip(u).map(|(a, b)| a - h * b).collect();
         primal(&xp).iter().zip(primal(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect()
     };
-    let h = 1e-3 * scale;
+    let h = step * scale;
     let (d1, d2) = (d(h), d(h / 2.0));
     d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect()
 }
@@ -93,10 +100,11 @@ pub fn check_compiled(case: &Case, x: &[f64]) {
         let (y_r, jtw) = (case.vjp)(x, &w);
         assert_eq!(y_f, y, "{}: forward-mode primal differs from the primal", case.src);
         assert_eq!(y_r, y, "{}: reverse-mode primal differs from the primal", case.src);
-        let fd = fd_directional(case.primal, x, &u);
+        let fds: Vec<Vec<f64>> = STEPS.iter().map(|h| fd_directional(case.primal, x, &u, *h)).collect();
         for k in 0..m {
+            let fd = &fds[0];
             assert!(
-                close(jv[k], fd[k], FD_TOL, 1e-8 * yscale.max(1.0) / FD_TOL),
+                fds.iter().any(|fd| close(jv[k], fd[k], FD_TOL, 1e-8 * yscale.max(1.0) / FD_TOL)),
                 "{}\nat x = {x:?}: forward J·u[{k}] = {} but finite differences give {}",
                 case.src,
                 jv[k],
@@ -121,9 +129,10 @@ pub fn check_compiled(case: &Case, x: &[f64]) {
         let (_, g) = (case.vjp)(x, &w1);
         for i in 0..n {
             let e: Vec<f64> = (0..n).map(|j| if j == i { 1.0 } else { 0.0 }).collect();
-            let fd_i = fd_directional(case.primal, x, &e)[0];
+            let fds: Vec<f64> = STEPS.iter().map(|h| fd_directional(case.primal, x, &e, *h)[0]).collect();
+            let fd_i = fds[0];
             assert!(
-                close(g[i], fd_i, FD_TOL, 1e-8 * yscale / FD_TOL),
+                fds.iter().any(|fd| close(g[i], *fd, FD_TOL, 1e-8 * yscale / FD_TOL)),
                 "{}\nat x = {x:?}: reverse gradient[{i}] = {} but finite differences give {fd_i}",
                 case.src,
                 g[i]
@@ -161,8 +170,10 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
     let ret_f = |vals: &[Val]| -> Vec<f64> { vals.iter().map(|v| v.as_f64().unwrap()).collect() };
 
     // Primal.
+    let ints = |n: &[usize]| Arg::Mem(n.iter().map(|k| Val::Int(*k as i128, cotan_ir::Scalar::Usize)).collect());
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x)],
+        Shape::SliceInts(n) => vec![vec_arg(x), ints(n)],
         Shape::Scalars => x.iter().map(|v| scal(*v)).collect(),
     };
     let out = cotan_ir::run(&f, &mut args).expect("interpreter runs the primal");
@@ -173,12 +184,16 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
     agree("primal", &got, y);
 
     // Forward mode.
-    let dual =
-        Spec { mode: Mode::Forward, inputs: vec![Activity::Dual; n_params], ret: has_ret.then_some(Activity::Dual) };
+    let mut dual_inputs = vec![Activity::Dual; n_params];
+    if let Shape::SliceInts(_) = case.shape {
+        dual_inputs[1] = Activity::Const;
+    }
+    let dual = Spec { mode: Mode::Forward, inputs: dual_inputs, ret: has_ret.then_some(Activity::Dual) };
     let fwd = cotan_ad::forward(&f, &dual, "fwd");
     cotan_ir::verify(&fwd).unwrap_or_else(|e| panic!("forward IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x), vec_arg(u)],
+        Shape::SliceInts(n) => vec![vec_arg(x), vec_arg(u), ints(n)],
         Shape::Scalars => x.iter().zip(u).flat_map(|(a, b)| [scal(*a), scal(*b)]).collect(),
     };
     let out = cotan_ir::run(&fwd, &mut args).expect("interpreter runs the forward derivative");
@@ -193,17 +208,19 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::Slice => (vec![Activity::Duplicated], Some(Activity::Active)),
         Shape::Scalars => (vec![Activity::Active; n_params], Some(Activity::Active)),
         Shape::InPlace => (vec![Activity::Duplicated], None),
+        Shape::SliceInts(_) => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
     };
-    let rev = cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret }, "rev");
+    let rev = cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret }, "rev").expect("differentiates");
     cotan_ir::verify(&rev).unwrap_or_else(|e| panic!("reverse IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
         Shape::InPlace => vec![vec_arg(x), vec_arg(w)],
+        Shape::SliceInts(n) => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), ints(n), scal(w[0])],
         Shape::Scalars => x.iter().map(|v| scal(*v)).chain([scal(w[0])]).collect(),
     };
     let out = cotan_ir::run(&rev, &mut args).expect("interpreter runs the reverse derivative");
     let got = match case.shape {
-        Shape::Slice | Shape::InPlace => floats(&args[1]),
+        Shape::Slice | Shape::InPlace | Shape::SliceInts(_) => floats(&args[1]),
         Shape::Scalars => ret_f(&out)[1..].to_vec(),
     };
     agree("Jᵀ·w", &got, jtw);
@@ -322,6 +339,33 @@ macro_rules! inplace_case {
                     primal: &|x| { let mut y = x.to_vec(); f(&mut y); y },
                     jvp: &|x, u| { let mut y = x.to_vec(); let mut t = u.to_vec(); fwd(&mut y, &mut t); (y, t) },
                     vjp: &|x, w| { let mut y = x.to_vec(); let mut g = w.to_vec(); rev(&mut y, &mut g); (y, g) },
+                };
+                $( common::check(&case, &$pt); )+
+            }
+        }
+    };
+}
+
+/// `fn f(x: &[f64], n: &[usize]) -> f64` with constant integers `n`, checked at each point.
+#[macro_export]
+macro_rules! slice_ints_case {
+    ($test:ident, $ints:expr, [$($pt:expr),+ $(,)?], $($item:tt)*) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            #[cotan::autodiff_reverse(rev, Duplicated, Const, Active)]
+            #[cotan::autodiff_forward(fwd, Dual, Const, Dual)]
+            $($item)*
+
+            #[test]
+            fn derivatives() {
+                const N: &[usize] = &$ints;
+                let case = common::Case {
+                    src: stringify!($($item)*),
+                    shape: common::Shape::SliceInts(N),
+                    primal: &|x| vec![f(x, N)],
+                    jvp: &|x, u| { let (y, t) = fwd(x, u, N); (vec![y], vec![t]) },
+                    vjp: &|x, w| { let mut g = vec![0.0; x.len()]; let y = rev(x, &mut g, N, w[0]); (vec![y], g) },
                 };
                 $( common::check(&case, &$pt); )+
             }
