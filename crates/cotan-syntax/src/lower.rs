@@ -596,13 +596,19 @@ impl Lower {
         if !exits_of_expr(&e.cond).is_empty() {
             return err_at(
                 &e.cond,
-                "cotan does not support `break`, `continue` or `return` inside a `while` condition",
+                "cotan does not support `break`, `continue` or `return` inside a `while` condition; write the loop as `loop { ... }` and exit from its body",
             );
         }
         let ctx = self.loop_flags(&e.body, &e.label);
         self.push_region();
         let cond = self.bool_expr(&e.cond)?;
         let cond_region = self.pop_region();
+        if writes_outside(&cond_region) {
+            return err_at(
+                &e.cond,
+                "cotan does not support assignments inside a `while` condition; compute the condition in the loop body (`loop { ...; if !cond { break; } ... }`)",
+            );
+        }
         let (body, ctx) = self.loop_body(ctx, |_| Ok(()), &e.body)?;
         self.effect(OpKind::While { cond_region, cond, body, exit: ctx.brk });
         Ok(())
@@ -693,6 +699,21 @@ impl Lower {
         }
         Ok(())
     }
+}
+
+/// True if a region writes memory or variables it did not declare itself.
+fn writes_outside(r: &Region) -> bool {
+    let mut own = std::collections::HashSet::new();
+    let mut outside = false;
+    r.walk(&mut |op| match &op.kind {
+        OpKind::DeclVar { var, .. } => {
+            own.insert(*var);
+        }
+        OpKind::SetVar(var, _) => outside |= !own.contains(var),
+        OpKind::Store { .. } | OpKind::Fill { .. } | OpKind::VecPush { .. } => outside = true,
+        _ => {}
+    });
+    outside
 }
 
 /// Splits off a final top-level `return e;`, which needs no flag.

@@ -64,17 +64,32 @@ fn saved_bytes_per_iteration() {
         [0]
     );
     assert_eq!(
-        report("linear recurrence", "fn f(x: &[f64]) -> f64 { let mut v = 0.0; for i in 0..x.len() { v = 0.95 * v + 0.01 * x[i]; } v }", i.clone(), r),
+        report(
+            "linear recurrence",
+            "fn f(x: &[f64]) -> f64 { let mut v = 0.0; for i in 0..x.len() { v = 0.95 * v + 0.01 * x[i]; } v }",
+            i.clone(),
+            r
+        ),
         [0]
     );
     // A nonlinear carried value saves its old value: one f64.
     assert_eq!(
-        report("nonlinear carried value", "fn f(x: &[f64]) -> f64 { let mut v = 1.0; for i in 0..x.len() { v = (v * x[i]).sin() + 0.5 * v; } v * v }", i.clone(), r),
+        report(
+            "nonlinear carried value",
+            "fn f(x: &[f64]) -> f64 { let mut v = 1.0; for i in 0..x.len() { v = (v * x[i]).sin() + 0.5 * v; } v * v }",
+            i.clone(),
+            r
+        ),
         [8]
     );
     // Overwrite after read: the overwritten value and its sine.
     assert_eq!(
-        report("overwrite after read (in place)", "fn f(x: &mut [f64]) { for i in 0..x.len() { x[i] = x[i].sin() * x[i]; } }", vec![Activity::Duplicated], None),
+        report(
+            "overwrite after read (in place)",
+            "fn f(x: &mut [f64]) { for i in 0..x.len() { x[i] = x[i].sin() * x[i]; } }",
+            vec![Activity::Duplicated],
+            None
+        ),
         [16]
     );
     // A while loop saves its carried value; its trip count is one usize per call.
@@ -84,7 +99,12 @@ fn saved_bytes_per_iteration() {
     );
     // A recurrence through an array reads values the loop itself overwrote.
     assert_eq!(
-        report("array recurrence", "fn f(x: &mut [f64]) { for i in 1..x.len() { x[i] += 0.5 * x[i - 1]; } }", vec![Activity::Duplicated], None),
+        report(
+            "array recurrence",
+            "fn f(x: &mut [f64]) { for i in 1..x.len() { x[i] += 0.5 * x[i - 1]; } }",
+            vec![Activity::Duplicated],
+            None
+        ),
         [0]
     );
     let chol = "fn logdet(a: &mut [f64], n: usize) -> f64 {
@@ -103,7 +123,8 @@ fn saved_bytes_per_iteration() {
         }
         ld
     }";
-    let b = report("cholesky log-determinant", chol, vec![Activity::Duplicated, Activity::Const], Some(Activity::Active));
+    let b =
+        report("cholesky log-determinant", chol, vec![Activity::Duplicated, Activity::Const], Some(Activity::Active));
     println!("  (outer j loop, k loop, i loop, inner k loop)");
     assert_eq!(b.len(), 4);
     assert!(b.iter().all(|&x| x <= 24), "{b:?}");
