@@ -101,3 +101,12 @@ fn repeated_product_reverse() {
         }"
     ));
 }
+
+#[test]
+fn zip_map_sum_is_an_index_loop() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_dot, Duplicated, Duplicated, Active",
+        "fn dot(x: &[f64], y: &[f64]) -> f64 { x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>() }"
+    ));
+}

@@ -115,6 +115,14 @@ impl Lower {
                     let t = self.var_sty(var);
                     Ok(self.emit_s(OpKind::GetVar(var), t))
                 }
+                Some(Binding::Place(mem, index)) => {
+                    let t = self.elem_sty(mem);
+                    Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
+                }
+                Some(Binding::View { .. }) => err_at(
+                    &p,
+                    format!("cotan supports windows and chunks only as `{name}[j]`, `{name}.len()` and `{name}.iter()`"),
+                ),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
                     None => err_at(&p,
@@ -262,6 +270,20 @@ impl Lower {
         Ok(self.emit_s(OpKind::Cast(v), STy::Known(to)))
     }
 
+    /// The window `(mem, start, len)` a name is bound to, if it is one.
+    pub(crate) fn view(&self, e: &syn::Expr) -> Option<(Value, Value, Value)> {
+        let syn::Expr::Path(p) = e else { return None };
+        match self.lookup(&p.path.get_ident()?.to_string()) {
+            Some(Binding::View { mem, start, len }) => Some((mem, start, len)),
+            _ => None,
+        }
+    }
+
+    /// `vec![init; len]` with an element type that may still be inferred.
+    pub(crate) fn alloc_vec(&mut self, init: Value, t: STy, len: Value, span: Span) -> syn::Result<Value> {
+        self.alloc(init, t, len, MemKind::Vec, span)
+    }
+
     /// True if `e` names memory (checked without lowering anything).
     fn is_memory(&self, e: &syn::Expr) -> bool {
         let e = match e {
@@ -295,6 +317,13 @@ impl Lower {
     }
 
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
+        if let Some((mem, start, _)) = self.view(&i.expr) {
+            let j = self.index_value(&i.index)?;
+            let usize_t = STy::Known(Scalar::Usize);
+            let idx = self.emit_s(OpKind::Binary(BinOp::Add, start, j), usize_t);
+            let elem = self.elem_sty(mem);
+            return Ok(self.emit_s(OpKind::Load { mem, index: Some(idx) }, elem));
+        }
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
         let elem = self.elem_sty(m);
@@ -335,6 +364,8 @@ impl Lower {
                         &e,
                         format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
                     ),
+                    Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
+                    Some(Binding::View { .. }) => err_at(&e, "windows and chunks are read-only"),
                     None => err_at(&e, format!("cotan cannot see `{name}` from inside the function")),
                 }
             }
@@ -344,6 +375,13 @@ impl Lower {
                 Ok(Place::Mem(m, Some(idx)))
             }
             syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
+                if let syn::Expr::Path(p) = &**expr {
+                    if let Some(Binding::Place(mem, index)) =
+                        p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
+                    {
+                        return Ok(Place::Mem(mem, Some(index)));
+                    }
+                }
                 let v = self.expr(expr)?;
                 match self.mem_ty(v) {
                     Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
@@ -402,9 +440,15 @@ impl Lower {
     }
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Value>> {
+        if let Some(r) = crate::chain::consume(self, m) {
+            return r;
+        }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         match name.as_str() {
+            "len" if args.is_empty() && self.view(&m.receiver).is_some() => {
+                return Ok(self.view(&m.receiver).map(|v| v.2));
+            }
             "len" if args.is_empty() => {
                 let mv = self.memory(&m.receiver)?;
                 self.at(m.span());

@@ -20,10 +20,8 @@ pub(crate) struct IterSpec {
     pub enumerate: bool,
 }
 
-const UNSUPPORTED: &str = "cotan supports `for` loops over `a..b`, `a..=b`, `(a..b).rev()`, `(a..b).step_by(k)`, \
-`(a..b).step_by(k).rev()`, and over slice elements (`x.iter()`, `&x`, `x.iter().rev()`, `x.iter().enumerate()`)";
-
-pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
+/// The fast path for plain ranges and slice elements; `None` for other iterator chains.
+pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<IterSpec>> {
     // Method calls applied to the base, innermost first.
     let mut methods = vec![];
     let mut base = e;
@@ -41,7 +39,16 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
     methods.reverse();
     let names: Vec<String> = methods.iter().map(|m| m.method.to_string()).collect();
     let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let range_form = matches!(names.as_slice(), [] | ["rev"] | ["step_by"] | ["step_by", "rev"]);
+    let slice_form = matches!(
+        names.as_slice(),
+        [] | ["iter"] | ["into_iter"] | ["iter", "rev"] | ["iter", "enumerate"] | ["iter", "enumerate", "rev"]
+    );
+    let is_view = matches!(base, syn::Expr::Path(p) if p.path.get_ident().is_some_and(|i| matches!(l.lookup(&i.to_string()), Some(crate::lower::Binding::View { .. }))));
     if let syn::Expr::Range(r) = base {
+        if !range_form {
+            return Ok(None);
+        }
         let (Some(a), Some(b)) = (&r.start, &r.end) else {
             return err_at(&r, "cotan needs both ends of a loop range");
         };
@@ -55,37 +62,26 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<IterSpec> {
         let mut spec =
             IterSpec { lo, hi, inclusive, step: None, reverse: false, index_ty: lt, elems: None, enumerate: false };
         match names.as_slice() {
-            [] => {}
             ["rev"] => spec.reverse = true,
             ["step_by"] => spec.step = Some(step(l, methods[0], lt)?),
             ["step_by", "rev"] => {
                 spec.step = Some(step(l, methods[0], lt)?);
                 spec.reverse = true;
             }
-            _ => return err_at(&e, UNSUPPORTED),
+            _ => {}
         }
-        return Ok(spec);
+        return Ok(Some(spec));
     }
-    let known = ["iter", "into_iter", "rev", "enumerate", "step_by"];
-    if let Some(bad) = methods.iter().find(|m| !known.contains(&m.method.to_string().as_str())) {
-        let what = bad.method.to_string();
-        return err_at(
-            &bad.method,
-            format!("cotan does not support `.{what}(..)` in a `for` loop yet; loop over indices instead (`for i in 0..x.len()` and index `x[i]`, `y[i]`)"),
-        );
+    if !slice_form || is_view {
+        return Ok(None);
     }
     let m = l.memory(base)?;
-    let (enumerate, reverse) = match names.as_slice() {
-        [] | ["iter"] | ["into_iter"] => (false, false),
-        ["iter", "rev"] => (false, true),
-        ["iter", "enumerate"] => (true, false),
-        ["iter", "enumerate", "rev"] => (true, true),
-        _ => return err_at(&e, UNSUPPORTED),
-    };
+    let enumerate = names.contains(&"enumerate");
+    let reverse = names.contains(&"rev");
     let usize_t = STy::Known(Scalar::Usize);
     let lo = l.emit_s(OpKind::Const(Const::Int(0)), usize_t);
     let hi = l.emit_s(OpKind::Len(m), usize_t);
-    Ok(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate })
+    Ok(Some(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate }))
 }
 
 fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Value> {

@@ -3,6 +3,7 @@
 //! Errors are `syn::Error`s whose spans point at the unsupported construct and whose
 //! text says what to do instead.
 
+mod chain;
 mod exits;
 mod expr;
 mod infer;

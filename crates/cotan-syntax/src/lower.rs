@@ -41,6 +41,14 @@ pub(crate) fn err_at<T>(node: &impl quote::ToTokens, msg: impl std::fmt::Display
 pub(crate) enum Binding {
     Value(Value),
     Var(Var),
+    /// An element reached through `iter_mut`: `mem[index]`.
+    Place(Value, Value),
+    /// A read-only window `mem[start..start + len]` (from `chunks`/`windows`).
+    View {
+        mem: Value,
+        start: Value,
+        len: Value,
+    },
 }
 
 pub(crate) struct LoopCtx {
@@ -66,6 +74,8 @@ pub(crate) struct Lower {
     mem_elem: HashMap<Value, STy>,
     /// Constants whose kind (float, integer, bool) is known only once types are resolved.
     pending_zeros: Vec<Value>,
+    /// Those of them that are ones rather than zeros.
+    pending_ones: std::collections::HashSet<Value>,
     loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
@@ -86,6 +96,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         var_sty: HashMap::new(),
         mem_elem: HashMap::new(),
         pending_zeros: vec![],
+        pending_ones: Default::default(),
         loops: vec![],
         ret_flag: None,
         ret_var: None,
@@ -218,6 +229,19 @@ impl Lower {
         self.mem_elem.insert(m, t);
     }
 
+    /// Turns a pending zero into a pending one.
+    pub(crate) fn mark_one(&mut self, v: Value) {
+        self.pending_ones.insert(v);
+    }
+
+    pub(crate) fn push_scope(&mut self) {
+        self.scopes.push(vec![]);
+    }
+
+    pub(crate) fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
     /// A zero whose kind is decided when types are resolved.
     pub(crate) fn pending_zero(&mut self, t: STy) -> Value {
         let v = self.emit_s(OpKind::Const(Const::Float(0.0)), t);
@@ -234,16 +258,18 @@ impl Lower {
         }
         let pending: std::collections::HashSet<Value> = self.pending_zeros.iter().copied().collect();
         let sty = &self.sty;
+        let ones = &self.pending_ones;
         let infer = &mut self.infer;
         self.func.body.walk_mut(&mut |op| {
             if let Some(r) = op.result.filter(|r| pending.contains(r)) {
                 let s = infer.resolve(sty[&r]);
+                let one = ones.contains(&r);
                 op.kind = OpKind::Const(if s.is_float() {
-                    Const::Float(0.0)
+                    Const::Float(if one { 1.0 } else { 0.0 })
                 } else if s == Scalar::Bool {
-                    Const::Bool(false)
+                    Const::Bool(one)
                 } else {
-                    Const::Int(0)
+                    Const::Int(i128::from(one))
                 });
             }
         });
@@ -574,7 +600,9 @@ impl Lower {
     }
 
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
-        let spec = crate::iter::iter_spec(self, &e.expr)?;
+        let Some(spec) = crate::iter::iter_spec(self, &e.expr)? else {
+            return self.for_chain(e);
+        };
         let ctx = self.loop_flags(&e.body, &e.label);
         let index = self.func.new_value(Ty::Scalar(self.infer.resolve(spec.index_ty)), None, self.span);
         self.set_sty(index, spec.index_ty);
@@ -586,6 +614,32 @@ impl Lower {
             step: spec.step,
             inclusive: spec.inclusive,
             reverse: spec.reverse,
+            body,
+            exit: ctx.brk,
+        });
+        Ok(())
+    }
+
+    /// A `for` loop over a general iterator chain (`zip`, `map`, `skip`, `chunks`, ...).
+    fn for_chain(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
+        let c = crate::chain::chain(self, &e.expr)?;
+        let ctx = self.loop_flags(&e.body, &e.label);
+        let usize_t = STy::Known(Scalar::Usize);
+        let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+        let k = self.func.new_value(Ty::USIZE, Some("k".into()), self.span);
+        self.set_sty(k, usize_t);
+        let bind = |l: &mut Self| {
+            let item = (c.item)(l, k)?;
+            crate::chain::bind_item(l, &e.pat, item)
+        };
+        let (body, ctx) = self.loop_body(ctx, bind, &e.body)?;
+        self.effect(OpKind::For {
+            index: k,
+            lo: zero,
+            hi: c.count,
+            step: None,
+            inclusive: false,
+            reverse: false,
             body,
             exit: ctx.brk,
         });

@@ -1,0 +1,123 @@
+//! Iterator chains with closures, lowered to index loops, checked by the harness.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+const X6: [f64; 6] = [0.3, -1.2, 2.5, 0.8, -0.4, 1.1];
+
+slice_case!(
+    map_sum,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum::<f64>() + x.iter().sum::<f64>()
+    }
+);
+
+slice_case!(
+    zip_map_sum_dot,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let d: f64 = x.iter().zip(x.iter().skip(1)).map(|(a, b)| a * b).sum();
+        d + x.iter().zip(x).map(|(&a, &b)| (a - b * 0.5).sin()).sum::<f64>()
+    }
+);
+
+slice_case!(
+    enumerate_fold_product,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let s = x.iter().enumerate().fold(0.0, |acc, (i, v)| acc * 0.9 + v * i as f64);
+        let p: f64 = x.iter().map(|v| 1.0 + 0.1 * v).product();
+        s * p
+    }
+);
+
+slice_case!(
+    adapters_rev_skip_take_step_by,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let a: f64 = x.iter().rev().take(4).map(|v| v.exp()).sum();
+        let b: f64 = x.iter().step_by(2).map(|v| v * v * v).sum();
+        let c = x.iter().skip(2).rev().fold(1.0, |acc, v| acc * 0.5 + v);
+        let n = x.iter().skip(1).count() as f64;
+        a + b * c + n
+    }
+);
+
+slice_case!(
+    chunks_and_windows,
+    [X6, [0.1, 0.2, 0.3, 0.4, 0.5]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for w in x.windows(3) {
+            s += w[0] * w[1] - w[2].sin();
+        }
+        for c in x.chunks(2) {
+            s += c.iter().map(|v| v * v).sum::<f64>() * c.len() as f64;
+        }
+        s
+    }
+);
+
+slice_case!(
+    for_each_and_ranges,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        x.iter().for_each(|v| s += v.cos());
+        let t: f64 = (0..x.len()).map(|i| x[i] * i as f64).sum();
+        let u = (1..=3).map(|k| x[k] * x[k - 1]).fold(0.0, |a, b| a + b);
+        s + t * u
+    }
+);
+
+slice_case!(
+    collect_and_nested_chains,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let y: Vec<f64> = x.iter().map(|v| v.tanh()).collect();
+        let z = y.iter().map(|a| x.iter().map(|b| a * b).sum::<f64>()).sum::<f64>();
+        let mut best = f64::NEG_INFINITY;
+        for (i, v) in y.iter().enumerate().skip(1) {
+            best = best.max(v * i as f64);
+        }
+        z + best
+    }
+);
+
+slice_case!(
+    for_loops_over_chains_with_exits,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (a, b) in x.iter().zip(x.iter().rev()) {
+            if a * b > 1.0 {
+                break;
+            }
+            if *a < 0.0 {
+                continue;
+            }
+            s += a * b;
+        }
+        for v in x.iter().map(|v| v * 2.0).take(3) {
+            s = s * 0.5 + v;
+        }
+        s
+    }
+);
+
+inplace_case!(
+    iter_mut_updates,
+    [X6],
+    fn f(x: &mut [f64]) {
+        x.iter_mut().for_each(|v| *v = v.sin() * 2.0);
+        for v in x.iter_mut() {
+            *v *= *v + 1.0;
+        }
+        for (i, v) in x.iter_mut().enumerate() {
+            *v += i as f64 * 0.1;
+        }
+    }
+);
