@@ -154,7 +154,7 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
     })
 }
 
-fn arg<'a>(m: &'a syn::ExprMethodCall, k: usize) -> syn::Result<&'a syn::Expr> {
+fn arg(m: &syn::ExprMethodCall, k: usize) -> syn::Result<&syn::Expr> {
     m.args.iter().nth(k).map_or_else(|| err_at(m, format!("`{}` needs an argument", m.method)), Ok)
 }
 
