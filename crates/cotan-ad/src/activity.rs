@@ -7,13 +7,16 @@
 
 use std::collections::HashSet;
 
-use cotan_ir::{Function, MathFn, Op, OpKind, Value, Var};
+use cotan_ir::{Function, MathFn, Op, OpKind, Scalar, Value, Var};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ActivityInfo {
     pub values: HashSet<Value>,
     pub vars: HashSet<Var>,
     pub mems: HashSet<Value>,
+    /// Float types whose tape stack carries derivatives (when differentiating a reverse
+    /// sweep, as forward-over-reverse does): each such stack is one piece of memory.
+    pub tapes: HashSet<Scalar>,
 }
 
 impl ActivityInfo {
@@ -26,15 +29,19 @@ impl ActivityInfo {
     pub fn mem(&self, v: Value) -> bool {
         self.mems.contains(&v)
     }
+    pub fn tape(&self, s: Option<Scalar>) -> bool {
+        s.is_some_and(|s| self.tapes.contains(&s))
+    }
 
     /// True if the op, or anything nested in it, has derivative code.
-    pub fn op_is_active(&self, op: &Op) -> bool {
+    pub fn op_is_active(&self, f: &Function, op: &Op) -> bool {
         let own = match &op.kind {
             OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => self.mem(*mem),
             OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
+            OpKind::Push(v) => self.tape(f.ty(*v).scalar()),
             _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
         };
-        own || op.kind.regions().iter().any(|r| r.ops.iter().any(|o| self.op_is_active(o)))
+        own || op.kind.regions().iter().any(|r| r.ops.iter().any(|o| self.op_is_active(f, o)))
     }
 }
 
@@ -65,6 +72,7 @@ pub fn analyze(f: &Function, seeds: &[bool], ret_useful: bool, out_mems: &[Value
         values: varied.values.intersection(&useful.values).copied().collect(),
         vars: varied.vars.intersection(&useful.vars).copied().collect(),
         mems: varied.mems.intersection(&useful.mems).copied().collect(),
+        tapes: varied.tapes.intersection(&useful.tapes).copied().collect(),
     }
 }
 
@@ -79,7 +87,7 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
         }
     }
     loop {
-        let before = (s.values.len(), s.vars.len(), s.mems.len());
+        let before = (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len());
         f.walk(&mut |op| {
             let result_float = op.result.is_some_and(|r| f.ty(r).is_float());
             match &op.kind {
@@ -100,13 +108,19 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::GetVar(var) if s.var(*var) => {
                     s.values.insert(op.result.unwrap());
                 }
+                OpKind::Push(v) if s.value(*v) => {
+                    s.tapes.extend(f.ty(*v).scalar());
+                }
+                OpKind::Pop if result_float && s.tape(f.ty(op.result.unwrap()).scalar()) => {
+                    s.values.insert(op.result.unwrap());
+                }
                 k if result_float && differentiable_operands(f, k).iter().any(|a| s.value(*a)) => {
                     s.values.insert(op.result.unwrap());
                 }
                 _ => {}
             }
         });
-        if before == (s.values.len(), s.vars.len(), s.mems.len()) {
+        if before == (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len()) {
             return s;
         }
     }
@@ -116,7 +130,7 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
     let mut s = ActivityInfo::default();
     s.mems.extend(out_mems.iter().copied());
     loop {
-        let before = (s.values.len(), s.vars.len(), s.mems.len());
+        let before = (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len());
         f.walk(&mut |op| {
             let result_useful = op.result.is_some_and(|r| s.value(r));
             match &op.kind {
@@ -140,12 +154,19 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 OpKind::GetVar(var) if result_useful => {
                     s.vars.insert(*var);
                 }
+                OpKind::Pop if result_useful => {
+                    s.tapes.extend(f.ty(op.result.unwrap()).scalar());
+                }
+                OpKind::Push(v) if s.tape(f.ty(*v).scalar()) => {
+                    s.values.insert(*v);
+                }
                 k if result_useful => s.values.extend(differentiable_operands(f, k)),
                 _ => {}
             }
         });
-        if before == (s.values.len(), s.vars.len(), s.mems.len()) {
+        if before == (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len()) {
             s.values.retain(|v| f.ty(*v).is_float());
+            s.tapes.retain(|t| t.is_float());
             return s;
         }
     }

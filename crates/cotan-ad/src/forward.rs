@@ -187,6 +187,12 @@ impl Fwd<'_> {
                 self.ret = vals.clone();
                 return;
             }
+            OpKind::Push(v) if self.act.tape(self.f.ty(*v).scalar()) => {
+                // The tangent goes first, so that the primal comes off the stack first.
+                let t = self.tangent_or_zero(*v);
+                self.e.effect(OpKind::Push(t));
+                OpKind::Push(self.map[v])
+            }
             k => remap(k, |v| self.map[&v]),
         };
         let result = op.result.map(|r| self.new_result(r));
@@ -196,7 +202,15 @@ impl Fwd<'_> {
 
     /// Emits the tangent of a non-region op.
     fn tangent(&mut self, op: &Op) {
-        if !self.act.op_is_active(op) || !op.kind.regions().is_empty() {
+        if let (OpKind::Pop, Some(r)) = (&op.kind, op.result) {
+            // Every pop of an active stack takes the tangent pushed with the value.
+            if self.act.tape(self.f.ty(r).scalar()) {
+                let t = self.e.emit(OpKind::Pop, self.f.ty(r));
+                self.tan.insert(r, t);
+            }
+            return;
+        }
+        if !self.act.op_is_active(self.f, op) || !op.kind.regions().is_empty() {
             return;
         }
         match &op.kind {
@@ -257,8 +271,10 @@ impl Fwd<'_> {
                 let t = self.e.emit(OpKind::Cast(ta), self.f.ty(r));
                 self.tan.insert(r, t);
             }
+            // The tangent of a pushed value was pushed with it (see `op`).
+            OpKind::Push(_) => {}
             kind => {
-                let r = op.result.unwrap();
+                let Some(r) = op.result else { return };
                 let ty = self.f.ty(r).scalar().unwrap();
                 let operands = differentiable_operands(self.f, kind);
                 let (map, tan) = (&self.map, &self.tan);

@@ -379,7 +379,7 @@ impl<'a> Rev<'a> {
 
     /// True for loops whose reverse needs an iteration count.
     fn counted(&self, op: &Op) -> bool {
-        self.act.op_is_active(op) && matches!(op.kind, OpKind::While { .. } | OpKind::For { exit: Some(_), .. })
+        self.act.op_is_active(self.f, op) && matches!(op.kind, OpKind::While { .. } | OpKind::For { exit: Some(_), .. })
     }
 
     fn forward_op(&mut self, op: &Op) {
@@ -616,7 +616,7 @@ impl<'a> Rev<'a> {
     }
 
     fn reverse_op(&mut self, op: &Op) {
-        if !self.act.op_is_active(op) {
+        if !self.act.op_is_active(self.f, op) {
             return;
         }
         self.e.span = op.span;

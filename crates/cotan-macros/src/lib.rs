@@ -32,12 +32,171 @@ fn expand(mode: Mode, attr: proc_macro2::TokenStream, item: proc_macro2::TokenSt
             return quote!(#e #item);
         }
     };
-    match derive(mode, attr, &func) {
+    match guarded(|| derive(mode, attr, &func)) {
         Ok(d) => quote!(#func #d),
         Err(e) => {
             let e = e.to_compile_error();
             quote!(#func #e)
         }
+    }
+}
+
+/// Hessian-vector products by forward-over-reverse: `#[cotan::hvp(NAME)]` on
+/// `fn f(x: &[f64], <other args>) -> f64` generates
+/// `NAME(x, v, <other args>, grad: &mut [f64], hv: &mut [f64]) -> f64`, which overwrites
+/// `grad` with ∇f(x) and `hv` with ∇²f(x)·v and returns f(x). Other arguments are constants.
+#[proc_macro_attribute]
+pub fn hvp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    second_order(SecondOrder::Hvp, attr.into(), item.into()).into()
+}
+
+/// Dense Hessians: `#[cotan::hessian(NAME)]` on `fn f(x: &[f64], <other args>) -> f64`
+/// generates `NAME(x, <other args>, grad: &mut [f64], hess: &mut [f64]) -> f64`, which
+/// overwrites `grad` with ∇f(x) and `hess` (row-major n×n) with ∇²f(x), exactly
+/// symmetric, and returns f(x). It takes n Hessian-vector products.
+#[proc_macro_attribute]
+pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
+    second_order(SecondOrder::Hessian, attr.into(), item.into()).into()
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SecondOrder {
+    Hvp,
+    Hessian,
+}
+
+fn second_order(
+    kind: SecondOrder,
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new(Span::call_site(), "`#[cotan::hvp]`/`#[cotan::hessian]` apply to functions only")
+                .to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    match guarded(|| derive_second_order(kind, attr, &func)) {
+        Ok(d) => quote!(#func #d),
+        Err(e) => {
+            let e = e.to_compile_error();
+            quote!(#func #e)
+        }
+    }
+}
+
+fn derive_second_order(
+    kind: SecondOrder,
+    attr: proc_macro2::TokenStream,
+    func: &syn::ItemFn,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let name: syn::Ident = syn::parse2(attr).map_err(|e| {
+        syn::Error::new(e.span(), "expected the name of the new function, as in `#[cotan::hvp(f_hvp)]`")
+    })?;
+    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    internal_check(&lowered.func, "lowering")?;
+    cotan_ir::simplify::cse(&mut lowered.func);
+    let f = &lowered.func;
+    let first_ok = f.params.first().and_then(|p| f.ty(*p).mem()).is_some_and(|m| {
+        m.kind == cotan_ir::MemKind::Slice && m.access == cotan_ir::Access::Shared && m.elem.is_float()
+    });
+    let ret = f.returns.first().copied();
+    if !first_ok || !ret.is_some_and(|t| t.is_float()) {
+        let at = func.sig.inputs.first().map_or(func.sig.ident.span(), |a| a.span());
+        return Err(syn::Error::new(at, "second-order attributes need a function whose first parameter is `&[f64]` (or `&[f32]`) and which returns that float type"));
+    }
+    let n = f.params.len();
+    let rev_spec = Spec {
+        mode: Mode::Reverse,
+        inputs: std::iter::once(Activity::Duplicated).chain(std::iter::repeat_n(Activity::Const, n - 1)).collect(),
+        ret: Some(Activity::Active),
+    };
+    let mut rev =
+        cotan_ad::reverse(f, &rev_spec, "gradient").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
+    internal_check(&rev, "differentiation")?;
+    cotan_ir::simplify::cse(&mut rev);
+    // The gradient function's parameters: x, dx, others..., dret.
+    let fwd_inputs: Vec<Activity> =
+        (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
+    let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const) };
+    let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of");
+    internal_check(&inner, "differentiation")?;
+    cotan_ir::simplify::cse(&mut inner);
+    internal_check(&inner, "simplification")?;
+    let inner = cotan_codegen::emit_fn(&inner, quote!());
+
+    let elem = cotan_codegen::ty_tokens(ret.unwrap());
+    let x = param_ident(&func.sig.inputs[0]);
+    let others: Vec<&syn::FnArg> = func.sig.inputs.iter().skip(1).collect();
+    let other_names: Vec<syn::Ident> = others.iter().map(|a| param_ident(a)).collect();
+    let taken: Vec<String> = std::iter::once(x.to_string()).chain(other_names.iter().map(|i| i.to_string())).collect();
+    let fresh = |base: &str| {
+        let mut s = base.to_string();
+        while taken.contains(&s) {
+            s.push('_');
+        }
+        syn::Ident::new(&s, Span::call_site())
+    };
+    let (v, grad, hv, hess) = (fresh("v"), fresh("grad"), fresh("hv"), fresh("hess"));
+    let vis = &func.vis;
+    let out = match kind {
+        SecondOrder::Hvp => quote! {
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #vis fn #name(#x: &[#elem], #v: &[#elem], #(#others,)* #grad: &mut [#elem], #hv: &mut [#elem]) -> #elem {
+                #inner
+                assert!(#v.len() == #x.len() && #grad.len() == #x.len() && #hv.len() == #x.len(), "cotan::hvp: v, grad and hv must have the length of x");
+                #grad.fill(0.0);
+                #hv.fill(0.0);
+                hvp_of(#x, #v, #grad, #hv, #(#other_names,)* 1.0)
+            }
+        },
+        SecondOrder::Hessian => quote! {
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #vis fn #name(#x: &[#elem], #(#others,)* #grad: &mut [#elem], #hess: &mut [#elem]) -> #elem {
+                #inner
+                let n = #x.len();
+                assert!(#grad.len() == n && #hess.len() == n * n, "cotan::hessian: grad must have the length n of x, hess n * n");
+                let mut e = vec![0.0; n];
+                let mut column = vec![0.0; n];
+                let mut value = 0.0;
+                for j in 0..n.max(1) {
+                    if n > 0 {
+                        e[j] = 1.0;
+                    }
+                    #grad.fill(0.0);
+                    column.fill(0.0);
+                    value = hvp_of(#x, &e, #grad, &mut column, #(#other_names,)* 1.0);
+                    for i in 0..n {
+                        #hess[i * n + j] = column[i];
+                    }
+                    if n > 0 {
+                        e[j] = 0.0;
+                    }
+                }
+                // Both triangles get their mean, so the result is exactly symmetric.
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let m = 0.5 * (#hess[i * n + j] + #hess[j * n + i]);
+                        #hess[i * n + j] = m;
+                        #hess[j * n + i] = m;
+                    }
+                }
+                value
+            }
+        },
+    };
+    Ok(respan(out, name.span()))
+}
+
+fn param_ident(arg: &syn::FnArg) -> syn::Ident {
+    match arg {
+        syn::FnArg::Typed(pt) => match &*pt.pat {
+            syn::Pat::Ident(pi) => pi.ident.clone(),
+            _ => syn::Ident::new("_arg", Span::call_site()),
+        },
+        syn::FnArg::Receiver(r) => syn::Ident::new("self", r.self_token.span),
     }
 }
 
@@ -147,6 +306,22 @@ fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_ret: bool) 
         None => args.acts.last().map_or(args.name.span(), |a| a.1),
     };
     syn::Error::new(span, msg)
+}
+
+/// Runs a derivation, turning a panic (a bug in cotan) into a compile error: the macro must
+/// never take the compiler down with it.
+fn guarded(f: impl FnOnce() -> syn::Result<proc_macro2::TokenStream>) -> syn::Result<proc_macro2::TokenStream> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(syn::Error::new(
+            Span::call_site(),
+            format!("internal error in cotan ({what}); please report this with the function"),
+        ))
+    })
 }
 
 /// Turns an IR verifier failure into a compile error rather than emitting wrong code.
