@@ -16,14 +16,17 @@ pub(crate) enum Shadow {
     Var(Var),
 }
 
+/// Forward mode carries `width` tangents per active value ("lanes"): batched mode shares
+/// the primal and the partial derivatives between all directions.
 struct Fwd<'a> {
     f: &'a Function,
     act: ActivityInfo,
+    width: usize,
     e: Emitter,
     map: HashMap<Value, Value>,
-    tan: HashMap<Value, Value>,
-    tan_mem: HashMap<Value, Shadow>,
-    tan_var: HashMap<Var, Var>,
+    tan: HashMap<Value, Vec<Value>>,
+    tan_mem: HashMap<Value, Vec<Shadow>>,
+    tan_var: HashMap<Var, Vec<Var>>,
     ret: Vec<Value>,
 }
 
@@ -32,9 +35,18 @@ pub(crate) fn d_name(name: &str) -> String {
     format!("d{name}")
 }
 
+/// The name of lane `k` of `width` of a derivative.
+fn lane_name(name: &str, k: usize, width: usize) -> String {
+    if width == 1 {
+        d_name(name)
+    } else {
+        format!("d{name}_{k}")
+    }
+}
+
 /// Builds the forward-mode derivative `name` of `f` with std::autodiff's signature:
-/// a tangent parameter after each `Dual` input; the result as `Dual` (primal, tangent),
-/// `DualOnly` (tangent) or `Const` (primal).
+/// `width` tangent parameters after each `Dual` input; the result as `Dual` (primal, then
+/// the tangents), `DualOnly` (the tangents) or `Const` (primal).
 pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
     let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
     let ret_useful = matches!(spec.ret, Some(Activity::Dual | Activity::DualOnly));
@@ -51,6 +63,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
     let mut fw = Fwd {
         f,
         act,
+        width: spec.width.max(1),
         e: Emitter::new(out),
         map: HashMap::new(),
         tan: HashMap::new(),
@@ -70,7 +83,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
             outs.push(fw.map[&r]);
         }
         if act != Activity::Const {
-            outs.push(fw.tangent_or_zero(r));
+            outs.extend(fw.tangents_or_zero(r));
         }
     }
     fw.e.out.returns = outs.iter().map(|v| fw.e.out.ty(*v)).collect();
@@ -88,33 +101,38 @@ impl Fwd<'_> {
             let np = self.e.out.add_param(data.ty, name.clone(), data.span);
             self.map.insert(p, np);
             if a.is_active() {
-                let dp = self.e.out.add_param(data.ty, d_name(&name), data.span);
+                let lanes: Vec<Value> = (0..self.width)
+                    .map(|k| self.e.out.add_param(data.ty, lane_name(&name, k, self.width), data.span))
+                    .collect();
                 if data.ty.mem().is_some() {
-                    self.tan_mem.insert(p, Shadow::Mem(dp));
+                    self.tan_mem.insert(p, lanes.into_iter().map(Shadow::Mem).collect());
                 } else {
-                    self.tan.insert(p, dp);
+                    self.tan.insert(p, lanes);
                 }
             }
         }
     }
 
-    /// Active memory parameters the user gave no tangent for get a zeroed local one.
+    /// Active memory parameters the user gave no tangent for get zeroed local ones.
     fn internal_shadows(&mut self) {
         for &p in &self.f.params.clone() {
             if self.act.mem(p) && !self.tan_mem.contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
-                let name = d_name(self.f.value(p).name.as_deref().unwrap_or("mem"));
-                let zero = self.zero(Ty::Scalar(m.elem));
-                let shadow = if m.kind == MemKind::Cell {
-                    let var = self.e.out.new_var(m.elem, name);
-                    self.e.effect(OpKind::DeclVar { var, init: zero });
-                    Shadow::Var(var)
-                } else {
-                    let np = self.map[&p];
-                    let len = self.e.emit(OpKind::Len(np), Ty::USIZE);
-                    Shadow::Mem(self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))))
-                };
-                self.tan_mem.insert(p, shadow);
+                let name = self.f.value(p).name.clone().unwrap_or_else(|| "mem".into());
+                let mut lanes = vec![];
+                for k in 0..self.width {
+                    let zero = self.zero(Ty::Scalar(m.elem));
+                    lanes.push(if m.kind == MemKind::Cell {
+                        let var = self.e.out.new_var(m.elem, lane_name(&name, k, self.width));
+                        self.e.effect(OpKind::DeclVar { var, init: zero });
+                        Shadow::Var(var)
+                    } else {
+                        let np = self.map[&p];
+                        let len = self.e.emit(OpKind::Len(np), Ty::USIZE);
+                        Shadow::Mem(self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))))
+                    });
+                }
+                self.tan_mem.insert(p, lanes);
             }
         }
     }
@@ -123,20 +141,25 @@ impl Fwd<'_> {
         self.e.build(|b| crate::rules::zero(b, ty))
     }
 
-    fn tangent_or_zero(&mut self, v: Value) -> Value {
+    /// The tangents of `v`, one per lane, or zeros if it has none.
+    fn tangents_or_zero(&mut self, v: Value) -> Vec<Value> {
         match self.tan.get(&v) {
-            Some(t) => *t,
-            None => self.zero(self.f.ty(v)),
+            Some(t) => t.clone(),
+            None => {
+                let z = self.zero(self.f.ty(v));
+                vec![z; self.width]
+            }
         }
     }
 
-    fn tvar(&mut self, var: Var) -> Var {
+    fn tvars(&mut self, var: Var) -> Vec<Var> {
         if let Some(t) = self.tan_var.get(&var) {
-            return *t;
+            return t.clone();
         }
         let data = self.f.var(var).clone();
-        let t = self.e.out.new_var(data.ty, d_name(&data.name));
-        self.tan_var.insert(var, t);
+        let t: Vec<Var> =
+            (0..self.width).map(|k| self.e.out.new_var(data.ty, lane_name(&data.name, k, self.width))).collect();
+        self.tan_var.insert(var, t.clone());
         t
     }
 
@@ -188,9 +211,10 @@ impl Fwd<'_> {
                 return;
             }
             OpKind::Push(v) if self.act.tape(self.f.ty(*v).scalar()) => {
-                // The tangent goes first, so that the primal comes off the stack first.
-                let t = self.tangent_or_zero(*v);
-                self.e.effect(OpKind::Push(t));
+                // The tangents go first, so that the primal comes off the stack first.
+                for t in self.tangents_or_zero(*v) {
+                    self.e.effect(OpKind::Push(t));
+                }
                 OpKind::Push(self.map[v])
             }
             k => remap(k, |v| self.map[&v]),
@@ -200,92 +224,109 @@ impl Fwd<'_> {
         self.tangent(op);
     }
 
-    /// Emits the tangent of a non-region op.
+    /// Emits the tangents of a non-region op.
     fn tangent(&mut self, op: &Op) {
         if let (OpKind::Pop, Some(r)) = (&op.kind, op.result) {
-            // Every pop of an active stack takes the tangent pushed with the value.
+            // Every pop of an active stack takes the tangents pushed with the value.
             if self.act.tape(self.f.ty(r).scalar()) {
-                let t = self.e.emit(OpKind::Pop, self.f.ty(r));
-                self.tan.insert(r, t);
+                let mut lanes: Vec<Value> = (0..self.width).map(|_| self.e.emit(OpKind::Pop, self.f.ty(r))).collect();
+                lanes.reverse();
+                self.tan.insert(r, lanes);
             }
             return;
         }
         if !self.act.op_is_active(self.f, op) || !op.kind.regions().is_empty() {
             return;
         }
+        let w = self.width;
         match &op.kind {
             OpKind::Load { mem, index } => {
                 let r = op.result.unwrap();
                 let idx = index.map(|i| self.map[&i]);
-                let t = match self.tan_mem[mem] {
-                    Shadow::Mem(s) => self.e.emit(OpKind::Load { mem: s, index: idx }, self.f.ty(r)),
-                    Shadow::Var(var) => self.e.emit(OpKind::GetVar(var), self.f.ty(r)),
-                };
-                self.tan.insert(r, t);
+                let lanes: Vec<Value> = self.tan_mem[mem]
+                    .clone()
+                    .into_iter()
+                    .map(|sh| match sh {
+                        Shadow::Mem(s) => self.e.emit(OpKind::Load { mem: s, index: idx }, self.f.ty(r)),
+                        Shadow::Var(var) => self.e.emit(OpKind::GetVar(var), self.f.ty(r)),
+                    })
+                    .collect();
+                self.tan.insert(r, lanes);
             }
             OpKind::Store { mem, index, value } => {
-                let t = self.tangent_or_zero(*value);
+                let ts = self.tangents_or_zero(*value);
                 let idx = index.map(|i| self.map[&i]);
-                match self.tan_mem[mem] {
-                    Shadow::Mem(s) => self.e.effect(OpKind::Store { mem: s, index: idx, value: t }),
-                    Shadow::Var(var) => self.e.effect(OpKind::SetVar(var, t)),
+                for (sh, t) in self.tan_mem[mem].clone().into_iter().zip(ts) {
+                    match sh {
+                        Shadow::Mem(s) => self.e.effect(OpKind::Store { mem: s, index: idx, value: t }),
+                        Shadow::Var(var) => self.e.effect(OpKind::SetVar(var, t)),
+                    }
                 }
             }
             OpKind::VecPush { mem, value } => {
-                let t = self.tangent_or_zero(*value);
-                if let Shadow::Mem(s) = self.tan_mem[mem] {
-                    self.e.emit(OpKind::VecPush { mem: s, value: t }, Ty::USIZE);
+                let ts = self.tangents_or_zero(*value);
+                for (sh, t) in self.tan_mem[mem].clone().into_iter().zip(ts) {
+                    if let Shadow::Mem(s) = sh {
+                        self.e.emit(OpKind::VecPush { mem: s, value: t }, Ty::USIZE);
+                    }
                 }
             }
             OpKind::Fill { mem, value } => {
-                let t = self.tangent_or_zero(*value);
-                if let Shadow::Mem(s) = self.tan_mem[mem] {
-                    self.e.effect(OpKind::Fill { mem: s, value: t });
+                let ts = self.tangents_or_zero(*value);
+                for (sh, t) in self.tan_mem[mem].clone().into_iter().zip(ts) {
+                    if let Shadow::Mem(s) = sh {
+                        self.e.effect(OpKind::Fill { mem: s, value: t });
+                    }
                 }
             }
             OpKind::Alloc { len, init } => {
                 let r = op.result.unwrap();
-                let t = self.tangent_or_zero(*init);
-                let s = self.e.emit(OpKind::Alloc { len: self.map[len], init: t }, self.f.ty(r));
-                self.tan_mem.insert(r, Shadow::Mem(s));
+                let ts = self.tangents_or_zero(*init);
+                let lanes = ts
+                    .into_iter()
+                    .map(|t| Shadow::Mem(self.e.emit(OpKind::Alloc { len: self.map[len], init: t }, self.f.ty(r))))
+                    .collect();
+                self.tan_mem.insert(r, lanes);
             }
-            OpKind::DeclVar { var, init } => {
-                let t = self.tangent_or_zero(*init);
-                let tv = self.tvar(*var);
-                self.e.effect(OpKind::DeclVar { var: tv, init: t });
-            }
-            OpKind::SetVar(var, v) => {
-                let t = self.tangent_or_zero(*v);
-                let tv = self.tvar(*var);
-                self.e.effect(OpKind::SetVar(tv, t));
+            OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) => {
+                let ts = self.tangents_or_zero(*v);
+                let declare = matches!(op.kind, OpKind::DeclVar { .. });
+                for (tv, t) in self.tvars(*var).into_iter().zip(ts) {
+                    self.e.effect(if declare { OpKind::DeclVar { var: tv, init: t } } else { OpKind::SetVar(tv, t) });
+                }
             }
             OpKind::GetVar(var) => {
                 let r = op.result.unwrap();
-                let tv = self.tvar(*var);
-                let t = self.e.emit(OpKind::GetVar(tv), self.f.ty(r));
-                self.tan.insert(r, t);
+                let lanes =
+                    self.tvars(*var).into_iter().map(|tv| self.e.emit(OpKind::GetVar(tv), self.f.ty(r))).collect();
+                self.tan.insert(r, lanes);
             }
             OpKind::Cast(a) => {
                 let r = op.result.unwrap();
-                let ta = self.tan[a];
-                let t = self.e.emit(OpKind::Cast(ta), self.f.ty(r));
-                self.tan.insert(r, t);
+                let lanes =
+                    self.tan[a].clone().into_iter().map(|ta| self.e.emit(OpKind::Cast(ta), self.f.ty(r))).collect();
+                self.tan.insert(r, lanes);
             }
-            // The tangent of a pushed value was pushed with it (see `op`).
+            // The tangents of a pushed value were pushed with it (see `op`).
             OpKind::Push(_) => {}
             kind => {
                 let Some(r) = op.result else { return };
                 let ty = self.f.ty(r).scalar().unwrap();
                 let operands = differentiable_operands(self.f, kind);
                 let (map, tan) = (&self.map, &self.tan);
-                let t = self.e.build(|b| {
+                // The partials are computed once and shared by every lane.
+                let lanes = self.e.build(|b| {
                     let ps = partials(b, kind, r, ty, &mut |v| map[&v]);
-                    let terms: Vec<_> =
-                        ps.into_iter().zip(&operands).filter_map(|(p, a)| tan.get(a).map(|t| (p, *t))).collect();
-                    combine(b, &terms)
+                    (0..w)
+                        .map(|k| {
+                            let terms: Vec<_> =
+                                ps.iter().zip(&operands).filter_map(|(p, a)| tan.get(a).map(|t| (*p, t[k]))).collect();
+                            combine(b, &terms)
+                        })
+                        .collect::<Option<Vec<Value>>>()
                 });
-                if let Some(t) = t {
-                    self.tan.insert(r, t);
+                if let Some(lanes) = lanes {
+                    self.tan.insert(r, lanes);
                 }
             }
         }

@@ -61,6 +61,8 @@ pub struct Spec {
     pub inputs: Vec<Activity>,
     /// `None` when the function returns `()`.
     pub ret: Option<Activity>,
+    /// Number of tangent directions of batched forward mode (1 otherwise).
+    pub width: usize,
 }
 
 /// A construct the transform cannot differentiate, found while differentiating.

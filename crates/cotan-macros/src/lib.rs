@@ -59,6 +59,9 @@ pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
     second_order(SecondOrder::Hessian, attr.into(), item.into()).into()
 }
 
+/// Directions per call in Hessian assembly.
+const HESSIAN_LANES: usize = 4;
+
 #[derive(Clone, Copy, PartialEq)]
 enum SecondOrder {
     Hvp,
@@ -112,6 +115,7 @@ fn derive_second_order(
         mode: Mode::Reverse,
         inputs: std::iter::once(Activity::Duplicated).chain(std::iter::repeat_n(Activity::Const, n - 1)).collect(),
         ret: Some(Activity::Active),
+        width: 1,
     };
     let mut rev =
         cotan_ad::reverse(f, &rev_spec, "gradient").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
@@ -120,12 +124,20 @@ fn derive_second_order(
     // The gradient function's parameters: x, dx, others..., dret.
     let fwd_inputs: Vec<Activity> =
         (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
-    let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const) };
+    // Hessians take HESSIAN_LANES directions per call (batched forward mode), sharing the
+    // gradient's primal work and partial derivatives between them.
+    let width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
+    let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
     let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of");
     internal_check(&inner, "differentiation")?;
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
     let inner = cotan_codegen::emit_fn(&inner, quote!());
+    let lanes: Vec<syn::Ident> =
+        (0..HESSIAN_LANES).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
+    let cols: Vec<syn::Ident> =
+        (0..HESSIAN_LANES).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
+    let w = proc_macro2::Literal::usize_unsuffixed(HESSIAN_LANES);
 
     let elem = cotan_codegen::ty_tokens(ret.unwrap());
     let x = param_ident(&func.sig.inputs[0]);
@@ -158,21 +170,35 @@ fn derive_second_order(
                 #inner
                 let n = #x.len();
                 assert!(#grad.len() == n && #hess.len() == n * n, "cotan::hessian: grad must have the length n of x, hess n * n");
-                let mut e = vec![0.0; n];
-                let mut column = vec![0.0; n];
+                // Unit directions and Hessian columns, #w at a time.
+                let mut dirs = vec![vec![0.0; n]; #w];
+                let mut columns = vec![vec![0.0; n]; #w];
                 let mut value = 0.0;
-                for j in 0..n.max(1) {
-                    if n > 0 {
-                        e[j] = 1.0;
+                let mut j0 = 0;
+                loop {
+                    for (k, d) in dirs.iter_mut().enumerate() {
+                        d.fill(0.0);
+                        if j0 + k < n {
+                            d[j0 + k] = 1.0;
+                        }
+                    }
+                    for c in columns.iter_mut() {
+                        c.fill(0.0);
                     }
                     #grad.fill(0.0);
-                    column.fill(0.0);
-                    value = hvp_of(#x, &e, #grad, &mut column, #(#other_names,)* 1.0);
-                    for i in 0..n {
-                        #hess[i * n + j] = column[i];
+                    let [#(#lanes),*] = &dirs[..] else { unreachable!() };
+                    let [#(#cols),*] = &mut columns[..] else { unreachable!() };
+                    value = hvp_of(#x, #(#lanes,)* #grad, #(#cols,)* #(#other_names,)* 1.0);
+                    for (k, c) in columns.iter().enumerate() {
+                        if j0 + k < n {
+                            for i in 0..n {
+                                #hess[i * n + j0 + k] = c[i];
+                            }
+                        }
                     }
-                    if n > 0 {
-                        e[j] = 0.0;
+                    j0 += #w;
+                    if j0 >= n {
+                        break;
                     }
                 }
                 // Both triangles get their mean, so the result is exactly symmetric.
@@ -203,6 +229,8 @@ fn param_ident(arg: &syn::FnArg) -> syn::Ident {
 /// The attribute's arguments: the new function's name and the activities with their spans.
 struct Args {
     name: syn::Ident,
+    /// Batched forward mode's number of directions (1 when not given).
+    width: usize,
     acts: Vec<(Activity, Span)>,
 }
 
@@ -221,12 +249,21 @@ fn parse_args(mode: Mode, attr: proc_macro2::TokenStream) -> syn::Result<Args> {
         None => return Err(syn::Error::new(Span::call_site(), usage)),
     };
     let mut acts = vec![];
-    for e in it {
-        if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) = e {
-            return Err(syn::Error::new(
-                e.span(),
-                "cotan does not support batched forward mode (a width) yet; call the derivative once per direction",
-            ));
+    let mut width = 1;
+    for (k, e) in it.enumerate() {
+        if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = e {
+            let n: usize = n.base10_parse()?;
+            if mode == Mode::Reverse {
+                return Err(syn::Error::new(e.span(), "a width (batched mode) is for `autodiff_forward` only"));
+            }
+            if k != 0 || n == 0 {
+                return Err(syn::Error::new(
+                    e.span(),
+                    "the width of batched forward mode is a positive number right after NAME",
+                ));
+            }
+            width = n;
+            continue;
         }
         let word = match e {
             syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
@@ -243,7 +280,7 @@ fn parse_args(mode: Mode, attr: proc_macro2::TokenStream) -> syn::Result<Args> {
             }
         }
     }
-    Ok(Args { name, acts })
+    Ok(Args { name, width, acts })
 }
 
 fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn::Result<proc_macro2::TokenStream> {
@@ -258,7 +295,7 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
         return Err(count_error(func, &args, n_params, has_ret));
     }
     let ret = if has_ret { acts.pop() } else { None };
-    let spec = Spec { mode, inputs: acts.iter().map(|a| a.0).collect(), ret: ret.map(|r| r.0) };
+    let spec = Spec { mode, inputs: acts.iter().map(|a| a.0).collect(), ret: ret.map(|r| r.0), width: args.width };
     if let Err(e) = cotan_ad::check(&lowered.func, &spec) {
         let span = match e.target {
             Target::Input(k) => acts[k].1,
@@ -277,10 +314,51 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
     cotan_ir::simplify::cse(&mut derived);
     internal_check(&derived, "simplification")?;
     let vis = func.vis.to_token_stream();
-    let mut out = cotan_codegen::emit_fn(&derived, vis);
+    let mut out = match (args.width, spec.ret) {
+        (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis),
+        _ => cotan_codegen::emit_fn(&derived, vis),
+    };
     // Give the new function the user's span so errors and docs point at the attribute.
     out = respan(out, args.name.span());
     Ok(out)
+}
+
+/// Batched forward mode returns an array `[primal, t1, .., tN]` (or `[t1, .., tN]`): the
+/// generated function returns a tuple, wrapped here.
+fn batched(derived: &cotan_ir::Function, vis: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let mut inner = derived.clone();
+    inner.name = "batched".into();
+    let inner_tokens = cotan_codegen::emit_fn(&inner, quote!());
+    let name = syn::Ident::new(&derived.name, Span::call_site());
+    // The parameters keep their names (`x`, `dx_0`, `dx_1`, ...) unless two would clash.
+    let mut names: Vec<String> =
+        derived.params.iter().map(|p| derived.value(*p).name.clone().unwrap_or_default()).collect();
+    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+    if !distinct || names.iter().any(|n| n.is_empty() || n == "batched") {
+        names = (0..names.len()).map(|k| format!("arg{k}")).collect();
+    }
+    let args: Vec<syn::Ident> = names.iter().map(|n| syn::Ident::new(n, Span::call_site())).collect();
+    let params: Vec<proc_macro2::TokenStream> = derived
+        .params
+        .iter()
+        .zip(&args)
+        .map(|(p, n)| {
+            let t = cotan_codegen::ty_tokens(derived.ty(*p));
+            quote!(#n: #t)
+        })
+        .collect();
+    let n = derived.returns.len();
+    let elem = cotan_codegen::ty_tokens(derived.returns[0]);
+    let outs: Vec<syn::Ident> = (0..n).map(|k| syn::Ident::new(&format!("r{k}"), Span::call_site())).collect();
+    let n_lit = proc_macro2::Literal::usize_unsuffixed(n);
+    quote! {
+        #[allow(unused, clippy::all, clippy::pedantic)]
+        #vis fn #name(#(#params),*) -> [#elem; #n_lit] {
+            #inner_tokens
+            let (#(#outs),*) = batched(#(#args),*);
+            [#(#outs),*]
+        }
+    }
 }
 
 /// A wrong number of activities, pointing at the first extra one or at the last one given.

@@ -188,7 +188,7 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
     if let Shape::SliceInts(_) = case.shape {
         dual_inputs[1] = Activity::Const;
     }
-    let dual = Spec { mode: Mode::Forward, inputs: dual_inputs, ret: has_ret.then_some(Activity::Dual) };
+    let dual = Spec { mode: Mode::Forward, inputs: dual_inputs, ret: has_ret.then_some(Activity::Dual), width: 1 };
     let fwd = cotan_ad::forward(&f, &dual, "fwd");
     cotan_ir::verify(&fwd).unwrap_or_else(|e| panic!("forward IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
@@ -210,7 +210,8 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::InPlace => (vec![Activity::Duplicated], None),
         Shape::SliceInts(_) => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
     };
-    let rev = cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret }, "rev").expect("differentiates");
+    let rev =
+        cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev").expect("differentiates");
     cotan_ir::verify(&rev).unwrap_or_else(|e| panic!("reverse IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
