@@ -39,6 +39,9 @@ impl ActivityInfo {
             OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => self.mem(*mem),
             OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
             OpKind::Push(v) => self.tape(f.ty(*v).scalar()),
+            OpKind::Call { args, outs, .. } => {
+                outs.iter().any(|v| self.var(*v)) || args.iter().any(|(a, by_mut)| *by_mut && self.mem(*a))
+            }
             _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
         };
         own || op.kind.regions().iter().any(|r| r.ops.iter().any(|o| self.op_is_active(f, o)))
@@ -111,6 +114,11 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Push(v) if s.value(*v) => {
                     s.tapes.extend(f.ty(*v).scalar());
                 }
+                // A call's results and the memory it may write depend on all its arguments.
+                OpKind::Call { args, outs, .. } if args.iter().any(|(a, _)| s.value(*a) || s.mem(*a)) => {
+                    s.vars.extend(outs.iter().filter(|v| f.var(**v).ty.is_float()));
+                    s.mems.extend(args.iter().filter(|(a, m)| *m && f.ty(*a).carries_derivative()).map(|a| a.0));
+                }
                 OpKind::Pop if result_float && s.tape(f.ty(op.result.unwrap()).scalar()) => {
                     s.values.insert(op.result.unwrap());
                 }
@@ -159,6 +167,16 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 }
                 OpKind::Push(v) if s.tape(f.ty(*v).scalar()) => {
                     s.values.insert(*v);
+                }
+                OpKind::Call { args, outs, .. }
+                    if outs.iter().any(|v| s.var(*v)) || args.iter().any(|(a, m)| *m && s.mem(*a)) =>
+                {
+                    for (a, _) in args {
+                        match f.ty(*a) {
+                            cotan_ir::Ty::Mem(_) => s.mems.insert(*a),
+                            _ => s.values.insert(*a),
+                        };
+                    }
                 }
                 k if result_useful => s.values.extend(differentiable_operands(f, k)),
                 _ => {}

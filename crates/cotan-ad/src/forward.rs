@@ -7,7 +7,7 @@ use cotan_ir::{Access, Function, MemKind, MemTy, Op, OpKind, Region, Ty, Value, 
 use crate::activity::{analyze, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
 use crate::rules::{combine, partials};
-use crate::spec::{Activity, Spec};
+use crate::spec::{Activity, AdError, Spec};
 
 /// The derivative of memory: a buffer (or reference), or a variable for a single float.
 #[derive(Clone, Copy, Debug)]
@@ -28,6 +28,7 @@ struct Fwd<'a> {
     tan_mem: HashMap<Value, Vec<Shadow>>,
     tan_var: HashMap<Var, Vec<Var>>,
     ret: Vec<Value>,
+    errors: Vec<AdError>,
 }
 
 /// The name of a derivative: `dx` for `x`.
@@ -47,7 +48,7 @@ fn lane_name(name: &str, k: usize, width: usize) -> String {
 /// Builds the forward-mode derivative `name` of `f` with std::autodiff's signature:
 /// `width` tangent parameters after each `Dual` input; the result as `Dual` (primal, then
 /// the tangents), `DualOnly` (the tangents) or `Const` (primal).
-pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
+pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
     let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
     let ret_useful = matches!(spec.ret, Some(Activity::Dual | Activity::DualOnly));
     let out_mems: Vec<Value> = f
@@ -70,6 +71,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
         tan_mem: HashMap::new(),
         tan_var: HashMap::new(),
         ret: vec![],
+        errors: vec![],
     };
     fw.params(spec);
     fw.internal_shadows();
@@ -90,7 +92,21 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Function {
     if !outs.is_empty() {
         fw.e.effect(OpKind::Return(outs));
     }
-    fw.e.finish()
+    match fw.errors.pop() {
+        Some(e) => Err(e),
+        None => Ok(fw.e.finish()),
+    }
+}
+
+/// The path of a generated derivative of a called function: `m::g` becomes
+/// `m::__cotan_{mode}_g_m{mask}`, where the mask says which float memory arguments carry
+/// derivatives. `#[cotan::differentiable]` generates every variant beside `g`.
+pub(crate) fn variant_path(callee: &str, mode: &str, mask: &str) -> String {
+    let (prefix, name) = match callee.rsplit_once("::") {
+        Some((p, n)) => (format!("{p}::"), n),
+        None => (String::new(), callee),
+    };
+    format!("{prefix}__cotan_{mode}_{name}_m{mask}")
 }
 
 impl Fwd<'_> {
@@ -210,6 +226,10 @@ impl Fwd<'_> {
                 self.ret = vals.clone();
                 return;
             }
+            OpKind::Call { callee, args, outs } if self.act.op_is_active(self.f, op) => {
+                self.call(callee, args, outs, op);
+                return;
+            }
             OpKind::Push(v) if self.act.tape(self.f.ty(*v).scalar()) => {
                 // The tangents go first, so that the primal comes off the stack first.
                 for t in self.tangents_or_zero(*v) {
@@ -222,6 +242,66 @@ impl Fwd<'_> {
         let result = op.result.map(|r| self.new_result(r));
         self.e.push_op(Op { kind, result, span: op.span });
         self.tangent(op);
+    }
+
+    /// A call with active arguments becomes a call of the callee's forward derivative, which
+    /// returns the primal result and its tangent.
+    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var], op: &Op) {
+        if self.width != 1 {
+            self.errors.push(AdError {
+                span: op.span,
+                message: "batched forward mode does not support calls yet; use width 1 for functions that call others"
+                    .into(),
+            });
+            return;
+        }
+        let mut mask = String::new();
+        let mut call_args = vec![];
+        for &(a, by_mut) in args {
+            let na = self.map[&a];
+            call_args.push((na, by_mut));
+            match self.f.ty(a) {
+                Ty::Scalar(s) if s.is_float() => {
+                    let t = self.tangents_or_zero(a)[0];
+                    call_args.push((t, false));
+                }
+                Ty::Mem(m) if m.elem.is_float() => match self.tan_mem.get(&a).map(|l| l[0]) {
+                    Some(Shadow::Mem(s)) => {
+                        mask.push('1');
+                        call_args.push((s, by_mut));
+                    }
+                    Some(Shadow::Var(_)) => self.errors.push(AdError {
+                        span: op.span,
+                        message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Dual`".into(),
+                    }),
+                    None => mask.push('0'),
+                },
+                _ => {}
+            }
+        }
+        let mut new_outs = vec![];
+        for &out in outs {
+            new_outs.push(out);
+            let ty = self.f.var(out).ty;
+            if ty.is_float() {
+                let t = if self.act.var(out) {
+                    self.tvars(out)[0]
+                } else {
+                    // The tangent is not needed, but the call returns it.
+                    let var = self.e.out.new_var(ty, "unused");
+                    let z = self.zero(Ty::Scalar(ty));
+                    self.e.effect(OpKind::DeclVar { var, init: z });
+                    var
+                };
+                new_outs.push(t);
+            }
+        }
+        let callee = variant_path(callee, "fwd", &mask);
+        self.e.push_op(Op {
+            kind: OpKind::Call { callee, args: call_args, outs: new_outs },
+            result: None,
+            span: op.span,
+        });
     }
 
     /// Emits the tangents of a non-region op.

@@ -19,7 +19,7 @@ use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, 
 
 use crate::activity::{analyze, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
-use crate::forward::{d_name, owned, Shadow};
+use crate::forward::{d_name, owned, variant_path, Shadow};
 use crate::rules::{partials, scale, Partial};
 use crate::spec::{Activity, AdError, Spec};
 
@@ -65,6 +65,9 @@ impl Layout {
             }
             if let OpKind::VecPush { mem, .. } = &op.kind {
                 l.pushed.insert(*mem);
+            }
+            if let OpKind::Call { args, .. } = &op.kind {
+                written.extend(args.iter().filter(|a| a.1).map(|a| a.0));
             }
         });
         l.read_only.retain(|m| !written.contains(m));
@@ -421,6 +424,16 @@ impl<'a> Rev<'a> {
                 self.ret = vals.clone();
                 return;
             }
+            OpKind::Call { args, .. } if self.act.op_is_active(self.f, op) => {
+                // The reverse sweep re-runs the callee from its inputs: save the memory
+                // they are in, unless nothing ever writes it.
+                for (a, _) in args {
+                    if self.checkpointed(*a) {
+                        self.save_memory(self.fwd[a]);
+                    }
+                }
+                remap(&op.kind, |v| self.fwd[&v])
+            }
             k => remap(k, |v| self.fwd[&v]),
         };
         let result = op.result.map(|r| self.new_result(r));
@@ -693,6 +706,7 @@ impl<'a> Rev<'a> {
                 };
                 self.accumulate(*value, g);
             }
+            OpKind::Call { callee, args, outs } => self.reverse_call(op, callee, args, outs),
             OpKind::VecPush { mem, value } => {
                 let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
                 let k = self.get(op.result.unwrap());
@@ -805,6 +819,136 @@ impl<'a> Rev<'a> {
                 p => p,
             })
             .collect()
+    }
+
+    /// True for memory passed to a call that must be saved for the call's reverse.
+    fn checkpointed(&self, a: Value) -> bool {
+        self.f.ty(a).mem().is_some() && !self.l.read_only.contains(&a)
+    }
+
+    /// Pushes every element of `m` (forward sweep).
+    fn save_memory(&mut self, m: Value) {
+        let elem = self.e.out.ty(m).mem().unwrap().elem;
+        let lo = self.usize_const(0);
+        let hi = self.e.emit(OpKind::Len(m), Ty::USIZE);
+        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
+        self.e.push_region();
+        let v = self.e.emit(OpKind::Load { mem: m, index: Some(i) }, Ty::Scalar(elem));
+        self.e.effect(OpKind::Push(v));
+        let body = self.e.pop_region();
+        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
+    }
+
+    /// A copy of memory as it was saved by `save_memory` (reverse sweep).
+    fn restore_memory(&mut self, m: Value) -> Value {
+        let mt = self.e.out.ty(m).mem().unwrap();
+        let zero = self.zero(Ty::Scalar(mt.elem));
+        let len = self.e.emit(OpKind::Len(m), Ty::USIZE);
+        let copy = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
+        self.e.out.values[copy.0 as usize].name = Some("saved".into());
+        let lo = self.usize_const(0);
+        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
+        self.e.push_region();
+        let v = self.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
+        self.e.effect(OpKind::Store { mem: copy, index: Some(i), value: v });
+        let body = self.e.pop_region();
+        self.e.effect(OpKind::For {
+            index: i,
+            lo,
+            hi: len,
+            step: None,
+            inclusive: false,
+            reverse: true,
+            body,
+            exit: None,
+        });
+        copy
+    }
+
+    /// The reverse of a call: the callee's reverse derivative, run on the saved inputs.
+    fn reverse_call(&mut self, op: &Op, callee: &str, args: &[(Value, bool)], outs: &[Var]) {
+        let mut saved = HashMap::new();
+        for (k, (a, _)) in args.iter().enumerate().rev() {
+            if self.checkpointed(*a) {
+                if self.l.def_region.get(a) != Some(&TOP) {
+                    self.errors.push(AdError {
+                        span: op.span,
+                        message: "cotan can pass a buffer created inside a loop or branch to a call only in forward mode; create it at the top of the function".into(),
+                    });
+                    return;
+                }
+                let copy = if self.planning { self.fwd[a] } else { self.restore_memory(self.fwd[a]) };
+                saved.insert(k, copy);
+            }
+        }
+        let mut mask = String::new();
+        let mut call_args = vec![];
+        let mut grads = vec![];
+        for (k, &(a, by_mut)) in args.iter().enumerate() {
+            let primal = match saved.get(&k) {
+                Some(&copy) => copy,
+                None => self.get(a),
+            };
+            call_args.push((primal, by_mut));
+            match self.f.ty(a) {
+                Ty::Scalar(s) if s.is_float() => {
+                    let var = self.e.out.new_var(s, "grad");
+                    let z = self.zero(Ty::Scalar(s));
+                    self.e.effect(OpKind::DeclVar { var, init: z });
+                    grads.push((a, var));
+                }
+                Ty::Mem(m) if m.elem.is_float() => {
+                    if self.act.mem(a) {
+                        match self.shadow(a) {
+                            Shadow::Mem(s) => {
+                                mask.push('1');
+                                call_args.push((s, true));
+                            }
+                            Shadow::Var(_) => {
+                                self.errors.push(AdError {
+                                    span: op.span,
+                                    message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Duplicated`".into(),
+                                });
+                                return;
+                            }
+                        }
+                    } else {
+                        mask.push('0');
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut new_outs = vec![];
+        for &out in outs {
+            let ty = self.f.var(out).ty;
+            if ty.is_float() {
+                let d = if self.act.var(out) {
+                    let d = self.dvar_of(out);
+                    let g = self.e.emit(OpKind::GetVar(d), Ty::Scalar(ty));
+                    self.zero_var(d, Ty::Scalar(ty));
+                    g
+                } else {
+                    self.zero(Ty::Scalar(ty))
+                };
+                call_args.push((d, false));
+            }
+            let var = self.e.out.new_var(ty, "primal");
+            let z = self.zero(Ty::Scalar(ty));
+            self.e.effect(OpKind::DeclVar { var, init: z });
+            new_outs.push(var);
+        }
+        new_outs.extend(grads.iter().map(|g| g.1));
+        let callee = variant_path(callee, "rev", &mask);
+        self.e.push_op(Op {
+            kind: OpKind::Call { callee, args: call_args, outs: new_outs },
+            result: None,
+            span: op.span,
+        });
+        for (a, var) in grads {
+            let g = self.e.emit(OpKind::GetVar(var), self.f.ty(a));
+            self.accumulate(a, g);
+        }
     }
 
     /// `shadow[idx] += g`.

@@ -463,6 +463,18 @@ impl<'f> Gen<'f> {
                     quote!(loop { #cond_stmts if !#c { break; } #b #exit })
                 }
             }
+            OpKind::Call { callee, args, outs } => {
+                let path: syn::Path =
+                    syn::parse_str(callee).unwrap_or_else(|_| syn::parse_str("__cotan_bad_path").unwrap());
+                let args = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut));
+                let call = quote!(#path(#(#args),*));
+                let outs: Vec<Ident> = outs.iter().map(|v| self.var(*v)).collect();
+                match outs.as_slice() {
+                    [] => quote!(#call;),
+                    [one] => quote!(#one = #call;),
+                    many => quote!((#(#many),*) = #call;),
+                }
+            }
             OpKind::Assert { cond, message } => {
                 let c = self.expr(*cond).0;
                 quote!(assert!(#c, "{}", #message);)
@@ -473,6 +485,31 @@ impl<'f> Gen<'f> {
                 quote!(return (#(#vals),*);)
             }
             k => unreachable!("cotan codegen: unexpected statement {k:?}"),
+        }
+    }
+
+    /// A call argument: owned buffers are lent (`&x`, `&mut x`); references and numbers
+    /// are passed as they are.
+    fn call_arg(&self, v: Value, by_mut: bool) -> TokenStream {
+        match self.f.ty(v) {
+            Ty::Mem(m) if m.access == Access::Owned => {
+                let n = self.name(v);
+                if by_mut {
+                    quote!(&mut #n)
+                } else {
+                    quote!(&#n)
+                }
+            }
+            Ty::Mem(m) if m.access == Access::Mut => {
+                // Reborrow, so that the reference can be used again after the call.
+                let n = self.name(v);
+                if by_mut {
+                    quote!(&mut *#n)
+                } else {
+                    quote!(&*#n)
+                }
+            }
+            _ => self.expr(v).0,
         }
     }
 

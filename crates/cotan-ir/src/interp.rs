@@ -487,6 +487,11 @@ impl Machine<'_> {
                 self.mems[id].fill(v);
                 return Ok(None);
             }
+            Call { callee, .. } => {
+                return Err(format!(
+                    "the interpreter cannot run the call to `{callee}` (it sees one function at a time)"
+                ))
+            }
             VecPush { mem, value } => {
                 let id = self.mem(*mem)?;
                 let v = self.scalar(*value)?;

@@ -116,6 +116,14 @@ pub enum OpKind {
         mem: Value,
         value: Value,
     },
+    /// A call of another function by its Rust path: `outs = callee(args)`. Each argument
+    /// says whether it is passed as `&mut` (for memory the caller owns). The results are
+    /// written to variables (none, one, or a tuple).
+    Call {
+        callee: String,
+        args: Vec<(Value, bool)>,
+        outs: Vec<Var>,
+    },
     /// `mem.push(value)` on an owned `Vec`; the result is the index written (the old length).
     VecPush {
         mem: Value,
@@ -180,6 +188,7 @@ impl OpKind {
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
             Alloc { len, init } => vec![*len, *init],
             Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
+            Call { args, .. } => args.iter().map(|a| a.0).collect(),
             DeclVar { init, .. } => vec![*init],
             SetVar(_, v) => vec![*v],
             If { cond, .. } => vec![*cond],
@@ -202,6 +211,7 @@ impl OpKind {
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
             Alloc { len, init } => vec![len, init],
             Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
+            Call { args, .. } => args.iter_mut().map(|a| &mut a.0).collect(),
             DeclVar { init, .. } => vec![init],
             SetVar(_, v) => vec![v],
             If { cond, .. } => vec![cond],

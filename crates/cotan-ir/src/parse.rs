@@ -640,6 +640,26 @@ impl Parser {
                 let [mem, value] = self.pair()?;
                 OpKind::VecPush { mem, value }
             }
+            "call" => {
+                let callee = self.string_opt().ok_or_else(|| self.expected("the callee's path as a string"))?;
+                self.expect_punct("(")?;
+                let mut args = vec![];
+                while !self.eat_punct(")") {
+                    if !args.is_empty() {
+                        self.expect_punct(",")?;
+                    }
+                    let by_mut = self.eat_keyword("mut");
+                    args.push((self.value()?, by_mut));
+                }
+                let mut outs = vec![];
+                if self.eat_punct("->") {
+                    outs.push(self.var()?);
+                    while self.eat_punct(",") {
+                        outs.push(self.var()?);
+                    }
+                }
+                OpKind::Call { callee, args, outs }
+            }
             "var" => {
                 let var = self.var_decl()?;
                 self.expect_punct("=")?;

@@ -277,6 +277,15 @@ impl Printer<'_> {
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
+            OpKind::Call { callee, args, outs } => {
+                let args: Vec<String> =
+                    args.iter().map(|(v, m)| format!("{}%{}", if *m { "mut " } else { "" }, v.0)).collect();
+                write!(o, "call {callee:?}({})", args.join(", ")).unwrap();
+                if !outs.is_empty() {
+                    let outs: Vec<String> = outs.iter().map(|v| format!("${}", v.0)).collect();
+                    write!(o, " -> {}", outs.join(", ")).unwrap();
+                }
+            }
             OpKind::DeclVar { var, init } => {
                 o.push_str("var ");
                 self.var_decl(*var);

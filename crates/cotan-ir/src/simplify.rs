@@ -99,6 +99,10 @@ fn cse_region(
                 table.insert(format!("load {mem:?} {index:?}"), (*value, Reads::Mem(*mem)));
             }
             OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
+            OpKind::Call { .. } => {
+                let w = writes(&op);
+                forget(&mut table, &w);
+            }
             _ => {}
         }
         if let (Some(key), Some(res)) = (key(f, &op), op.result) {
@@ -142,6 +146,10 @@ fn writes(op: &crate::Op) -> Vec<Reads> {
     let mut visit = |o: &crate::Op| match &o.kind {
         OpKind::SetVar(var, _) | OpKind::DeclVar { var, .. } => w.push(Reads::Var(*var)),
         OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => w.push(Reads::Mem(*mem)),
+        OpKind::Call { args, outs, .. } => {
+            w.extend(args.iter().map(|a| Reads::Mem(a.0)));
+            w.extend(outs.iter().map(|v| Reads::Var(*v)));
+        }
         _ => {}
     };
     visit(op);

@@ -397,6 +397,11 @@ impl Verifier<'_> {
                 }
                 self.expect(*value, Ty::Scalar(m.elem), "fill value")?;
             }
+            Call { outs, .. } => {
+                for v in outs {
+                    self.var_ty(*v)?;
+                }
+            }
             VecPush { mem, value } => {
                 let m = self.mem(*mem)?;
                 if m.kind != MemKind::Vec || m.access != crate::Access::Owned {

@@ -41,6 +41,41 @@ fn expand(mode: Mode, attr: proc_macro2::TokenStream, item: proc_macro2::TokenSt
     }
 }
 
+/// Makes a function callable from differentiated code: `#[cotan::differentiable]` keeps the
+/// function as it is and generates, beside it, the derivatives that callers use.
+#[proc_macro_attribute]
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item: proc_macro2::TokenStream = item.into();
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` applies to functions only")
+                .to_compile_error();
+            return quote!(#e #item).into();
+        }
+    };
+    if !attr.is_empty() {
+        let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` takes no arguments").to_compile_error();
+        return quote!(#e #func).into();
+    }
+    let result = guarded(|| {
+        if !is_innermost(&func) {
+            return Ok(quote!());
+        }
+        let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+        internal_check(&lowered.func, "lowering")?;
+        cotan_ir::simplify::cse(&mut lowered.func);
+        callable_variants(&func, &lowered)
+    });
+    match result {
+        Ok(d) => quote!(#func #d).into(),
+        Err(e) => {
+            let e = e.to_compile_error();
+            quote!(#func #e).into()
+        }
+    }
+}
+
 /// Hessian-vector products by forward-over-reverse: `#[cotan::hvp(NAME)]` on
 /// `fn f(x: &[f64], <other args>) -> f64` generates
 /// `NAME(x, v, <other args>, grad: &mut [f64], hv: &mut [f64]) -> f64`, which overwrites
@@ -128,7 +163,8 @@ fn derive_second_order(
     // gradient's primal work and partial derivatives between them.
     let width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
     let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
-    let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of");
+    let mut inner =
+        cotan_ad::forward(&rev, &fwd_spec, "hvp_of").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&inner, "differentiation")?;
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
@@ -213,7 +249,11 @@ fn derive_second_order(
             }
         },
     };
-    Ok(respan(out, name.span()))
+    let mut out = respan(out, name.span());
+    if is_innermost(func) {
+        out.extend(callable_variants(func, &lowered)?);
+    }
+    Ok(out)
 }
 
 fn param_ident(arg: &syn::FnArg) -> syn::Ident {
@@ -304,15 +344,7 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let name = args.name.to_string();
-    let mut derived = match mode {
-        Mode::Forward => cotan_ad::forward(&lowered.func, &spec, &name),
-        Mode::Reverse => cotan_ad::reverse(&lowered.func, &spec, &name)
-            .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?,
-    };
-    internal_check(&derived, "differentiation")?;
-    cotan_ir::simplify::cse(&mut derived);
-    internal_check(&derived, "simplification")?;
+    let derived = differentiate(&lowered, &spec, &args.name.to_string())?;
     let vis = func.vis.to_token_stream();
     let mut out = match (args.width, spec.ret) {
         (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis),
@@ -320,6 +352,103 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
     };
     // Give the new function the user's span so errors and docs point at the attribute.
     out = respan(out, args.name.span());
+    if is_innermost(func) {
+        out.extend(callable_variants(func, &lowered)?);
+    }
+    Ok(out)
+}
+
+/// Runs the transform a spec asks for, verifies and simplifies the result.
+fn differentiate(lowered: &cotan_syntax::Lowered, spec: &Spec, name: &str) -> syn::Result<cotan_ir::Function> {
+    let result = match spec.mode {
+        Mode::Forward => cotan_ad::forward(&lowered.func, spec, name),
+        Mode::Reverse => cotan_ad::reverse(&lowered.func, spec, name),
+    };
+    let mut derived = result.map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
+    internal_check(&derived, "differentiation")?;
+    cotan_ir::simplify::cse(&mut derived);
+    internal_check(&derived, "simplification")?;
+    Ok(derived)
+}
+
+const COTAN_ATTRIBUTES: [&str; 7] = [
+    "autodiff_forward",
+    "autodiff_reverse",
+    "differentiable",
+    "hvp",
+    "hessian",
+    "custom_derivative",
+    "zero_derivative",
+];
+
+/// True if no other cotan attribute remains on the function: the innermost one generates
+/// the variants that make it callable from differentiated code (once).
+fn is_innermost(func: &syn::ItemFn) -> bool {
+    !func
+        .attrs
+        .iter()
+        .any(|a| a.path().segments.last().is_some_and(|s| COTAN_ATTRIBUTES.contains(&s.ident.to_string().as_str())))
+}
+
+/// Most float memory parameters for which every activity combination is generated.
+const MAX_MEMORY_PARAMS: usize = 5;
+
+/// The derivatives a differentiated caller may call: forward and reverse, for every
+/// combination of active and constant float memory parameters (float scalars are always
+/// active; a constant one costs a multiplication by zero, never a buffer).
+fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn::Result<proc_macro2::TokenStream> {
+    let f = &lowered.func;
+    let mems: Vec<usize> =
+        (0..f.params.len()).filter(|k| f.ty(f.params[*k]).mem().is_some_and(|m| m.elem.is_float())).collect();
+    if mems.len() > MAX_MEMORY_PARAMS {
+        return Ok(quote!());
+    }
+    let name = func.sig.ident.to_string();
+    let vis = func.vis.to_token_stream();
+    let mut out = proc_macro2::TokenStream::new();
+    for bits in 0..(1usize << mems.len()) {
+        let mask: String = (0..mems.len()).map(|k| if bits >> k & 1 == 1 { '1' } else { '0' }).collect();
+        for mode in [Mode::Forward, Mode::Reverse] {
+            let inputs = f
+                .params
+                .iter()
+                .enumerate()
+                .map(|(k, p)| match f.ty(*p) {
+                    cotan_ir::Ty::Scalar(s) if s.is_float() => {
+                        if mode == Mode::Forward {
+                            Activity::Dual
+                        } else {
+                            Activity::Active
+                        }
+                    }
+                    _ => match mems.iter().position(|m| *m == k) {
+                        Some(j) if bits >> j & 1 == 1 => {
+                            if mode == Mode::Forward {
+                                Activity::Dual
+                            } else {
+                                Activity::Duplicated
+                            }
+                        }
+                        _ => Activity::Const,
+                    },
+                })
+                .collect();
+            let ret = f.returns.first().map(|t| match (t.is_float(), mode) {
+                (true, Mode::Forward) => Activity::Dual,
+                (true, Mode::Reverse) => Activity::Active,
+                _ => Activity::Const,
+            });
+            let spec = Spec { mode, inputs, ret, width: 1 };
+            let kind = if mode == Mode::Forward { "fwd" } else { "rev" };
+            let variant = format!("__cotan_{kind}_{name}_m{mask}");
+            // A variant the engine cannot build is left out: only a caller that needs it
+            // is affected, and gets an error naming it.
+            if let Ok(derived) = differentiate(lowered, &spec, &variant) {
+                let tokens = cotan_codegen::emit_fn(&derived, vis.clone());
+                out.extend(quote!(#[doc(hidden)] #tokens));
+            }
+        }
+    }
     Ok(out)
 }
 

@@ -552,10 +552,65 @@ impl Lower {
                 }
             }
         }
+        if is_user_call(c) {
+            return self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one"));
+        }
         let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
-        err_at(&c.func,
-            format!("cotan cannot differentiate through the call to `{callee}`: calls to other functions are not supported yet; inline its body here"),
+        err_at(
+            &c.func,
+            format!("cotan cannot differentiate through the call to `{callee}`; call a function by its path (`g(x)`, `module::g(x)`)"),
         )
+    }
+
+    /// A call of a function of the user's crate, which must carry `#[cotan::differentiable]`
+    /// (or an autodiff attribute, or a custom derivative): its derivatives are generated
+    /// beside it, and the derivative code calls them.
+    pub(crate) fn user_call(&mut self, c: &syn::ExprCall, wants_value: bool) -> syn::Result<Option<Value>> {
+        let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
+        let callee = quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', "");
+        let mut args = vec![];
+        for a in &c.args {
+            args.push(self.call_arg(a)?);
+        }
+        self.at(c.span());
+        let out = wants_value.then(|| {
+            let t = self.infer.fresh(Class::Any);
+            let zero = self.pending_zero(t);
+            let name = format!("{}_result", p.path.segments.last().unwrap().ident);
+            let var = self.new_var(&name, t);
+            self.effect(OpKind::DeclVar { var, init: zero });
+            (var, t)
+        });
+        self.effect(OpKind::Call { callee, args, outs: out.iter().map(|o| o.0).collect() });
+        Ok(out.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
+    }
+
+    /// An argument of a call: a number, or memory with whether it is passed as `&mut`.
+    fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
+        let (inner, by_mut) = match a {
+            syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
+            e => (e, false),
+        };
+        if let syn::Expr::Reference(_) = a {
+            if let syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) = inner {
+                // `&mut *out`: a reborrow of a `&mut f64` parameter.
+                let v = self.expr(expr)?;
+                return Ok((v, by_mut));
+            }
+            let v = self.expr(inner)?;
+            if self.mem_ty(v).is_none() {
+                return err_at(a, "cotan passes numbers to calls by value; write the value, not a reference to it");
+            }
+            return Ok((v, by_mut));
+        }
+        let v = self.expr(a)?;
+        match self.mem_ty(v) {
+            Some(m) => Ok((v, m.access == Access::Mut)),
+            None => {
+                let v = self.auto_load(v);
+                Ok((v, false))
+            }
+        }
     }
 
     /// A method of the number types: the float functions, and `abs`/`min`/`max` on integers.
@@ -724,6 +779,19 @@ impl Lower {
 enum Place {
     Var(cotan_ir::Var),
     Mem(Value, Option<Value>),
+}
+
+/// True for a call of a plain function path that is not one of the std functions cotan
+/// lowers itself (`f64::sin`, `Vec::new`, ...).
+pub(crate) fn is_user_call(c: &syn::ExprCall) -> bool {
+    let syn::Expr::Path(p) = &*c.func else { return false };
+    if p.qself.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+        return false;
+    }
+    let first = p.path.segments.first().map(|s| s.ident.to_string()).unwrap_or_default();
+    let n = p.path.segments.len();
+    !(n == 2 && (Scalar::from_name(&first).is_some() || first == "Vec"))
+        && !matches!(first.as_str(), "std" | "core" | "alloc")
 }
 
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.

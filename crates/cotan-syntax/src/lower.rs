@@ -434,6 +434,11 @@ impl Lower {
                 self.local(local)?;
                 Ok(None)
             }
+            syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if crate::expr::is_user_call(c) => {
+                // A call whose result is dropped: it may return `()`.
+                self.user_call(c, false)?;
+                Ok(None)
+            }
             syn::Stmt::Expr(e, semi) => {
                 let v = self.expr_opt(e)?;
                 Ok(if semi.is_none() && last { v } else { None })
@@ -765,6 +770,7 @@ fn writes_outside(r: &Region) -> bool {
         }
         OpKind::SetVar(var, _) => outside |= !own.contains(var),
         OpKind::Store { .. } | OpKind::Fill { .. } | OpKind::VecPush { .. } => outside = true,
+        OpKind::Call { args, .. } => outside |= args.iter().any(|a| a.1),
         _ => {}
     });
     outside

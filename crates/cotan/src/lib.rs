@@ -16,7 +16,7 @@
 //! assert_eq!((value, dx, dy), (400.0, -800.0, 400.0));
 //! ```
 
-pub use cotan_macros::{autodiff_forward, autodiff_reverse, hessian, hvp};
+pub use cotan_macros::{autodiff_forward, autodiff_reverse, differentiable, hessian, hvp};
 
 // The README's examples run as doctests, so what it promises is tested.
 #[doc = include_str!("../../../README.md")]

@@ -1,0 +1,88 @@
+//! Calls between differentiable functions, in any module, with any mix of active and
+//! constant arguments, recursion included; checked against finite differences.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+mod physics {
+    /// Kinetic energy of particles, marked callable.
+    #[cotan::differentiable]
+    pub fn energy(v: &[f64], mass: f64) -> f64 {
+        let mut e = 0.0;
+        for i in 0..v.len() {
+            e += 0.5 * mass * v[i] * v[i];
+        }
+        e
+    }
+
+    /// Writes a result through `&mut`, returns nothing.
+    #[cotan::differentiable]
+    pub fn smooth(x: &[f64], out: &mut [f64]) {
+        for i in 0..x.len() {
+            let left = if i > 0 { x[i - 1] } else { x[i] };
+            out[i] = 0.25 * left + 0.75 * x[i].sin();
+        }
+    }
+}
+
+#[cotan::differentiable]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+/// Recursive: x^n by repeated squaring.
+#[cotan::differentiable]
+fn power(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    let h = power(x, n / 2);
+    if n % 2 == 0 {
+        h * h
+    } else {
+        h * h * x
+    }
+}
+
+/// A function with its own autodiff attribute is callable too.
+#[cotan::autodiff_reverse(d_logistic, Active, Active)]
+fn logistic(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+slice_case!(
+    calls_across_modules_with_mixed_activity,
+    [[0.3, -1.2, 2.5, 0.8]],
+    fn f(x: &[f64]) -> f64 {
+        let mut y = vec![0.0; x.len()];
+        physics::smooth(x, &mut y);
+        let constant = [1.0, 2.0, 3.0, 4.0];
+        let e1 = physics::energy(&y, x[0]);
+        let e2 = physics::energy(&constant, x[1]);
+        let e3 = physics::energy(x, 2.0);
+        square(e1) * 0.1 + e2 + e3 + logistic(x[2])
+    }
+);
+
+slice_case!(
+    recursion_and_calls_in_loops,
+    [[0.3, -1.2, 0.9]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            s += power(x[i], 5) + square(x[i] * s);
+        }
+        s
+    }
+);
+
+slice_case!(
+    a_constant_call_costs_nothing,
+    [[0.3, -1.2, 0.9]],
+    fn f(x: &[f64]) -> f64 {
+        let c = power(2.0, 3);
+        x[0] * c + square(x[1])
+    }
+);
