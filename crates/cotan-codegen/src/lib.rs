@@ -29,9 +29,16 @@ enum Prec {
 
 /// Emits `f` as a Rust function item. `vis` is placed before `fn`.
 pub fn emit_fn(f: &Function, vis: TokenStream) -> TokenStream {
+    emit_fn_spanned(f, vis, &[])
+}
+
+/// Like `emit_fn`, with the source spans of the IR's span ids, so that an error about a
+/// call in the generated code (a callee that is not differentiable) points at the call.
+pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span]) -> TokenStream {
     let mut f = f.clone();
     cotan_ir::simplify::dead_code(&mut f);
-    let g = Gen::new(&f);
+    let mut g = Gen::new(&f);
+    g.spans = spans.to_vec();
     let name = format_ident!("{}", f.name);
     let params = f.params.iter().map(|&p| {
         let n = g.name(p);
@@ -74,6 +81,7 @@ struct Gen<'f> {
     def: HashMap<Value, &'f Op>,
     used: HashSet<Value>,
     tape: bool,
+    spans: Vec<Span>,
 }
 
 impl<'f> Gen<'f> {
@@ -86,6 +94,7 @@ impl<'f> Gen<'f> {
             def: HashMap::new(),
             used: HashSet::new(),
             tape: false,
+            spans: vec![],
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -464,8 +473,13 @@ impl<'f> Gen<'f> {
                 }
             }
             OpKind::Call { callee, args, outs } => {
-                let path: syn::Path =
+                let mut path: syn::Path =
                     syn::parse_str(callee).unwrap_or_else(|_| syn::parse_str("__cotan_bad_path").unwrap());
+                if let Some(span) = self.spans.get(op.span.0 as usize).filter(|_| op.span.0 != 0) {
+                    for seg in path.segments.iter_mut() {
+                        seg.ident.set_span(*span);
+                    }
+                }
                 let args = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut));
                 let call = quote!(#path(#(#args),*));
                 let outs: Vec<Ident> = outs.iter().map(|v| self.var(*v)).collect();

@@ -348,10 +348,8 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
     let vis = func.vis.to_token_stream();
     let mut out = match (args.width, spec.ret) {
         (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis),
-        _ => cotan_codegen::emit_fn(&derived, vis),
+        _ => cotan_codegen::emit_fn_spanned(&derived, vis, &lowered.spans),
     };
-    // Give the new function the user's span so errors and docs point at the attribute.
-    out = respan(out, args.name.span());
     if is_innermost(func) {
         out.extend(callable_variants(func, &lowered)?);
     }
@@ -444,7 +442,7 @@ fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn
             // A variant the engine cannot build is left out: only a caller that needs it
             // is affected, and gets an error naming it.
             if let Ok(derived) = differentiate(lowered, &spec, &variant) {
-                let tokens = cotan_codegen::emit_fn(&derived, vis.clone());
+                let tokens = cotan_codegen::emit_fn_spanned(&derived, vis.clone(), &lowered.spans);
                 out.extend(quote!(#[doc(hidden)] #tokens));
             }
         }
