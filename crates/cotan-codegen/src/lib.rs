@@ -29,12 +29,13 @@ enum Prec {
 
 /// Emits `f` as a Rust function item. `vis` is placed before `fn`.
 pub fn emit_fn(f: &Function, vis: TokenStream) -> TokenStream {
-    emit_fn_spanned(f, vis, &[])
+    emit_fn_spanned(f, vis, &[], quote!(::cotan))
 }
 
 /// Like `emit_fn`, with the source spans of the IR's span ids, so that an error about a
 /// call in the generated code (a callee that is not differentiable) points at the call.
-pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span]) -> TokenStream {
+/// `krate` is the path of the `cotan` crate in the user's crate, whose runtime the code uses.
+pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: TokenStream) -> TokenStream {
     let mut f = f.clone();
     cotan_ir::simplify::dead_code(&mut f);
     let mut g = Gen::new(&f);
@@ -58,9 +59,9 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span]) -> TokenS
     };
     let mut body = g.region(&f.body, true);
     if g.tape {
-        let release = if f.returns.is_empty() { quote!(__tape.release();) } else { quote!() };
+        let release = if f.returns.is_empty() { quote!(__cotan_tape.release();) } else { quote!() };
         body = quote! {
-            let mut __tape = ::cotan::rt::Tape::acquire();
+            let mut __cotan_tape = #krate::rt::Tape::acquire();
             #body
             #release
         };
@@ -312,7 +313,7 @@ impl<'f> Gen<'f> {
                     (_, Some(t)) => {
                         let len = self.expr(*len).0;
                         let take = format_ident!("take_{}", t);
-                        (quote!(__tape.#take(#len, #init)), Prec::Atom)
+                        (quote!(__cotan_tape.#take(#len, #init)), Prec::Atom)
                     }
                     _ => {
                         let len = self.expr(*len).0;
@@ -352,9 +353,9 @@ impl<'f> Gen<'f> {
                     // The result may read pooled buffers: compute it before giving them back.
                     out.extend(quote!(let __result = #ret;));
                     out.extend(self.give_back(&pooled_here));
-                    out.extend(quote!(__tape.release(); __result));
+                    out.extend(quote!(__cotan_tape.release(); __result));
                 } else if self.tape {
-                    out.extend(quote!(__tape.release(); #ret));
+                    out.extend(quote!(__cotan_tape.release(); #ret));
                 } else {
                     out.extend(ret);
                 }
@@ -371,7 +372,7 @@ impl<'f> Gen<'f> {
         bufs.iter()
             .map(|(n, t)| {
                 let give = format_ident!("give_{}", t);
-                quote!(__tape.#give(#n);)
+                quote!(__cotan_tape.#give(#n);)
             })
             .collect()
     }
@@ -614,21 +615,21 @@ fn pooled(t: Ty) -> Option<&'static str> {
 
 fn push(t: Ty, v: TokenStream) -> TokenStream {
     match t.scalar() {
-        Some(Scalar::F64) => quote!(__tape.push_f64(#v);),
-        Some(Scalar::F32) => quote!(__tape.push_f32(#v);),
-        Some(Scalar::Bool) => quote!(__tape.push_bool(#v);),
-        _ => quote!(__tape.push_int((#v) as u64);),
+        Some(Scalar::F64) => quote!(__cotan_tape.push_f64(#v);),
+        Some(Scalar::F32) => quote!(__cotan_tape.push_f32(#v);),
+        Some(Scalar::Bool) => quote!(__cotan_tape.push_bool(#v);),
+        _ => quote!(__cotan_tape.push_int((#v) as u64);),
     }
 }
 
 fn pop(t: Ty) -> TokenStream {
     match t.scalar() {
-        Some(Scalar::F64) => quote!(__tape.pop_f64()),
-        Some(Scalar::F32) => quote!(__tape.pop_f32()),
-        Some(Scalar::Bool) => quote!(__tape.pop_bool()),
+        Some(Scalar::F64) => quote!(__cotan_tape.pop_f64()),
+        Some(Scalar::F32) => quote!(__cotan_tape.pop_f32()),
+        Some(Scalar::Bool) => quote!(__cotan_tape.pop_bool()),
         Some(s) => {
             let s = scalar_tokens(s);
-            quote!((__tape.pop_int() as #s))
+            quote!((__cotan_tape.pop_int() as #s))
         }
         None => unreachable!("cotan codegen: pop of memory"),
     }

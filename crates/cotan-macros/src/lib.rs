@@ -1,6 +1,8 @@
 //! The procedural macros of cotan. This crate only parses attributes, runs the library
 //! crates (lowering, differentiation, code generation) and reports their errors.
 
+mod custom;
+
 use cotan_ad::{Activity, Mode, Spec, Target};
 use proc_macro::TokenStream;
 use proc_macro2::Span;
@@ -32,8 +34,16 @@ fn expand(mode: Mode, attr: proc_macro2::TokenStream, item: proc_macro2::TokenSt
             return quote!(#e #item);
         }
     };
-    match guarded(|| derive(mode, attr, &func)) {
-        Ok(d) => quote!(#func #d),
+    let own = [mode];
+    finish(&func, &own, guarded(|| derive(mode, attr, &func, variant_modes(&func, &own))))
+}
+
+/// The function (marked if this attribute generated its callable variants) followed by
+/// the generated items, or by the error.
+fn finish(func: &syn::ItemFn, own: &[Mode], result: syn::Result<proc_macro2::TokenStream>) -> proc_macro2::TokenStream {
+    let marked = mark_variants_done(func, own);
+    match result {
+        Ok(d) => quote!(#marked #d),
         Err(e) => {
             let e = e.to_compile_error();
             quote!(#func #e)
@@ -58,16 +68,62 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
         let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` takes no arguments").to_compile_error();
         return quote!(#e #func).into();
     }
+    let own = [Mode::Forward, Mode::Reverse];
     let result = guarded(|| {
-        if !is_innermost(&func) {
-            return Ok(quote!());
-        }
+        let Some(modes) = variant_modes(&func, &own) else { return Ok(quote!()) };
         let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
         internal_check(&lowered.func, "lowering")?;
         cotan_ir::simplify::cse(&mut lowered.func);
-        callable_variants(&func, &lowered)
+        callable_variants(&func, &lowered, &modes)
     });
-    match result {
+    finish(&func, &own, result).into()
+}
+
+/// Marks a function whose callable variants are generated: the remaining cotan attributes
+/// on it must not generate them again.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn __variants_done(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    item
+}
+
+/// Uses the user's derivatives wherever the function is called from differentiated code:
+/// `#[cotan::custom_derivative(forward = F, reverse = R)]`, where F and R have the
+/// signatures `autodiff_forward`/`autodiff_reverse` would generate with every float
+/// argument `Dual`/(`Active` or `Duplicated`) and a `Dual`/`Active` result. Either may be
+/// given alone; the other mode is then unavailable.
+#[proc_macro_attribute]
+pub fn custom_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
+    with_function(item.into(), "custom_derivative", |func| custom::custom_derivative(attr.into(), func))
+}
+
+/// Treats the function's results as constants in differentiated code.
+#[proc_macro_attribute]
+pub fn zero_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let e = syn::Error::new(Span::call_site(), "`#[cotan::zero_derivative]` takes no arguments").to_compile_error();
+        let item: proc_macro2::TokenStream = item.into();
+        return quote!(#e #item).into();
+    }
+    with_function(item.into(), "zero_derivative", custom::zero_derivative)
+}
+
+/// Parses the item as a function, runs `f`, and emits the function followed by what `f` made
+/// (or by its error).
+fn with_function(
+    item: proc_macro2::TokenStream,
+    what: &str,
+    f: impl FnOnce(&syn::ItemFn) -> syn::Result<proc_macro2::TokenStream>,
+) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new(Span::call_site(), format!("`#[cotan::{what}]` applies to functions only"))
+                .to_compile_error();
+            return quote!(#e #item).into();
+        }
+    };
+    match guarded(|| f(&func)) {
         Ok(d) => quote!(#func #d).into(),
         Err(e) => {
             let e = e.to_compile_error();
@@ -116,19 +172,15 @@ fn second_order(
             return quote!(#e #item);
         }
     };
-    match guarded(|| derive_second_order(kind, attr, &func)) {
-        Ok(d) => quote!(#func #d),
-        Err(e) => {
-            let e = e.to_compile_error();
-            quote!(#func #e)
-        }
-    }
+    let own = [Mode::Reverse];
+    finish(&func, &own, guarded(|| derive_second_order(kind, attr, &func, variant_modes(&func, &own))))
 }
 
 fn derive_second_order(
     kind: SecondOrder,
     attr: proc_macro2::TokenStream,
     func: &syn::ItemFn,
+    variants: Option<Vec<Mode>>,
 ) -> syn::Result<proc_macro2::TokenStream> {
     let name: syn::Ident = syn::parse2(attr).map_err(|e| {
         syn::Error::new(e.span(), "expected the name of the new function, as in `#[cotan::hvp(f_hvp)]`")
@@ -168,7 +220,7 @@ fn derive_second_order(
     internal_check(&inner, "differentiation")?;
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
-    let inner = cotan_codegen::emit_fn(&inner, quote!());
+    let inner = cotan_codegen::emit_fn_spanned(&inner, quote!(), &lowered.spans, cotan_path());
     let lanes: Vec<syn::Ident> =
         (0..HESSIAN_LANES).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
     let cols: Vec<syn::Ident> =
@@ -250,8 +302,8 @@ fn derive_second_order(
         },
     };
     let mut out = respan(out, name.span());
-    if is_innermost(func) {
-        out.extend(callable_variants(func, &lowered)?);
+    if let Some(modes) = variants {
+        out.extend(callable_variants(func, &lowered, &modes)?);
     }
     Ok(out)
 }
@@ -323,7 +375,12 @@ fn parse_args(mode: Mode, attr: proc_macro2::TokenStream) -> syn::Result<Args> {
     Ok(Args { name, width, acts })
 }
 
-fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+fn derive(
+    mode: Mode,
+    attr: proc_macro2::TokenStream,
+    func: &syn::ItemFn,
+    variants: Option<Vec<Mode>>,
+) -> syn::Result<proc_macro2::TokenStream> {
     let args = parse_args(mode, attr)?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
@@ -348,10 +405,10 @@ fn derive(mode: Mode, attr: proc_macro2::TokenStream, func: &syn::ItemFn) -> syn
     let vis = func.vis.to_token_stream();
     let mut out = match (args.width, spec.ret) {
         (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis),
-        _ => cotan_codegen::emit_fn_spanned(&derived, vis, &lowered.spans),
+        _ => cotan_codegen::emit_fn_spanned(&derived, vis, &lowered.spans, cotan_path()),
     };
-    if is_innermost(func) {
-        out.extend(callable_variants(func, &lowered)?);
+    if let Some(modes) = variants {
+        out.extend(callable_variants(func, &lowered, &modes)?);
     }
     Ok(out)
 }
@@ -379,13 +436,58 @@ const COTAN_ATTRIBUTES: [&str; 7] = [
     "zero_derivative",
 ];
 
-/// True if no other cotan attribute remains on the function: the innermost one generates
-/// the variants that make it callable from differentiated code (once).
-fn is_innermost(func: &syn::ItemFn) -> bool {
-    !func
-        .attrs
-        .iter()
-        .any(|a| a.path().segments.last().is_some_and(|s| COTAN_ATTRIBUTES.contains(&s.ident.to_string().as_str())))
+fn attr_name(a: &syn::Attribute) -> String {
+    a.path().segments.last().map(|s| s.ident.to_string()).unwrap_or_default()
+}
+
+/// The modes of the callable variants this attribute must generate: those of every cotan
+/// attribute on the function (the outermost one sees them all and generates them once).
+/// `None` if they are already generated, or if a custom derivative provides them.
+fn variant_modes(func: &syn::ItemFn, own: &[Mode]) -> Option<Vec<Mode>> {
+    let names: Vec<String> = func.attrs.iter().map(attr_name).collect();
+    if names.iter().any(|n| n == "__variants_done" || n == "custom_derivative" || n == "zero_derivative") {
+        return None;
+    }
+    let mut modes: Vec<Mode> = own.to_vec();
+    for n in &names {
+        match n.as_str() {
+            "autodiff_forward" => modes.push(Mode::Forward),
+            "autodiff_reverse" | "hvp" | "hessian" => modes.push(Mode::Reverse),
+            "differentiable" => modes.extend([Mode::Forward, Mode::Reverse]),
+            _ => {}
+        }
+    }
+    let mut unique = vec![];
+    for m in modes {
+        if !unique.contains(&m) {
+            unique.push(m);
+        }
+    }
+    Some(unique)
+}
+
+/// The function as re-emitted: if other cotan attributes remain on it, a hidden marker
+/// tells them that the callable variants exist.
+fn mark_variants_done(func: &syn::ItemFn, own: &[Mode]) -> syn::ItemFn {
+    let mut f = func.clone();
+    let remaining = func.attrs.iter().any(|a| COTAN_ATTRIBUTES.contains(&attr_name(a).as_str()));
+    if remaining && variant_modes(func, own).is_some() {
+        let krate = cotan_path();
+        f.attrs.push(syn::parse_quote!(#[#krate::__variants_done]));
+    }
+    f
+}
+
+/// The path of the `cotan` crate in the user's crate (it may be renamed in Cargo.toml).
+pub(crate) fn cotan_path() -> proc_macro2::TokenStream {
+    use proc_macro_crate::{crate_name, FoundCrate};
+    match crate_name("cotan") {
+        Ok(FoundCrate::Name(n)) => {
+            let n = syn::Ident::new(&n, Span::call_site());
+            quote!(::#n)
+        }
+        _ => quote!(::cotan),
+    }
 }
 
 /// Most float memory parameters for which every activity combination is generated.
@@ -394,7 +496,11 @@ const MAX_MEMORY_PARAMS: usize = 5;
 /// The derivatives a differentiated caller may call: forward and reverse, for every
 /// combination of active and constant float memory parameters (float scalars are always
 /// active; a constant one costs a multiplication by zero, never a buffer).
-fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn::Result<proc_macro2::TokenStream> {
+fn callable_variants(
+    func: &syn::ItemFn,
+    lowered: &cotan_syntax::Lowered,
+    modes: &[Mode],
+) -> syn::Result<proc_macro2::TokenStream> {
     let f = &lowered.func;
     let mems: Vec<usize> =
         (0..f.params.len()).filter(|k| f.ty(f.params[*k]).mem().is_some_and(|m| m.elem.is_float())).collect();
@@ -406,7 +512,7 @@ fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn
     let mut out = proc_macro2::TokenStream::new();
     for bits in 0..(1usize << mems.len()) {
         let mask: String = (0..mems.len()).map(|k| if bits >> k & 1 == 1 { '1' } else { '0' }).collect();
-        for mode in [Mode::Forward, Mode::Reverse] {
+        for &mode in modes {
             let inputs = f
                 .params
                 .iter()
@@ -442,7 +548,7 @@ fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn
             // A variant the engine cannot build is left out: only a caller that needs it
             // is affected, and gets an error naming it.
             if let Ok(derived) = differentiate(lowered, &spec, &variant) {
-                let tokens = cotan_codegen::emit_fn_spanned(&derived, vis.clone(), &lowered.spans);
+                let tokens = cotan_codegen::emit_fn_spanned(&derived, vis.clone(), &lowered.spans, cotan_path());
                 out.extend(quote!(#[doc(hidden)] #tokens));
             }
         }
@@ -455,7 +561,7 @@ fn callable_variants(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> syn
 fn batched(derived: &cotan_ir::Function, vis: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let mut inner = derived.clone();
     inner.name = "batched".into();
-    let inner_tokens = cotan_codegen::emit_fn(&inner, quote!());
+    let inner_tokens = cotan_codegen::emit_fn_spanned(&inner, quote!(), &[], cotan_path());
     let name = syn::Ident::new(&derived.name, Span::call_site());
     // The parameters keep their names (`x`, `dx_0`, `dx_1`, ...) unless two would clash.
     let mut names: Vec<String> =
@@ -561,7 +667,7 @@ fn respan(ts: proc_macro2::TokenStream, span: Span) -> proc_macro2::TokenStream 
 #[cfg(test)]
 fn expand_to_string(mode: Mode, attr: &str, func: &str) -> String {
     let func: syn::ItemFn = syn::parse_str(func).unwrap();
-    let out = match derive(mode, attr.parse().unwrap(), &func) {
+    let out = match derive(mode, attr.parse().unwrap(), &func, None) {
         Ok(ts) => ts,
         Err(e) => return format!("error: {e}"),
     };

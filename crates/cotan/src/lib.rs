@@ -16,11 +16,16 @@
 //! assert_eq!((value, dx, dy), (400.0, -800.0, 400.0));
 //! ```
 
-pub use cotan_macros::{autodiff_forward, autodiff_reverse, differentiable, hessian, hvp};
+pub use cotan_macros::{
+    autodiff_forward, autodiff_reverse, custom_derivative, differentiable, hessian, hvp, zero_derivative,
+};
 
 // The README's examples run as doctests, so what it promises is tested.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+#[doc(hidden)]
+pub use cotan_macros::__variants_done;
 
 pub mod rt;

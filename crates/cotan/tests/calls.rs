@@ -46,8 +46,9 @@ fn power(x: f64, n: u32) -> f64 {
     }
 }
 
-/// A function with its own autodiff attribute is callable too.
+/// A function with its own autodiff attributes is callable too, in the modes they name.
 #[cotan::autodiff_reverse(d_logistic, Active, Active)]
+#[cotan::autodiff_forward(t_logistic, Dual, Dual)]
 fn logistic(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
