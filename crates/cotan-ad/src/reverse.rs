@@ -125,7 +125,8 @@ fn cheap(l: &Layout, kind: &OpKind) -> bool {
         | OpKind::Cmp(..)
         | OpKind::Cast(_)
         | OpKind::Select(..) => true,
-        OpKind::Len(mem) => !l.pushed.contains(mem),
+        // Memory cannot be saved: only the length of memory in scope everywhere is recomputed.
+        OpKind::Len(mem) => !l.pushed.contains(mem) && l.def_region.get(mem) == Some(&TOP),
         OpKind::Load { mem, .. } => l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP),
         _ => false,
     }

@@ -67,7 +67,7 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
         };
     }
     quote! {
-        #[allow(unused, clippy::all, clippy::pedantic)]
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
         #vis fn #name(#(#params),*) #ret {
             #body
         }
@@ -436,6 +436,29 @@ impl<'f> Gen<'f> {
                 } else {
                     let e = self.region(else_region, false);
                     quote!(if #c { #t } else { #e })
+                }
+            }
+            OpKind::For { index, lo, hi, step: Some(k), inclusive, reverse: true, body, exit } => {
+                // `(lo..hi).step_by(k).rev()` needs an exact-size range, which inclusive and
+                // 64-bit ranges are not: walk the iteration numbers backwards instead.
+                let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
+                let t = scalar_tokens(self.f.ty(*index).scalar().unwrap_or(Scalar::Usize));
+                let lo = self.operand(*lo, Prec::Cast);
+                let hi = self.operand(*hi, Prec::Cast);
+                let k = self.operand(*k, Prec::Cast);
+                let count = if *inclusive {
+                    quote!(if #hi >= #lo { (#hi - #lo) / #k + 1 } else { 0 })
+                } else {
+                    quote!(if #hi > #lo { (#hi - #lo - 1) / #k + 1 } else { 0 })
+                };
+                let b = self.region(body, false);
+                let exit = self.exit(*exit);
+                quote! {
+                    let __cotan_count: #t = #count;
+                    for __cotan_step in (0..__cotan_count).rev() {
+                        let #i = #lo + __cotan_step * #k;
+                        #b #exit
+                    }
                 }
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {

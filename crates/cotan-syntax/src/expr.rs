@@ -517,6 +517,19 @@ impl Lower {
                 let (v, _) = self.scalar(&m.receiver)?;
                 return Ok(Some(v));
             }
+            "is_empty" if args.is_empty() && self.is_memory(&m.receiver) => {
+                let mv = self.memory(&m.receiver)?;
+                let usize_t = STy::Known(Scalar::Usize);
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+                return Ok(Some(self.emit_s(OpKind::Cmp(CmpOp::Eq, n, zero), STy::Known(Scalar::Bool))));
+            }
+            _ if self.is_memory(&m.receiver) || self.view(&m.receiver).is_some() => {
+                return err_at(
+                    &m.method,
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, and indexing"),
+                );
+            }
             _ => {}
         }
         let recv = m.receiver.as_ref();
@@ -538,6 +551,11 @@ impl Lower {
                 _ => {}
             }
             if let [ty, name] = segs.as_slice() {
+                if let (Some(s), "from", 1) = (Scalar::from_name(ty), name.as_str(), c.args.len()) {
+                    // `f64::from(n)`: a lossless conversion, an `as` cast here.
+                    let (v, _) = self.scalar(&c.args[0])?;
+                    return Ok(self.emit_s(OpKind::Cast(v), STy::Known(s)));
+                }
                 if let Some(s) = Scalar::from_name(ty) {
                     let args: Vec<&syn::Expr> = c.args.iter().collect();
                     let Some((first, rest)) = args.split_first() else {
@@ -558,7 +576,7 @@ impl Lower {
         let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
         err_at(
             &c.func,
-            format!("cotan cannot differentiate through the call to `{callee}`; call a function by its path (`g(x)`, `module::g(x)`)"),
+            format!("cotan does not differentiate through `{callee}`; write it with the supported operations, or call a function of your own marked `#[cotan::custom_derivative(...)]` or `#[cotan::zero_derivative]` that does it"),
         )
     }
 
@@ -629,8 +647,8 @@ impl Lower {
         self.at(span);
         match self.infer.class_of(t) {
             Some(Class::Float) => {
-                if name == "is_nan" && args.is_empty() {
-                    return Ok(self.emit_s(OpKind::Cmp(CmpOp::Ne, x, x), STy::Known(Scalar::Bool)));
+                if let Some(v) = self.float_predicate(name, x, t, args.len()) {
+                    return Ok(v);
                 }
                 let Some(f) = MathFn::from_name(name) else {
                     return err(span, format!("cotan does not know how to differentiate the float method `{name}`; write it with the supported functions or give it a custom derivative"));
@@ -643,6 +661,35 @@ impl Lower {
             Some(Class::Int) => self.int_method(name, &vals, t, span),
             _ => err(span, format!("cotan does not support the method `{name}` here")),
         }
+    }
+
+    /// `is_nan`, `is_finite`, `is_infinite`, `is_sign_negative`, `is_sign_positive`: tests
+    /// that need no derivative, written with comparisons.
+    fn float_predicate(&mut self, name: &str, x: Value, t: STy, n_args: usize) -> Option<Value> {
+        if n_args != 0 {
+            return None;
+        }
+        let b = STy::Known(Scalar::Bool);
+        let zero = self.emit_s(OpKind::Const(Const::Float(0.0)), t);
+        Some(match name {
+            "is_nan" => self.emit_s(OpKind::Cmp(CmpOp::Ne, x, x), b),
+            // x - x is 0 for finite x and NaN for infinities and NaN.
+            "is_finite" => {
+                let d = self.emit_s(OpKind::Binary(BinOp::Sub, x, x), t);
+                self.emit_s(OpKind::Cmp(CmpOp::Eq, d, zero), b)
+            }
+            "is_infinite" => {
+                let a = self.emit_s(OpKind::Math(MathFn::Abs, vec![x]), t);
+                let inf = self.emit_s(OpKind::Const(Const::Float(f64::INFINITY)), t);
+                self.emit_s(OpKind::Cmp(CmpOp::Eq, a, inf), b)
+            }
+            "is_sign_negative" | "is_sign_positive" => {
+                let s = self.emit_s(OpKind::Math(MathFn::Signum, vec![x]), t);
+                let op = if name == "is_sign_negative" { CmpOp::Lt } else { CmpOp::Gt };
+                self.emit_s(OpKind::Cmp(op, s, zero), b)
+            }
+            _ => return None,
+        })
     }
 
     fn int_method(&mut self, name: &str, vals: &[Value], t: STy, span: Span) -> syn::Result<Value> {

@@ -96,7 +96,7 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
 
 /// Declares the parameters as IR parameters and binds their names.
 pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<Vec<String>> {
-    if let Some(g) = sig.generics.params.first() {
+    if let Some(g) = sig.generics.params.iter().find(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
         return err_at(&g, "cotan does not support generic functions yet; write the function for f64 or f32");
     }
     if let Some(v) = &sig.variadic {

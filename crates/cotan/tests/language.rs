@@ -585,3 +585,55 @@ fn generated_function_keeps_visibility() {
     assert_eq!(visibility::pub_d(0.0, 1.0), (1.0, 1.0));
     assert_eq!(visibility::public(0.0), 1.0);
 }
+
+// ---- reported by a new user ----
+
+scalar_case!(
+    buffer_after_an_early_return,
+    1,
+    [[0.7], [-0.3]],
+    fn f(x: f64) -> f64 {
+        if x < 0.0 {
+            return 0.0;
+        }
+        let a = [x, 2.0 * x];
+        let mut s = 0.0;
+        for v in a.iter() {
+            s += v * v;
+        }
+        s
+    }
+);
+
+slice_case!(
+    inclusive_and_wide_stepped_ranges,
+    [[0.3, -1.2, 2.5, 0.8, 0.1]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in (0..=x.len() - 1).step_by(2) {
+            s = s * 0.5 + x[i].sin();
+        }
+        let n = x.len() as i64;
+        for k in (0..n).step_by(3) {
+            s += x[k as usize] * (k as f64 + 1.0);
+        }
+        s
+    }
+);
+
+slice_case!(
+    predicates_and_conversions,
+    [[0.3, -1.2, 2.5]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            if x[i].is_finite() && !x[i].is_infinite() && x[i].is_sign_positive() && !x.is_empty() {
+                s += x[i] * f64::from(i as u32);
+            }
+            if x[i].is_sign_negative() {
+                s -= x[i];
+            }
+        }
+        s
+    }
+);
