@@ -80,12 +80,16 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
     }
     let ret = std::mem::take(&mut fw.ret);
     let mut outs = vec![];
-    if let (Some(act), Some(&r)) = (spec.ret, ret.first()) {
-        if act != Activity::DualOnly {
-            outs.push(fw.map[&r]);
-        }
-        if act != Activity::Const {
-            outs.extend(fw.tangents_or_zero(r));
+    // Several results (a generated derivative differentiated again) come out interleaved:
+    // each value, then its tangents.
+    if let Some(act) = spec.ret {
+        for &r in &ret {
+            if act != Activity::DualOnly {
+                outs.push(fw.map[&r]);
+            }
+            if act != Activity::Const {
+                outs.extend(fw.tangents_or_zero(r));
+            }
         }
     }
     fw.e.out.returns = outs.iter().map(|v| fw.e.out.ty(*v)).collect();

@@ -584,6 +584,11 @@ impl Lower {
     /// (or an autodiff attribute, or a custom derivative): its derivatives are generated
     /// beside it, and the derivative code calls them.
     pub(crate) fn user_call(&mut self, c: &syn::ExprCall, wants_value: bool) -> syn::Result<Option<Value>> {
+        Ok(self.user_call_n(c, usize::from(wants_value))?.pop())
+    }
+
+    /// A user call with `n` results (a tuple when `n > 1`).
+    pub(crate) fn user_call_n(&mut self, c: &syn::ExprCall, n: usize) -> syn::Result<Vec<Value>> {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
         let callee = quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', "");
         let mut args = vec![];
@@ -591,16 +596,18 @@ impl Lower {
             args.push(self.call_arg(a)?);
         }
         self.at(c.span());
-        let out = wants_value.then(|| {
-            let t = self.infer.fresh(Class::Any);
-            let zero = self.pending_zero(t);
-            let name = format!("{}_result", p.path.segments.last().unwrap().ident);
-            let var = self.new_var(&name, t);
-            self.effect(OpKind::DeclVar { var, init: zero });
-            (var, t)
-        });
-        self.effect(OpKind::Call { callee, args, outs: out.iter().map(|o| o.0).collect() });
-        Ok(out.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
+        let outs: Vec<(cotan_ir::Var, STy)> = (0..n)
+            .map(|_| {
+                let t = self.infer.fresh(Class::Any);
+                let zero = self.pending_zero(t);
+                let name = format!("{}_result", p.path.segments.last().unwrap().ident);
+                let var = self.new_var(&name, t);
+                self.effect(OpKind::DeclVar { var, init: zero });
+                (var, t)
+            })
+            .collect();
+        self.effect(OpKind::Call { callee, args, outs: outs.iter().map(|o| o.0).collect() });
+        Ok(outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect())
     }
 
     /// An argument of a call: a number, or memory with whether it is passed as `&mut`.

@@ -467,6 +467,16 @@ impl Lower {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
         };
+        if let (syn::Pat::Tuple(t), syn::Expr::Call(c)) = (pat, &*init.expr) {
+            if crate::expr::is_user_call(c) {
+                // `let (a, b) = g(..)`: a function returning a tuple, as a generated derivative does.
+                let vals = self.user_call_n(c, t.elems.len())?;
+                for (p, v) in t.elems.iter().zip(vals) {
+                    self.bind_pat(p, v)?;
+                }
+                return Ok(());
+            }
+        }
         if !matches!(pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
             return err_at(
                 pat,

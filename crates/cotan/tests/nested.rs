@@ -1,0 +1,82 @@
+//! Nesting, as std documents it: `#[autodiff_forward]` on a function that calls a generated
+//! derivative. Forward over reverse gives Hessian-vector products; forward over forward
+//! has no perturbation confusion.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+use cotan::{autodiff_forward, autodiff_reverse};
+
+// D(x -> x * D(y -> x + y)(1))(1) == 1: the inner derivative does not depend on x.
+#[autodiff_forward(d_inner, Const, Dual, DualOnly)]
+fn inner(x: f64, y: f64) -> f64 {
+    x + y
+}
+
+#[autodiff_forward(d_outer, Dual, DualOnly)]
+fn outer(x: f64) -> f64 {
+    x * d_inner(x, 1.0, 1.0)
+}
+
+#[test]
+fn forward_over_forward_has_no_perturbation_confusion() {
+    assert_eq!(outer(5.0), 5.0);
+    assert_eq!(d_outer(5.0, 1.0), 1.0);
+}
+
+// Forward over reverse: the gradient of f, then its directional derivative.
+#[autodiff_reverse(df, Duplicated, Active)]
+fn f(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() - 1 {
+        s += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+    }
+    s
+}
+
+#[autodiff_forward(hvp_fwd, Dual, Dual)]
+fn gradient(x: &[f64], grad: &mut [f64]) {
+    grad.fill(0.0);
+    df(x, grad, 1.0);
+}
+
+#[autodiff_forward(d_gy, Dual, Dual, DualOnly)]
+fn gy(x: f64, y: f64) -> f64 {
+    let (_, _, g) = d_g(x, y, 1.0);
+    g
+}
+
+#[autodiff_reverse(d_g, Active, Active, Active)]
+fn g(x: f64, y: f64) -> f64 {
+    x * x * y + y.sin() * x
+}
+
+#[test]
+fn forward_over_reverse_gives_hessian_vector_products() {
+    let x = [0.7, -0.4, 1.3, 0.2];
+    let v = [0.3, 1.0, -0.5, 2.0];
+    let mut grad = [0.0; 4];
+    let mut hv = [0.0; 4];
+    hvp_fwd(&x, &v, &mut grad, &mut hv);
+    // The exact Hessian of Rosenbrock.
+    let n = x.len();
+    for i in 0..n {
+        let mut want = 0.0;
+        for j in 0..n {
+            let h = if i == j {
+                (if i + 1 < n { 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0 } else { 0.0 })
+                    + if i > 0 { 200.0 } else { 0.0 }
+            } else if j == i + 1 || i == j + 1 {
+                -400.0 * x[i.min(j)]
+            } else {
+                0.0
+            };
+            want += h * v[j];
+        }
+        assert!((hv[i] - want).abs() <= 1e-10 * want.abs().max(1.0), "hv[{i}] = {} vs {want}", hv[i]);
+    }
+    // ∂/∂x and ∂/∂y of ∂g/∂y = x² + x cos y.
+    let (x, y) = (0.8, -0.3);
+    assert!((d_gy(x, 1.0, y, 0.0) - (2.0 * x + y.cos())).abs() < 1e-14);
+    assert!((d_gy(x, 0.0, y, 1.0) - (-x * y.sin())).abs() < 1e-14);
+}
