@@ -726,7 +726,10 @@ fn expand_to_string(mode: Mode, attr: &str, func: &str) -> String {
         Ok(ts) => ts,
         Err(e) => return format!("error: {e}"),
     };
-    prettyplease::unparse(&syn::parse2(out).unwrap())
+    // The derivative itself; the hidden variants for nested differentiation are left out.
+    let mut file: syn::File = syn::parse2(out).unwrap();
+    file.items.retain(|item| !matches!(item, syn::Item::Fn(f) if f.sig.ident.to_string().starts_with("__cotan_")));
+    prettyplease::unparse(&file)
 }
 
 #[cfg(test)]
