@@ -456,3 +456,41 @@ mod cholesky {
         assert!((t - dot).abs() <= 1e-10 * dot.abs().max(1.0), "{t} vs {dot}");
     }
 }
+
+mod trip_counts_from_i64 {
+    use super::common;
+
+    #[cotan::autodiff_reverse(rev, Duplicated, Const, Active)]
+    #[cotan::autodiff_forward(fwd, Dual, Const, Dual)]
+    fn f(x: &[f64], n: &[i64]) -> f64 {
+        let mut v = 0.5;
+        for a in 0..n.len() {
+            let mut k = 0i64;
+            while k < n[a] {
+                v = (v * x[(a + k as usize) % x.len()]).sin() + 0.3;
+                k += 1;
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn derivatives() {
+        const N: &[i64] = &[2, 0, 3, -1, 1];
+        let case = common::Case {
+            src: "trip counts from &[i64]",
+            shape: common::Shape::Slice,
+            primal: &|x| vec![f(x, N)],
+            jvp: &|x, u| {
+                let (y, t) = fwd(x, u, N);
+                (vec![y], vec![t])
+            },
+            vjp: &|x, w| {
+                let mut g = vec![0.0; x.len()];
+                let y = rev(x, &mut g, N, w[0]);
+                (vec![y], g)
+            },
+        };
+        common::check_compiled(&case, &[0.9, -0.4, 1.3]);
+    }
+}

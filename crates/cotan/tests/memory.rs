@@ -4,39 +4,10 @@
 //! counts, never the whole trace. `cargo test -p cotan --test memory -- --nocapture` prints
 //! the table.
 
-use cotan_ad::{Activity, Mode, Spec};
-use cotan_ir::{Function, OpKind, Region, Scalar, Ty};
+mod common;
 
-/// Bytes pushed by one iteration of each loop, outermost first, in program order.
-fn bytes_per_iteration(f: &Function) -> Vec<usize> {
-    fn pushed(f: &Function, r: &Region) -> usize {
-        r.ops
-            .iter()
-            .map(|op| match &op.kind {
-                OpKind::Push(v) => match f.ty(*v) {
-                    Ty::Scalar(Scalar::F32) => 4,
-                    Ty::Scalar(Scalar::Bool) => 1,
-                    _ => 8,
-                },
-                OpKind::If { then_region, else_region, .. } => pushed(f, then_region).max(pushed(f, else_region)),
-                _ => 0,
-            })
-            .sum()
-    }
-    fn loops(f: &Function, r: &Region, out: &mut Vec<usize>) {
-        for op in &r.ops {
-            if let OpKind::For { body, .. } | OpKind::While { body, .. } = &op.kind {
-                out.push(pushed(f, body));
-            }
-            for sub in op.kind.regions() {
-                loops(f, sub, out);
-            }
-        }
-    }
-    let mut out = vec![];
-    loops(f, &f.body, &mut out);
-    out
-}
+use common::bytes_per_iteration;
+use cotan_ad::{Activity, Mode, Spec};
 
 /// The bytes per iteration of the loops of the reverse derivative's forward sweep.
 fn report(name: &str, src: &str, inputs: Vec<Activity>, ret: Option<Activity>) -> Vec<usize> {

@@ -33,6 +33,88 @@ pub struct Case<'a> {
     pub vjp: &'a dyn Fn(&[f64], &[f64]) -> (Vec<f64>, Vec<f64>),
 }
 
+/// Counts heap allocations on the current thread, so that every case is also checked for
+/// steady-state allocations (`check_allocations`).
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    struct Counting;
+
+    thread_local! {
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    pub fn count() -> usize {
+        COUNT.with(|c| c.get())
+    }
+}
+
+/// In steady state, a reverse call allocates no more than a primal call.
+pub fn check_allocations(src: &str, primal: &mut dyn FnMut(), reverse: &mut dyn FnMut()) {
+    let count = counting::count;
+    for _ in 0..3 {
+        reverse();
+    }
+    let before = count();
+    primal();
+    let p = count() - before;
+    let before = count();
+    reverse();
+    let r = count() - before;
+    assert!(r <= p, "{src}\na steady-state reverse call made {r} heap allocations, the primal {p}");
+}
+
+/// Bytes pushed by one iteration of each loop, outermost first, in program order.
+pub fn bytes_per_iteration(f: &cotan_ir::Function) -> Vec<usize> {
+    fn pushed(f: &cotan_ir::Function, r: &cotan_ir::Region) -> usize {
+        r.ops
+            .iter()
+            .map(|op| match &op.kind {
+                cotan_ir::OpKind::Push(v) => match f.ty(*v) {
+                    cotan_ir::Ty::Scalar(cotan_ir::Scalar::F32) => 4,
+                    cotan_ir::Ty::Scalar(cotan_ir::Scalar::Bool) => 1,
+                    _ => 8,
+                },
+                cotan_ir::OpKind::If { then_region, else_region, .. } => {
+                    pushed(f, then_region).max(pushed(f, else_region))
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+    fn loops(f: &cotan_ir::Function, r: &cotan_ir::Region, out: &mut Vec<usize>) {
+        for op in &r.ops {
+            if let cotan_ir::OpKind::For { body, .. } | cotan_ir::OpKind::While { body, .. } = &op.kind {
+                out.push(pushed(f, body));
+            }
+            for sub in op.kind.regions() {
+                loops(f, sub, out);
+            }
+        }
+    }
+    let mut out = vec![];
+    loops(f, &f.body, &mut out);
+    out
+}
+
 /// Relative error tolerance of AD against finite differences.
 pub const FD_TOL: f64 = 1e-6;
 /// Tolerance of exact identities (dot-product test, interpreter vs compiled).
@@ -216,8 +298,17 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::InPlace => (vec![Activity::Duplicated], None),
         Shape::SliceInts(_) => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
     };
-    let rev =
+    let mut rev =
         cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev").expect("differentiates");
+    cotan_ir::simplify::cse(&mut rev);
+    // What the reverse sweep saves per iteration of each loop (`-- --nocapture` shows it).
+    let n_loops = bytes_per_iteration(&f).len();
+    let saved: Vec<usize> = bytes_per_iteration(&rev).into_iter().take(n_loops).collect();
+    thread_local!(static REPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if !REPORTED.with(|r| r.replace(true)) {
+        let test = std::thread::current().name().unwrap_or("").trim_end_matches("::derivatives").to_string();
+        println!("{test}: bytes saved per loop iteration {saved:?}");
+    }
     cotan_ir::verify(&rev).unwrap_or_else(|e| panic!("reverse IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
@@ -254,6 +345,15 @@ macro_rules! slice_case {
                     vjp: &|x, w| { let mut g = vec![0.0; x.len()]; let y = rev(x, &mut g, w[0]); (vec![y], g) },
                 };
                 $( common::check(&case, &$pt); )+
+                $({
+                    let x: &[f64] = &$pt;
+                    let mut g = vec![0.0; x.len()];
+                    common::check_allocations(
+                        case.src,
+                        &mut || { std::hint::black_box(f(std::hint::black_box(x))); },
+                        &mut || { std::hint::black_box(rev(std::hint::black_box(x), &mut g, 1.0)); },
+                    );
+                })+
             }
         }
     };
@@ -348,6 +448,15 @@ macro_rules! inplace_case {
                     vjp: &|x, w| { let mut y = x.to_vec(); let mut g = w.to_vec(); rev(&mut y, &mut g); (y, g) },
                 };
                 $( common::check(&case, &$pt); )+
+                $({
+                    let x: &[f64] = &$pt;
+                    let (mut y, mut z, mut g) = (x.to_vec(), x.to_vec(), x.to_vec());
+                    common::check_allocations(
+                        case.src,
+                        &mut || { y.copy_from_slice(x); f(&mut y); },
+                        &mut || { z.copy_from_slice(x); rev(&mut z, &mut g); },
+                    );
+                })+
             }
         }
     };
@@ -375,6 +484,15 @@ macro_rules! slice_ints_case {
                     vjp: &|x, w| { let mut g = vec![0.0; x.len()]; let y = rev(x, &mut g, N, w[0]); (vec![y], g) },
                 };
                 $( common::check(&case, &$pt); )+
+                $({
+                    let x: &[f64] = &$pt;
+                    let mut g = vec![0.0; x.len()];
+                    common::check_allocations(
+                        case.src,
+                        &mut || { std::hint::black_box(f(std::hint::black_box(x), N)); },
+                        &mut || { std::hint::black_box(rev(std::hint::black_box(x), &mut g, N, 1.0)); },
+                    );
+                })+
             }
         }
     };
