@@ -637,3 +637,32 @@ slice_case!(
         s
     }
 );
+
+pub struct Model;
+
+impl Model {
+    /// Associated functions (without `self`) can carry the attributes; siblings are called
+    /// through `Self::`.
+    #[cotan::autodiff_reverse(d_energy, Duplicated, Active)]
+    pub fn energy(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            s += Self::cube(x[i]);
+        }
+        s
+    }
+
+    #[cotan::differentiable]
+    fn cube(v: f64) -> f64 {
+        v * v * v
+    }
+}
+
+#[test]
+fn associated_functions_and_calls_through_self() {
+    let x = [0.5, -2.0];
+    let mut g = [0.0; 2];
+    let e = Model::d_energy(&x, &mut g, 1.0);
+    assert_eq!(e, Model::energy(&x));
+    assert_eq!(g, [0.75, 12.0]);
+}
