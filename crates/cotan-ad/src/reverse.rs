@@ -43,6 +43,10 @@ struct Layout {
     read_only: HashSet<Value>,
     /// Vectors that grow by `push`: their length is not fixed at allocation.
     pushed: HashSet<Value>,
+    /// For each value, the position of the top-level op it is in.
+    top_pos: HashMap<Value, usize>,
+    /// For each piece of memory, the position of the last top-level op that writes it.
+    last_write: HashMap<Value, usize>,
 }
 
 impl Layout {
@@ -57,7 +61,22 @@ impl Layout {
         }
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
-        l.scan(&f.body, TOP);
+        l.scan(&f.body, TOP, None);
+        for (k, op) in f.body.ops.iter().enumerate() {
+            let mut writes = vec![];
+            let mut visit = |o: &Op| match &o.kind {
+                OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => writes.push(*mem),
+                OpKind::Call { args, .. } => writes.extend(args.iter().filter(|a| a.1).map(|a| a.0)),
+                _ => {}
+            };
+            visit(op);
+            for r in op.kind.regions() {
+                r.walk(&mut visit);
+            }
+            for m in writes {
+                l.last_write.insert(m, k);
+            }
+        }
         let mut written = HashSet::new();
         f.walk(&mut |op| {
             if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } = &op.kind {
@@ -74,14 +93,16 @@ impl Layout {
         l
     }
 
-    fn scan(&mut self, r: &Region, id: RegionId) {
+    fn scan(&mut self, r: &Region, id: RegionId, top: Option<usize>) {
         for (k, op) in r.ops.iter().enumerate() {
+            let top_k = top.unwrap_or(k);
             for u in op.kind.operands() {
                 if self.def_region.get(&u) != Some(&id) {
                     self.used_elsewhere.insert(u);
                 }
             }
             if let Some(v) = op.result {
+                self.top_pos.insert(v, top_k);
                 self.def_region.insert(v, id);
                 self.pos.insert(v, (id, k as i64));
                 self.def_op.insert(v, op.clone());
@@ -100,7 +121,7 @@ impl Layout {
                     }
                     debug_assert!(std::ptr::eq(sub, body));
                 }
-                self.scan(sub, sid);
+                self.scan(sub, sid, Some(top_k));
             }
         }
     }
@@ -117,7 +138,7 @@ struct Plan {
     recompute: HashMap<RegionId, Vec<Value>>,
 }
 
-fn cheap(l: &Layout, kind: &OpKind) -> bool {
+fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
     match kind {
         OpKind::Const(_)
         | OpKind::Unary(..)
@@ -127,7 +148,13 @@ fn cheap(l: &Layout, kind: &OpKind) -> bool {
         | OpKind::Select(..) => true,
         // Memory cannot be saved: only the length of memory in scope everywhere is recomputed.
         OpKind::Len(mem) => !l.pushed.contains(mem) && l.def_region.get(mem) == Some(&TOP),
-        OpKind::Load { mem, .. } => l.read_only.contains(mem) && l.def_region.get(mem) == Some(&TOP),
+        // A read can be repeated in the reverse sweep if nothing writes the memory after it:
+        // never, or only in top-level statements before the one the read is in.
+        OpKind::Load { mem, .. } => {
+            l.def_region.get(mem) == Some(&TOP)
+                && (l.read_only.contains(mem)
+                    || l.last_write.get(mem).is_some_and(|w| Some(w) < l.top_pos.get(&result)))
+        }
         _ => false,
     }
 }
@@ -145,7 +172,7 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
             continue;
         }
         match l.def_op.get(&v) {
-            Some(op) if cheap(l, &op.kind) => {
+            Some(op) if cheap(l, &op.kind, v) => {
                 recompute.insert(v);
                 work.extend(op.kind.operands());
             }

@@ -181,6 +181,7 @@ fn variants(func: &syn::ItemFn, rule: Rule) -> syn::Result<TokenStream> {
         if let Some(body) = fbody {
             out.extend(quote! {
                 #[doc(hidden)]
+                #[inline]
                 #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
                 #vis fn #fwd_name(#(#fparams),*) #fret { #body }
             });
@@ -253,6 +254,7 @@ fn variants(func: &syn::ItemFn, rule: Rule) -> syn::Result<TokenStream> {
         if let Some(body) = rbody {
             out.extend(quote! {
                 #[doc(hidden)]
+                #[inline]
                 #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
                 #vis fn #rev_name(#(#rparams),*) #rret { #body }
             });

@@ -74,7 +74,7 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
         let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
         internal_check(&lowered.func, "lowering")?;
         cotan_ir::simplify::cse(&mut lowered.func);
-        callable_variants(&func, &lowered, &modes)
+        callable_variants(&func, &lowered, &modes, Masks::All)
     });
     finish(&func, &own, result).into()
 }
@@ -303,7 +303,7 @@ fn derive_second_order(
     };
     let mut out = respan(out, name.span());
     if let Some(modes) = variants {
-        out.extend(callable_variants(func, &lowered, &modes)?);
+        out.extend(callable_variants(func, &lowered, &modes, masks_for(func))?);
     }
     Ok(out)
 }
@@ -420,7 +420,7 @@ fn derive(
         #nested
     };
     if let Some(modes) = variants {
-        out.extend(callable_variants(func, &lowered, &modes)?);
+        out.extend(callable_variants(func, &lowered, &modes, masks_for(func))?);
     }
     Ok(out)
 }
@@ -527,8 +527,39 @@ fn callable_variants(
     func: &syn::ItemFn,
     lowered: &cotan_syntax::Lowered,
     modes: &[Mode],
+    masks: Masks,
 ) -> syn::Result<proc_macro2::TokenStream> {
-    variants_of(&func.sig.ident.to_string(), func.vis.to_token_stream(), lowered, modes, MAX_MEMORY_PARAMS)
+    variants_of(&func.sig.ident.to_string(), func.vis.to_token_stream(), lowered, modes, MAX_MEMORY_PARAMS, masks)
+}
+
+/// Which combinations of active and constant float references get a variant. Each one is
+/// compiled (type-checked at least), so only `#[cotan::differentiable]` asks for all of
+/// them; a function with only autodiff attributes is callable with all its references
+/// active or all constant.
+#[derive(Clone, Copy, PartialEq)]
+enum Masks {
+    All,
+    AllOrNone,
+    AllActive,
+}
+
+impl Masks {
+    fn includes(self, bits: usize, n: usize) -> bool {
+        let all = (1usize << n) - 1;
+        match self {
+            Masks::All => true,
+            Masks::AllOrNone => bits == 0 || bits == all,
+            Masks::AllActive => bits == all,
+        }
+    }
+}
+
+fn masks_for(func: &syn::ItemFn) -> Masks {
+    if func.attrs.iter().any(|a| attr_name(a) == "differentiable") {
+        Masks::All
+    } else {
+        Masks::AllOrNone
+    }
 }
 
 /// Most float memory parameters of a generated derivative for which forward variants (for
@@ -549,7 +580,8 @@ fn nested_variants(
         return quote!();
     }
     let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec(), param_names: vec![] };
-    variants_of(&derived.name, vis, &lowered, &[Mode::Forward], MAX_NESTED_MEMORY_PARAMS).unwrap_or_default()
+    variants_of(&derived.name, vis, &lowered, &[Mode::Forward], MAX_NESTED_MEMORY_PARAMS, Masks::AllActive)
+        .unwrap_or_default()
 }
 
 fn variants_of(
@@ -558,6 +590,7 @@ fn variants_of(
     lowered: &cotan_syntax::Lowered,
     modes: &[Mode],
     max_mems: usize,
+    masks: Masks,
 ) -> syn::Result<proc_macro2::TokenStream> {
     let f = &lowered.func;
     let mems: Vec<usize> =
@@ -566,7 +599,7 @@ fn variants_of(
         return Ok(quote!());
     }
     let mut out = proc_macro2::TokenStream::new();
-    for bits in 0..(1usize << mems.len()) {
+    for bits in (0..(1usize << mems.len())).filter(|b| masks.includes(*b, mems.len())) {
         let mask: String = (0..mems.len()).map(|k| if bits >> k & 1 == 1 { '1' } else { '0' }).collect();
         for &mode in modes {
             let inputs = f
@@ -605,7 +638,9 @@ fn variants_of(
             // is affected, and gets an error naming it.
             if let Ok(derived) = differentiate(lowered, &spec, &variant) {
                 let tokens = cotan_codegen::emit_fn_spanned(&derived, vis.clone(), &lowered.spans, cotan_path());
-                out.extend(quote!(#[doc(hidden)] #tokens));
+                // `#[inline]`: rustc generates code for a variant only where it is called,
+                // so the variants nobody calls cost type checking, not code generation.
+                out.extend(quote!(#[doc(hidden)] #[inline] #tokens));
             }
         }
     }

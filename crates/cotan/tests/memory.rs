@@ -78,6 +78,12 @@ fn saved_bytes_per_iteration() {
         ),
         [0]
     );
+    // A buffer read after its last write is read again in the reverse sweep, not saved
+    // (the first loop saves exp(x[i]), which its derivative needs).
+    assert_eq!(
+        report("buffer read after its last write", "fn f(x: &[f64]) -> f64 { let n = x.len(); let mut h = vec![0.0; n]; for i in 0..n { h[i] = x[i].exp(); } let mut s = 0.0; for i in 0..n { s += h[i] * x[i]; } s }", i.clone(), r),
+        [8, 0]
+    );
     let chol = "fn logdet(a: &mut [f64], n: usize) -> f64 {
         let mut ld = 0.0;
         for j in 0..n {
