@@ -1,1 +1,21 @@
+//! The benchmark suite of cotan: every row of `shared/BENCHMARKS.md` written as ordinary
+//! Rust with cotan's attributes ([`models`]), the same rows for the peers ([`peers`]),
+//! hand-written adjoints ([`hand`]), and the runner's machinery. Run it with
+//! `cargo run --release -p cotan-bench -- [--quick] [--json FILE] [--svg FILE]`.
+
 pub mod models;
+
+#[cfg(feature = "ad")]
+pub mod bench;
+#[cfg(feature = "ad")]
+pub mod compile_time;
+#[cfg(feature = "ad")]
+pub mod expand;
+#[cfg(feature = "ad")]
+pub mod hand;
+#[cfg(feature = "ad")]
+pub mod peers;
+#[cfg(feature = "ad")]
+pub mod report;
+#[cfg(feature = "ad")]
+pub mod rows;
