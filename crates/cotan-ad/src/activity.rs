@@ -65,6 +65,21 @@ pub fn differentiable_operands(f: &Function, kind: &OpKind) -> Vec<Value> {
     }
 }
 
+/// The analysis for a spec: active inputs are seeds; the outputs are an active result and
+/// the active writable memory (its final contents).
+pub fn analyze_spec(f: &Function, spec: &crate::Spec) -> ActivityInfo {
+    let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
+    let ret_useful = spec.ret.is_some_and(|a| a.is_active());
+    let out_mems: Vec<Value> = f
+        .params
+        .iter()
+        .zip(&spec.inputs)
+        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
+        .map(|(p, _)| *p)
+        .collect();
+    analyze(f, &seeds, ret_useful, &out_mems)
+}
+
 /// Runs the analysis. `seeds` are the parameters whose derivative flows in (one flag per
 /// parameter); `ret_useful` says if the returned value is an active output;
 /// `out_mems` are the memory parameters whose final contents are active outputs.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use cotan_ir::{Access, Function, MemKind, MemTy, Op, OpKind, Region, Ty, Value, Var};
 
-use crate::activity::{analyze, differentiable_operands, ActivityInfo};
+use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
 use crate::rules::{combine, partials};
 use crate::spec::{Activity, AdError, Spec};
@@ -49,16 +49,7 @@ fn lane_name(name: &str, k: usize, width: usize) -> String {
 /// `width` tangent parameters after each `Dual` input; the result as `Dual` (primal, then
 /// the tangents), `DualOnly` (the tangents) or `Const` (primal).
 pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
-    let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
-    let ret_useful = matches!(spec.ret, Some(Activity::Dual | Activity::DualOnly));
-    let out_mems: Vec<Value> = f
-        .params
-        .iter()
-        .zip(&spec.inputs)
-        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
-        .map(|(p, _)| *p)
-        .collect();
-    let act = analyze(f, &seeds, ret_useful, &out_mems);
+    let act = analyze_spec(f, spec);
     let mut out = Function::new(name);
     out.vars = f.vars.clone();
     let mut fw = Fwd {

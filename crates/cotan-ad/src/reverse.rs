@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
 
-use crate::activity::{analyze, differentiable_operands, ActivityInfo};
+use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
 use crate::forward::{d_name, owned, variant_path, Shadow};
 use crate::rules::{partials, scale, Partial};
@@ -231,16 +231,7 @@ struct Rev<'a> {
 
 /// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature.
 pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
-    let seeds: Vec<bool> = spec.inputs.iter().map(|a| a.is_active()).collect();
-    let ret_useful = matches!(spec.ret, Some(Activity::Active | Activity::ActiveOnly));
-    let out_mems: Vec<Value> = f
-        .params
-        .iter()
-        .zip(&spec.inputs)
-        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
-        .map(|(p, _)| *p)
-        .collect();
-    let act = analyze(f, &seeds, ret_useful, &out_mems);
+    let act = analyze_spec(f, spec);
     let layout = Layout::new(f);
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, name).run(spec);
     let plan = make_plan(&layout, dry.1);

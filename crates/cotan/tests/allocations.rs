@@ -1,53 +1,18 @@
 //! In steady state a reverse call makes no more heap allocations than the primal call:
-//! the tape's stacks and scratch buffers are reused across calls. Counted with a global
-//! allocator that counts allocations on this thread.
+//! the tape's stacks and scratch buffers are reused across calls. Counted with the test
+//! harness's global allocator, which counts allocations on this thread.
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod common;
 
 use cotan::autodiff_reverse;
 
-struct Counting;
-
-thread_local! {
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made by `f` on this thread.
-fn allocations(mut f: impl FnMut()) -> usize {
-    let before = COUNT.with(|c| c.get());
-    f();
-    COUNT.with(|c| c.get()) - before
-}
-
-/// Warms up, then compares one reverse call with one primal call.
+/// Warms up, then compares one reverse call with one primal call (the counting allocator
+/// is the test harness's).
 fn assert_no_extra_allocations(name: &str, mut primal: impl FnMut(), mut reverse: impl FnMut()) {
-    for _ in 0..3 {
-        reverse();
-    }
-    let p = allocations(&mut primal);
-    let r = allocations(&mut reverse);
-    assert!(r <= p, "{name}: a steady-state reverse call made {r} allocations, the primal {p}");
+    common::check_allocations(name, &mut primal, &mut reverse);
 }
 
 #[autodiff_reverse(d_carry, Duplicated, Active, Active)]
