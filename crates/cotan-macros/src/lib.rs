@@ -579,7 +579,7 @@ fn nested_variants(
     if calls || derived.returns.iter().any(|t| !t.is_float()) {
         return quote!();
     }
-    let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec(), param_names: vec![] };
+    let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec() };
     variants_of(&derived.name, vis, &lowered, &[Mode::Forward], MAX_NESTED_MEMORY_PARAMS, Masks::AllActive)
         .unwrap_or_default()
 }

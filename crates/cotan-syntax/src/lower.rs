@@ -18,8 +18,6 @@ use crate::signature;
 pub struct Lowered {
     pub func: Function,
     pub spans: Vec<Span>,
-    /// Names of the parameters as the user wrote them (`_` for patterns that bind nothing).
-    pub param_names: Vec<String>,
 }
 
 impl Lowered {
@@ -102,7 +100,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         ret_var: None,
         ret_ty: None,
     };
-    let param_names = signature::lower_params(&mut l, sig)?;
+    signature::lower_params(&mut l, sig)?;
     l.ret_ty = signature::return_type(sig)?.map(STy::Known);
     if let Some(t) = l.ret_ty {
         let s = l.infer.resolve(t);
@@ -110,7 +108,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
     }
     l.body(body)?;
     l.finalize();
-    Ok(Lowered { func: l.func, spans: l.spans, param_names })
+    Ok(Lowered { func: l.func, spans: l.spans })
 }
 
 impl Lower {

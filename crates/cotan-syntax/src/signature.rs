@@ -95,14 +95,13 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
 }
 
 /// Declares the parameters as IR parameters and binds their names.
-pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<Vec<String>> {
+pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<()> {
     if let Some(g) = sig.generics.params.iter().find(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
         return err_at(&g, "cotan does not support generic functions yet; write the function for f64 or f32");
     }
     if let Some(v) = &sig.variadic {
         return err_at(&v, "cotan does not support variadic functions");
     }
-    let mut names = vec![];
     for arg in &sig.inputs {
         let syn::FnArg::Typed(pt) = arg else {
             return err_at(&arg, "cotan does not support methods with `self` yet; write a free function that takes the value as a parameter");
@@ -125,13 +124,11 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<V
             if mutable {
                 let var = l.new_var(&name, STy::Known(s));
                 l.effect(OpKind::DeclVar { var, init: v });
-                l.bind(name.clone(), Binding::Var(var));
-                names.push(name);
+                l.bind(name, Binding::Var(var));
                 continue;
             }
         }
-        l.bind(name.clone(), Binding::Value(v));
-        names.push(name);
+        l.bind(name, Binding::Value(v));
     }
-    Ok(names)
+    Ok(())
 }
