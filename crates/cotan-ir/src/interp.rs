@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::rc::Rc;
 
 use crate::print::{binop_name, print_op, print_ty, unop_name};
 use crate::{BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
@@ -91,8 +92,42 @@ pub fn run_with_limit(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<
     results.into_iter().map(scalar).collect()
 }
 
+/// The functions a program calls, by the Rust path in `Call` ops.
+pub trait Callees {
+    fn function(&self, path: &str) -> Result<Rc<Function>, String>;
+}
+
+/// No callees: a call is an error.
+pub struct NoCallees;
+
+impl Callees for NoCallees {
+    fn function(&self, path: &str) -> Result<Rc<Function>, String> {
+        Err(format!("the interpreter cannot run the call to `{path}` without the functions it calls"))
+    }
+}
+
+/// How deep calls may nest before the interpreter gives up (as a stack overflow would).
+pub const MAX_CALL_DEPTH: usize = 200;
+
 /// Like [`run_with_limit`], but returned memory values are returned too (as their contents).
 pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, InterpError> {
+    exec_with(f, args, limit, &NoCallees)
+}
+
+/// [`exec`], running `Call` ops with the functions `callees` gives. The step limit covers
+/// the callees' steps too.
+pub fn exec_with(f: &Function, args: &mut [Arg], limit: u64, callees: &dyn Callees) -> Result<Vec<Arg>, InterpError> {
+    exec_nested(f, args, limit, callees, 0).0
+}
+
+/// Runs `f` at call depth `depth`; also returns the steps it took.
+fn exec_nested(
+    f: &Function,
+    args: &mut [Arg],
+    limit: u64,
+    callees: &dyn Callees,
+    depth: usize,
+) -> (Result<Vec<Arg>, InterpError>, u64) {
     let mut m = Machine {
         f,
         values: vec![None; f.values.len()],
@@ -101,6 +136,8 @@ pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, Inte
         tapes: vec![vec![]; Scalar::ALL.len()],
         steps: 0,
         limit,
+        callees,
+        depth,
     };
     let result = m.take_args(args).and_then(|()| m.region(&f.body));
     let result = result.and_then(|flow| match flow {
@@ -109,7 +146,7 @@ pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, Inte
         Flow::Next => Err(InterpError { op: None, message: "the function ended without `return`".into() }),
     });
     m.give_back(args);
-    result
+    (result, m.steps)
 }
 
 /// The run-time content of an SSA value.
@@ -154,6 +191,8 @@ struct Machine<'f> {
     tapes: Vec<Vec<Val>>,
     steps: u64,
     limit: u64,
+    callees: &'f dyn Callees,
+    depth: usize,
 }
 
 fn tape_index(s: Scalar) -> usize {
@@ -261,6 +300,46 @@ impl Machine<'_> {
             Slot::Scalar(v) => Arg::Scalar(v),
             Slot::Mem(id) => Arg::Mem(self.mems[id].clone()),
         }
+    }
+
+    /// Runs a callee on the caller's buffers (moved in and back, as a borrow would).
+    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var]) -> Res<()> {
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(format!("calls nest deeper than {MAX_CALL_DEPTH} levels"));
+        }
+        let g = self.callees.function(callee)?;
+        let mut call_args = vec![];
+        let mut lent = vec![];
+        for &(a, _) in args {
+            match self.get(a)? {
+                Slot::Scalar(v) => call_args.push(Arg::Scalar(v)),
+                Slot::Mem(id) => {
+                    if lent.contains(&id) {
+                        return Err(format!("`{callee}` gets the same buffer twice"));
+                    }
+                    lent.push(id);
+                    call_args.push(Arg::Mem(std::mem::take(&mut self.mems[id])));
+                }
+            }
+        }
+        let budget = self.limit.saturating_sub(self.steps);
+        let (result, steps) = exec_nested(&g, &mut call_args, budget, self.callees, self.depth + 1);
+        for (id, arg) in lent.into_iter().zip(call_args.into_iter().filter(|a| matches!(a, Arg::Mem(_)))) {
+            if let Arg::Mem(buf) = arg {
+                self.mems[id] = buf;
+            }
+        }
+        self.charge(steps)?;
+        let results = result.map_err(|e| format!("in `{callee}`: {e}"))?;
+        if results.len() != outs.len() {
+            return Err(format!("`{callee}` returns {} values, the call expects {}", results.len(), outs.len()));
+        }
+        for (&out, r) in outs.iter().zip(results) {
+            let Arg::Scalar(v) = r else { return Err(format!("`{callee}` returns memory")) };
+            check_val(v, self.f.var(out).ty)?;
+            *self.var(out)? = Some(v);
+        }
+        Ok(())
     }
 
     fn error(&self, op: &Op, message: String) -> InterpError {
@@ -487,11 +566,7 @@ impl Machine<'_> {
                 self.mems[id].fill(v);
                 return Ok(None);
             }
-            Call { callee, .. } => {
-                return Err(format!(
-                    "the interpreter cannot run the call to `{callee}` (it sees one function at a time)"
-                ))
-            }
+            Call { callee, args, outs } => return self.call(callee, args, outs).map(|()| None),
             VecPush { mem, value } => {
                 let id = self.mem(*mem)?;
                 let v = self.scalar(*value)?;
