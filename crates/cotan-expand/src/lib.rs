@@ -390,7 +390,7 @@ fn acts_text(spec: &Spec) -> String {
 }
 
 /// Runs the transform a spec asks for, verifies and simplifies the result.
-fn differentiate(lowered: &cotan_syntax::Lowered, spec: &Spec, name: &str) -> syn::Result<cotan_ir::Function> {
+pub fn differentiate(lowered: &cotan_syntax::Lowered, spec: &Spec, name: &str) -> syn::Result<cotan_ir::Function> {
     let result = match spec.mode {
         Mode::Forward => cotan_ad::forward(&lowered.func, spec, name),
         Mode::Reverse => cotan_ad::reverse(&lowered.func, spec, name),
@@ -552,36 +552,7 @@ fn variants_of(
     for bits in (0..(1usize << mems.len())).filter(|b| masks.includes(*b, mems.len())) {
         let mask: String = (0..mems.len()).map(|k| if bits >> k & 1 == 1 { '1' } else { '0' }).collect();
         for &mode in modes {
-            let inputs = f
-                .params
-                .iter()
-                .enumerate()
-                .map(|(k, p)| match f.ty(*p) {
-                    cotan_ir::Ty::Scalar(s) if s.is_float() => {
-                        if mode == Mode::Forward {
-                            Activity::Dual
-                        } else {
-                            Activity::Active
-                        }
-                    }
-                    _ => match mems.iter().position(|m| *m == k) {
-                        Some(j) if bits >> j & 1 == 1 => {
-                            if mode == Mode::Forward {
-                                Activity::Dual
-                            } else {
-                                Activity::Duplicated
-                            }
-                        }
-                        _ => Activity::Const,
-                    },
-                })
-                .collect();
-            let ret = f.returns.first().map(|t| match (t.is_float(), mode) {
-                (true, Mode::Forward) => Activity::Dual,
-                (true, Mode::Reverse) => Activity::Active,
-                _ => Activity::Const,
-            });
-            let spec = Spec { mode, inputs, ret, width: 1 };
+            let spec = variant_spec(f, mode, &mask);
             let kind = if mode == Mode::Forward { "fwd" } else { "rev" };
             let variant = format!("__cotan_{kind}_{name}_m{mask}");
             // A variant the engine cannot build is left out: only a caller that needs it
@@ -595,6 +566,38 @@ fn variants_of(
         }
     }
     Ok(out)
+}
+
+/// The activities of the callable variant `__cotan_{fwd,rev}_NAME_m{mask}` of `f`: float
+/// scalars and the result are always active; float memory parameters are active where
+/// `mask` (one `0`/`1` per float memory parameter, in order) says so.
+pub fn variant_spec(f: &cotan_ir::Function, mode: Mode, mask: &str) -> Spec {
+    let mut bits = mask.chars();
+    let inputs = f
+        .params
+        .iter()
+        .map(|p| match f.ty(*p) {
+            cotan_ir::Ty::Scalar(s) if s.is_float() => {
+                if mode == Mode::Forward {
+                    Activity::Dual
+                } else {
+                    Activity::Active
+                }
+            }
+            cotan_ir::Ty::Mem(m) if m.elem.is_float() => match (bits.next(), mode) {
+                (Some('1'), Mode::Forward) => Activity::Dual,
+                (Some('1'), Mode::Reverse) => Activity::Duplicated,
+                _ => Activity::Const,
+            },
+            _ => Activity::Const,
+        })
+        .collect();
+    let ret = f.returns.first().map(|t| match (t.is_float(), mode) {
+        (true, Mode::Forward) => Activity::Dual,
+        (true, Mode::Reverse) => Activity::Active,
+        _ => Activity::Const,
+    });
+    Spec { mode, inputs, ret, width: 1 }
 }
 
 /// Batched forward mode returns an array `[primal, t1, .., tN]` (or `[t1, .., tN]`): the
