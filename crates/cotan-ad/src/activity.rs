@@ -112,6 +112,11 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Load { mem, .. } if s.mem(*mem) => {
                     s.values.insert(op.result.unwrap());
                 }
+                // A record and its fields are one piece of memory.
+                OpKind::Field { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                    s.mems.insert(*base);
+                    s.mems.insert(op.result.unwrap());
+                }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.value(*value) =>
                 {
@@ -162,6 +167,10 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 }
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);
+                }
+                OpKind::Field { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                    s.mems.insert(*base);
+                    s.mems.insert(op.result.unwrap());
                 }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.mem(*mem) =>

@@ -52,6 +52,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
     let act = analyze_spec(f, spec);
     let mut out = Function::new(name);
     out.vars = f.vars.clone();
+    out.records = f.records.clone();
     let mut fw = Fwd {
         f,
         act,
@@ -129,6 +130,14 @@ impl Fwd<'_> {
         for &p in &self.f.params.clone() {
             if self.act.mem(p) && !self.tan_mem.contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
+                if let MemKind::Record(_) = m.kind {
+                    self.errors.push(AdError {
+                        span: self.f.value(p).span,
+                        message: "this struct gets derivatives written into it, so it needs a tangent: mark it `Dual`"
+                            .into(),
+                    });
+                    continue;
+                }
                 let name = self.f.value(p).name.clone().unwrap_or_else(|| "mem".into());
                 let mut lanes = vec![];
                 for k in 0..self.width {
@@ -301,6 +310,25 @@ impl Fwd<'_> {
 
     /// Emits the tangents of a non-region op.
     fn tangent(&mut self, op: &Op) {
+        if let (OpKind::Field { base, name }, Some(r)) = (&op.kind, op.result) {
+            // The tangent of a field is the same field of the tangent.
+            if let Some(lanes) = self.tan_mem.get(base).cloned() {
+                let ty = self.f.ty(r);
+                let lanes = lanes
+                    .iter()
+                    .map(|l| match *l {
+                        Shadow::Mem(t) => {
+                            let access = self.e.out.ty(t).mem().unwrap().access;
+                            let ty = Ty::Mem(MemTy { access, ..ty.mem().unwrap() });
+                            Shadow::Mem(self.e.emit(OpKind::Field { base: t, name: name.clone() }, ty))
+                        }
+                        s => s,
+                    })
+                    .collect();
+                self.tan_mem.insert(r, lanes);
+            }
+            return;
+        }
         if let (OpKind::Pop, Some(r)) = (&op.kind, op.result) {
             // Every pop of an active stack takes the tangents pushed with the value.
             if self.act.tape(self.f.ty(r).scalar()) {

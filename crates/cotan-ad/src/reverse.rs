@@ -62,6 +62,33 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
+        // Record fields (all at the top) are memory like parameters; writing a record writes
+        // all its fields, and writing a field writes the records it is in.
+        let mut field_base = HashMap::new();
+        for op in &f.body.ops {
+            if let (OpKind::Field { base, .. }, Some(r)) = (&op.kind, op.result) {
+                field_base.insert(r, *base);
+                l.read_only.insert(r);
+            }
+        }
+        let aliases = |m: Value| -> Vec<Value> {
+            let mut out = vec![m];
+            let mut up = m;
+            while let Some(&b) = field_base.get(&up) {
+                out.push(b);
+                up = b;
+            }
+            let mut k = 0;
+            while k < out.len() {
+                let cur = out[k];
+                out.extend(field_base.iter().filter(|(_, b)| **b == cur).map(|(fv, _)| *fv).filter(|fv| *fv != m));
+                k += 1;
+                if out.len() > 4 * field_base.len() + 2 {
+                    break;
+                }
+            }
+            out
+        };
         for (k, op) in f.body.ops.iter().enumerate() {
             let mut writes = vec![];
             let mut visit = |o: &Op| match &o.kind {
@@ -73,20 +100,20 @@ impl Layout {
             for r in op.kind.regions() {
                 r.walk(&mut visit);
             }
-            for m in writes {
+            for m in writes.into_iter().flat_map(aliases) {
                 l.last_write.insert(m, k);
             }
         }
         let mut written = HashSet::new();
         f.walk(&mut |op| {
             if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } = &op.kind {
-                written.insert(*mem);
+                written.extend(aliases(*mem));
             }
             if let OpKind::VecPush { mem, .. } = &op.kind {
                 l.pushed.insert(*mem);
             }
             if let OpKind::Call { args, .. } = &op.kind {
-                written.extend(args.iter().filter(|a| a.1).map(|a| a.0));
+                written.extend(args.iter().filter(|a| a.1).flat_map(|a| aliases(a.0)));
             }
         });
         l.read_only.retain(|m| !written.contains(m));
@@ -246,6 +273,7 @@ impl<'a> Rev<'a> {
     fn new(f: &'a Function, act: &'a ActivityInfo, l: &'a Layout, plan: Plan, planning: bool, name: &str) -> Self {
         let mut out = Function::new(name);
         out.vars = f.vars.clone();
+        out.records = f.records.clone();
         Rev {
             f,
             act,
@@ -342,6 +370,14 @@ impl<'a> Rev<'a> {
         for &p in &self.f.params {
             if self.act.mem(p) && !self.shadows[0].contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
+                if let MemKind::Record(_) = m.kind {
+                    self.errors.push(AdError {
+                        span: self.f.value(p).span,
+                        message: "this struct takes part in the derivative, so it needs a shadow: mark it `Duplicated`"
+                            .into(),
+                    });
+                    continue;
+                }
                 let name = d_name(self.f.value(p).name.as_deref().unwrap_or("mem"));
                 let zero = self.zero(Ty::Scalar(m.elem));
                 let shadow = if m.kind == MemKind::Cell {
@@ -448,6 +484,13 @@ impl<'a> Rev<'a> {
                 // they are in, unless nothing ever writes it.
                 for (a, _) in args {
                     if self.checkpointed(*a) {
+                        if matches!(self.f.ty(*a).mem().map(|m| m.kind), Some(MemKind::Record(_))) {
+                            self.errors.push(AdError {
+                                span: op.span,
+                                message: "cotan cannot yet pass a struct that the function also changes to a call in reverse mode; pass the fields the callee needs instead".into(),
+                            });
+                            continue;
+                        }
                         self.save_memory(self.fwd[a]);
                     }
                 }
@@ -457,6 +500,15 @@ impl<'a> Rev<'a> {
         };
         let result = op.result.map(|r| self.new_result(r));
         self.e.push_op(Op { kind, result, span: op.span });
+        if let (OpKind::Field { base, name }, Some(r)) = (&op.kind, op.result) {
+            // The shadow of a field is the same field of the shadow.
+            if let Some(Shadow::Mem(s)) = self.shadows[0].get(base).copied() {
+                let mut m = self.f.ty(r).mem().unwrap();
+                m.access = cotan_ir::Access::Mut;
+                let ds = self.e.emit(OpKind::Field { base: s, name: name.clone() }, Ty::Mem(m));
+                self.shadows[0].insert(r, Shadow::Mem(ds));
+            }
+        }
         if let Some(var) = counter {
             let n = self.e.emit(OpKind::GetVar(var), Ty::USIZE);
             if self.in_top_region() {
@@ -695,6 +747,7 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
+            OpKind::Field { .. } => {}
             _ => self.reverse_simple(op),
         }
     }

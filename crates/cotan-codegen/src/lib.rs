@@ -43,7 +43,7 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
     let name = format_ident!("{}", f.name);
     let params = f.params.iter().map(|&p| {
         let n = g.name(p);
-        let t = ty_tokens(f.ty(p));
+        let t = record_ty_tokens(&f, f.ty(p)).unwrap_or_else(|| ty_tokens(f.ty(p)));
         quote!(#n: #t)
     });
     let ret = match f.returns.as_slice() {
@@ -184,7 +184,11 @@ impl<'f> Gen<'f> {
             Ident::new(&name, Span::call_site())
         };
         for &p in &self.f.params {
-            let n = fresh(self.f.value(p).name.as_deref().unwrap_or("arg"));
+            let n = match self.f.value(p).name.as_deref() {
+                // A method's receiver, declared as `self: &Self`.
+                Some("self") if p == self.f.params[0] => Ident::new("self", Span::call_site()),
+                name => fresh(name.unwrap_or("arg")),
+            };
             self.names.insert(p, n);
         }
         for (k, var) in self.f.vars.iter().enumerate() {
@@ -294,7 +298,7 @@ impl<'f> Gen<'f> {
             }
             OpKind::Load { mem, index } => (self.place(*mem, *index), Prec::Atom),
             OpKind::Len(m) => {
-                let m = self.name(*m);
+                let m = self.mem_ref(*m);
                 (quote!(#m.len()), Prec::Atom)
             }
             OpKind::GetVar(v) => {
@@ -327,13 +331,41 @@ impl<'f> Gen<'f> {
 
     /// `mem[index]`, or `*mem` for a single float behind a reference.
     fn place(&self, mem: Value, index: Option<Value>) -> TokenStream {
-        let m = self.name(mem);
+        let m = self.mem_ref(mem);
         match index {
             Some(i) => {
                 let i = self.expr(i).0;
                 quote!(#m[#i])
             }
+            None if self.field_of(mem).is_some() => m,
             None => quote!(*#m),
+        }
+    }
+
+    /// `(base, name)` if `v` is a field of a record.
+    fn field_of(&self, v: Value) -> Option<(Value, &'f str)> {
+        match &self.def.get(&v)?.kind {
+            OpKind::Field { base, name } => Some((*base, name.as_str())),
+            _ => None,
+        }
+    }
+
+    /// Memory as a place expression: its name, or the field path (`p.layer.w`) of a field,
+    /// which is written out at each use so that the record stays free to be passed on.
+    fn mem_ref(&self, v: Value) -> TokenStream {
+        match self.field_of(v) {
+            Some((base, name)) => {
+                let b = self.mem_ref(base);
+                let member: syn::Member = match name.parse::<u32>() {
+                    Ok(k) => syn::Member::Unnamed(syn::Index { index: k, span: Span::call_site() }),
+                    Err(_) => syn::Member::Named(format_ident!("{}", name)),
+                };
+                quote!(#b.#member)
+            }
+            None => {
+                let n = self.name(v);
+                quote!(#n)
+            }
         }
     }
 
@@ -378,6 +410,10 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
+        if let OpKind::Field { .. } = op.kind {
+            // Written out where used (`mem_ref`).
+            return quote!();
+        }
         if let OpKind::VecPush { mem, value } = &op.kind {
             let m = self.name(*mem);
             let x = self.expr(*value).0;
@@ -410,7 +446,7 @@ impl<'f> Gen<'f> {
                 quote!(#place = #v;)
             }
             OpKind::Fill { mem, value } => {
-                let m = self.name(*mem);
+                let m = self.mem_ref(*mem);
                 let v = self.expr(*value).0;
                 quote!(#m.fill(#v);)
             }
@@ -529,6 +565,10 @@ impl<'f> Gen<'f> {
     /// A call argument: owned buffers are lent (`&x`, `&mut x`); references and numbers
     /// are passed as they are.
     fn call_arg(&self, v: Value, by_mut: bool) -> TokenStream {
+        if self.field_of(v).is_some() {
+            let path = self.mem_ref(v);
+            return if by_mut { quote!(&mut #path) } else { quote!(&#path) };
+        }
         match self.f.ty(v) {
             Ty::Mem(m) if m.access == Access::Owned => {
                 let n = self.name(v);
@@ -663,6 +703,18 @@ fn scalar_tokens(s: Scalar) -> TokenStream {
     quote!(#i)
 }
 
+/// The Rust type of a record (struct or tuple) parameter, `None` for other types.
+fn record_ty_tokens(f: &Function, t: Ty) -> Option<TokenStream> {
+    let m = t.mem()?;
+    let MemKind::Record(id) = m.kind else { return None };
+    let inner: syn::Type = syn::parse_str(f.records.get(id as usize)?).ok()?;
+    Some(match m.access {
+        Access::Shared => quote!(&#inner),
+        Access::Mut => quote!(&mut #inner),
+        Access::Owned => quote!(#inner),
+    })
+}
+
 /// The Rust type of an IR type.
 pub fn ty_tokens(t: Ty) -> TokenStream {
     match t {
@@ -677,6 +729,8 @@ pub fn ty_tokens(t: Ty) -> TokenStream {
                 }
                 MemKind::Vec => quote!(Vec<#e>),
                 MemKind::Cell => e,
+                // Records are named by `record_ty_tokens`; a nested one is never declared.
+                MemKind::Record(_) => quote!(_),
             };
             match m.access {
                 Access::Shared => quote!(&#inner),

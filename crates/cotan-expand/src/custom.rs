@@ -45,7 +45,7 @@ impl Param {
                 let k = proc_macro2::Literal::u64_unsuffixed(k);
                 quote!([0.0; #k])
             }
-            MemKind::Slice | MemKind::Vec => quote!(vec![0.0; #n.len()]),
+            MemKind::Slice | MemKind::Vec | MemKind::Record(_) => quote!(vec![0.0; #n.len()]),
         };
         if writable {
             quote!(&mut #z)

@@ -54,6 +54,8 @@ pub struct Function {
     pub returns: Vec<Ty>,
     pub values: Vec<ValueData>,
     pub vars: Vec<VarData>,
+    /// The Rust types of the records (structs and tuples) that `MemKind::Record` refers to.
+    pub records: Vec<String>,
     pub body: Region,
 }
 
@@ -65,7 +67,19 @@ impl Function {
             returns: vec![],
             values: vec![],
             vars: vec![],
+            records: vec![],
             body: Region::default(),
+        }
+    }
+
+    /// The index of a record type, added if new.
+    pub fn record(&mut self, rust_type: &str) -> u32 {
+        match self.records.iter().position(|r| r == rust_type) {
+            Some(k) => k as u32,
+            None => {
+                self.records.push(rust_type.to_string());
+                self.records.len() as u32 - 1
+            }
         }
     }
 

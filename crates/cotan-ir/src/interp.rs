@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::print::{binop_name, print_op, print_ty, unop_name};
-use crate::{BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
+use crate::{BinOp, CmpOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
 
 /// A scalar at run time. An `Int` always lies in the range of its type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,6 +54,9 @@ impl Val {
 pub enum Arg {
     Scalar(Val),
     Mem(Vec<Val>),
+    /// A struct or tuple, field by field (a scalar field may be given as a scalar or as a
+    /// one-element `Mem`; it comes back as the latter).
+    Record(Vec<(String, Arg)>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +90,9 @@ pub fn run_with_limit(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<
     let results = exec(f, args, limit)?;
     let scalar = |a: Arg| match a {
         Arg::Scalar(v) => Ok(v),
-        Arg::Mem(_) => Err(InterpError { op: None, message: "the function returns memory; use `exec`".into() }),
+        Arg::Mem(_) | Arg::Record(_) => {
+            Err(InterpError { op: None, message: "the function returns memory; use `exec`".into() })
+        }
     };
     results.into_iter().map(scalar).collect()
 }
@@ -133,6 +138,7 @@ fn exec_nested(
         values: vec![None; f.values.len()],
         vars: vec![None; f.vars.len()],
         mems: vec![],
+        recs: vec![],
         tapes: vec![vec![]; Scalar::ALL.len()],
         steps: 0,
         limit,
@@ -155,6 +161,8 @@ enum Slot {
     Scalar(Val),
     /// An index into `Machine::mems`.
     Mem(usize),
+    /// An index into `Machine::recs`.
+    Rec(usize),
 }
 
 enum Flow {
@@ -187,6 +195,8 @@ struct Machine<'f> {
     values: Vec<Option<Slot>>,
     vars: Vec<Option<Val>>,
     mems: Vec<Vec<Val>>,
+    /// Records: their fields' slots, by name.
+    recs: Vec<Vec<(String, Slot)>>,
     /// One LIFO stack per scalar type, in the order of `Scalar::ALL`.
     tapes: Vec<Vec<Val>>,
     steps: u64,
@@ -279,6 +289,7 @@ impl Machine<'_> {
                     self.mems.push(std::mem::take(buf));
                     Slot::Mem(self.mems.len() - 1)
                 }
+                (Ty::Mem(MemTy { kind: MemKind::Record(_), .. }), arg @ Arg::Record(_)) => self.lend_in(arg),
                 (_, arg) => return Err(err(format!("argument {k}: expected {}, got {arg:?}", print_ty(ty)))),
             };
             self.values[p.0 as usize] = Some(slot);
@@ -289,8 +300,55 @@ impl Machine<'_> {
     /// Moves the parameters' buffers back into `args`, also after an error.
     fn give_back(&mut self, args: &mut [Arg]) {
         for (&p, arg) in self.f.params.iter().zip(args.iter_mut()) {
-            if let (Arg::Mem(buf), Some(Some(Slot::Mem(id)))) = (arg, self.values.get(p.0 as usize)) {
-                *buf = std::mem::take(&mut self.mems[*id]);
+            if let Some(Some(slot)) = self.values.get(p.0 as usize).copied() {
+                self.hand_back(slot, arg);
+            }
+        }
+    }
+
+    /// Takes the buffers of a memory or record argument into the machine (a scalar field
+    /// becomes a cell); the field types are checked where `Field` reaches them.
+    fn lend_in(&mut self, arg: &mut Arg) -> Slot {
+        match arg {
+            Arg::Scalar(v) => {
+                self.mems.push(vec![*v]);
+                Slot::Mem(self.mems.len() - 1)
+            }
+            Arg::Mem(buf) => {
+                self.mems.push(std::mem::take(buf));
+                Slot::Mem(self.mems.len() - 1)
+            }
+            Arg::Record(fields) => {
+                let slots = fields.iter_mut().map(|(n, a)| (n.clone(), self.lend_in(a))).collect();
+                self.recs.push(slots);
+                Slot::Rec(self.recs.len() - 1)
+            }
+        }
+    }
+
+    /// The inverse of [`Machine::lend_in`]: the buffers go back into `arg`.
+    fn hand_back(&mut self, slot: Slot, arg: &mut Arg) {
+        match (slot, arg) {
+            (Slot::Mem(id), Arg::Mem(buf)) => *buf = std::mem::take(&mut self.mems[id]),
+            (Slot::Mem(id), a @ Arg::Scalar(_)) => *a = Arg::Mem(std::mem::take(&mut self.mems[id])),
+            (Slot::Rec(id), Arg::Record(fields)) => {
+                let slots = self.recs[id].clone();
+                for ((_, s), (_, a)) in slots.into_iter().zip(fields.iter_mut()) {
+                    self.hand_back(s, a);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An argument that refers to the caller's memory, lent to a callee.
+    fn lend_out(&mut self, slot: Slot) -> Arg {
+        match slot {
+            Slot::Scalar(v) => Arg::Scalar(v),
+            Slot::Mem(id) => Arg::Mem(std::mem::take(&mut self.mems[id])),
+            Slot::Rec(id) => {
+                let fields = self.recs[id].clone();
+                Arg::Record(fields.into_iter().map(|(n, s)| (n, self.lend_out(s))).collect())
             }
         }
     }
@@ -299,6 +357,7 @@ impl Machine<'_> {
         match s {
             Slot::Scalar(v) => Arg::Scalar(v),
             Slot::Mem(id) => Arg::Mem(self.mems[id].clone()),
+            Slot::Rec(id) => Arg::Record(self.recs[id].iter().map(|(n, s)| (n.clone(), self.to_arg(*s))).collect()),
         }
     }
 
@@ -308,26 +367,12 @@ impl Machine<'_> {
             return Err(format!("calls nest deeper than {MAX_CALL_DEPTH} levels"));
         }
         let g = self.callees.function(callee)?;
-        let mut call_args = vec![];
-        let mut lent = vec![];
-        for &(a, _) in args {
-            match self.get(a)? {
-                Slot::Scalar(v) => call_args.push(Arg::Scalar(v)),
-                Slot::Mem(id) => {
-                    if lent.contains(&id) {
-                        return Err(format!("`{callee}` gets the same buffer twice"));
-                    }
-                    lent.push(id);
-                    call_args.push(Arg::Mem(std::mem::take(&mut self.mems[id])));
-                }
-            }
-        }
+        let slots = args.iter().map(|&(a, _)| self.get(a)).collect::<Res<Vec<Slot>>>()?;
+        let mut call_args: Vec<Arg> = slots.iter().map(|&s| self.lend_out(s)).collect();
         let budget = self.limit.saturating_sub(self.steps);
         let (result, steps) = exec_nested(&g, &mut call_args, budget, self.callees, self.depth + 1);
-        for (id, arg) in lent.into_iter().zip(call_args.into_iter().filter(|a| matches!(a, Arg::Mem(_)))) {
-            if let Arg::Mem(buf) = arg {
-                self.mems[id] = buf;
-            }
+        for (slot, arg) in slots.into_iter().zip(call_args.iter_mut()) {
+            self.hand_back(slot, arg);
         }
         self.charge(steps)?;
         let results = result.map_err(|e| format!("in `{callee}`: {e}"))?;
@@ -372,7 +417,7 @@ impl Machine<'_> {
     fn scalar(&self, v: Value) -> Res<Val> {
         match self.get(v)? {
             Slot::Scalar(x) => Ok(x),
-            Slot::Mem(_) => Err(format!("%{} is memory, not a scalar", v.0)),
+            Slot::Mem(_) | Slot::Rec(_) => Err(format!("%{} is memory, not a scalar", v.0)),
         }
     }
 
@@ -380,6 +425,7 @@ impl Machine<'_> {
         match self.get(v)? {
             Slot::Mem(id) => Ok(id),
             Slot::Scalar(_) => Err(format!("%{} is a scalar, not memory", v.0)),
+            Slot::Rec(_) => Err(format!("%{} is a struct; reach its fields with `field`", v.0)),
         }
     }
 
@@ -542,6 +588,20 @@ impl Machine<'_> {
                 }
                 self.mems[id][i] = v;
                 return Ok(None);
+            }
+            Field { base, name } => {
+                let Slot::Rec(id) = self.get(*base)? else { return Err(format!("%{} is not a struct", base.0)) };
+                let slot = self.recs[id].iter().find(|(n, _)| n == name).map(|(_, s)| *s);
+                let slot = slot.ok_or_else(|| format!("the struct has no field `{name}`"))?;
+                if let (Slot::Mem(m), Some(t)) = (slot, self.result_ty(op)?.mem()) {
+                    for v in &self.mems[m] {
+                        check_val(*v, t.elem).map_err(|e| format!("field `{name}`: {e}"))?;
+                    }
+                    if t.kind == MemKind::Cell && self.mems[m].len() != 1 {
+                        return Err(format!("field `{name}` should be a single number"));
+                    }
+                }
+                return Ok(Some(slot));
             }
             Len(a) => Val::Int(self.mems[self.mem(*a)?].len() as i128, Scalar::Usize),
             Alloc { len, init } => {

@@ -106,6 +106,12 @@ pub enum OpKind {
     },
     /// `mem.len()`, a `usize`.
     Len(Value),
+    /// A field of a record (`base.name`, `base.0`): memory that aliases part of the base,
+    /// a cell, an array, a `Vec` or another record, with the base's access.
+    Field {
+        base: Value,
+        name: String,
+    },
     /// A new local buffer: `vec![init; len]`, or `[init; N]` when the result is an array.
     Alloc {
         len: Value,
@@ -180,7 +186,7 @@ impl OpKind {
         use OpKind::*;
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) => vec![*a],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | Field { base: a, .. } => vec![*a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
@@ -203,7 +209,7 @@ impl OpKind {
         use OpKind::*;
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) => vec![a],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | Field { base: a, .. } => vec![a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],

@@ -68,6 +68,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         vars: BTreeMap::new(),
         value_uses: vec![],
         var_uses: vec![],
+        records: vec![],
     };
     p.skip_newlines();
     let f = p.function()?;
@@ -257,6 +258,8 @@ struct Parser {
     /// Every value operand and var reference, with its position, checked once all are defined.
     value_uses: Vec<(u32, usize, usize)>,
     var_uses: Vec<(u32, usize, usize)>,
+    /// Record types, from `struct N = "Type"` lines.
+    records: Vec<String>,
 }
 
 /// A value definition before its span default (the op's span) is known.
@@ -452,6 +455,16 @@ impl Parser {
             Access::Owned
         };
         let mem = |elem, kind| Ok(Ty::Mem(MemTy { elem, kind, access }));
+        if self.eat_keyword("struct") {
+            let at = self.here();
+            return match self.next() {
+                Tok::Num(n) => mem(
+                    Scalar::F64,
+                    MemKind::Record(n.parse().map_err(|_| self.error_at(at, format!("bad struct number `{n}`")))?),
+                ),
+                _ => Err(self.error_at(at, "expected a struct number".to_string())),
+            };
+        }
         if self.eat_punct("[") {
             let elem = self.scalar()?;
             let kind = if self.eat_punct(";") {
@@ -563,7 +576,15 @@ impl Parser {
                     self.error_at(open, format!("this `{{` is never closed (input ends at line {})", self.here().0))
                 );
             }
-            if top && self.eat_keyword("local") {
+            if top && self.eat_keyword("struct") {
+                let at = self.here();
+                let n = self.next();
+                self.expect_punct("=")?;
+                match (n, self.next()) {
+                    (Tok::Num(n), Tok::Str(name)) if n == self.records.len().to_string() => self.records.push(name),
+                    _ => return Err(self.error_at(at, "expected `struct N = \"Type\"`, numbered from 0".to_string())),
+                }
+            } else if top && self.eat_keyword("local") {
                 self.var_decl()?;
             } else if top && self.eat_keyword("undef") {
                 let d = self.value_def()?;
@@ -607,6 +628,17 @@ impl Parser {
             "not" => OpKind::Unary(UnOp::Not, self.value()?),
             "cast" => OpKind::Cast(self.value()?),
             "len" => OpKind::Len(self.value()?),
+            "field" => {
+                let base = self.value()?;
+                self.expect_punct(",")?;
+                match self.next() {
+                    Tok::Str(name) => OpKind::Field { base, name },
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.expected("the field's name, quoted"));
+                    }
+                }
+            }
             "push" => OpKind::Push(self.value()?),
             "pop" => OpKind::Pop,
             "select" => {
@@ -794,7 +826,8 @@ impl Parser {
     }
 
     /// Checks that every value and var used is defined, and builds the arenas.
-    fn finish(self, mut f: Function) -> PResult<Function> {
+    fn finish(mut self, mut f: Function) -> PResult<Function> {
+        f.records = std::mem::take(&mut self.records);
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {
                 return Err(ParseError { line, col, message: format!("value %{n} is used but never defined") });

@@ -51,6 +51,7 @@ pub fn print_ty(ty: Ty) -> String {
         (MemKind::Vec, _) => format!("Vec<{}>", m.elem),
         (MemKind::Cell, Access::Owned) => format!("Box<{}>", m.elem),
         (MemKind::Cell, _) => m.elem.to_string(),
+        (MemKind::Record(n), _) => format!("struct {n}"),
     };
     match m.access {
         Access::Shared => format!("&{inner}"),
@@ -171,6 +172,10 @@ impl Printer<'_> {
                 }
             }
         });
+        for (i, r) in f.records.iter().enumerate() {
+            self.indent();
+            writeln!(self.out, "struct {i} = {r:?}").unwrap();
+        }
         for (i, _) in declared_vars.iter().enumerate().filter(|(_, d)| !**d) {
             self.indent();
             self.out.push_str("local ");
@@ -274,6 +279,7 @@ impl Printer<'_> {
                 write!(o, ", %{}", value.0).unwrap();
             }
             OpKind::Len(a) => write!(o, "len %{}", a.0).unwrap(),
+            OpKind::Field { base, name } => write!(o, "field %{}, {name:?}", base.0).unwrap(),
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),

@@ -46,6 +46,8 @@ enum Reads {
     Nothing,
     Var(Var),
     Mem(Value),
+    /// Written: all memory.
+    AnyMem,
 }
 
 type Table = HashMap<String, (Value, Reads)>;
@@ -74,7 +76,7 @@ fn cse_region(
             }
         }
         if !op.kind.regions().is_empty() {
-            let written = writes(&op);
+            let written = writes(f, &op);
             forget(&mut table, &written);
             for sub in op.kind.regions_mut() {
                 cse_region(f, sub, table.clone(), rename, consts);
@@ -100,7 +102,7 @@ fn cse_region(
             }
             OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
             OpKind::Call { .. } => {
-                let w = writes(&op);
+                let w = writes(f, &op);
                 forget(&mut table, &w);
             }
             _ => {}
@@ -136,17 +138,22 @@ fn key(f: &Function, op: &crate::Op) -> Option<(String, Reads)> {
 
 fn forget(table: &mut Table, written: &[Reads]) {
     if !written.is_empty() {
-        table.retain(|_, (_, reads)| !written.contains(reads));
+        let any_mem = written.contains(&Reads::AnyMem);
+        table.retain(|_, (_, reads)| !written.contains(reads) && !(any_mem && matches!(reads, Reads::Mem(_))));
     }
 }
 
 /// The variables and memory an op writes, itself or anywhere inside.
-fn writes(op: &crate::Op) -> Vec<Reads> {
+fn writes(f: &Function, op: &crate::Op) -> Vec<Reads> {
     let mut w = vec![];
     let mut visit = |o: &crate::Op| match &o.kind {
         OpKind::SetVar(var, _) | OpKind::DeclVar { var, .. } => w.push(Reads::Var(*var)),
         OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => w.push(Reads::Mem(*mem)),
         OpKind::Call { args, outs, .. } => {
+            // A call that gets a record may write any of its fields.
+            if args.iter().any(|a| f.ty(a.0).mem().is_some_and(|m| matches!(m.kind, crate::MemKind::Record(_)))) {
+                w.push(Reads::AnyMem);
+            }
             w.extend(args.iter().map(|a| Reads::Mem(a.0)));
             w.extend(outs.iter().map(|v| Reads::Var(*v)));
         }

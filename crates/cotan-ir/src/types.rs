@@ -100,6 +100,10 @@ pub enum MemKind {
     Vec,
     /// A single `T` behind a reference (`&f64`, `&mut f64`).
     Cell,
+    /// A struct or tuple (`&Params`, `&mut (f64, Vec<f64>)`): an index into
+    /// [`Function::records`](crate::Function::records), which holds its Rust type. Its fields
+    /// are reached with `Field`; `elem` is a placeholder (F64: it may hold floats).
+    Record(u32),
 }
 
 /// How the function holds the memory.
@@ -134,6 +138,7 @@ impl fmt::Display for MemTy {
             MemKind::Array(n) => format!("[{}; {}]", self.elem, n),
             MemKind::Vec => format!("Vec<{}>", self.elem),
             MemKind::Cell => self.elem.to_string(),
+            MemKind::Record(n) => format!("struct {n}"),
         };
         match self.access {
             Access::Shared => write!(f, "&{inner}"),

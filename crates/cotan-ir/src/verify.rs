@@ -236,6 +236,7 @@ impl Verifier<'_> {
         match (m.kind, index) {
             (MemKind::Cell, None) => Ok(()),
             (MemKind::Cell, Some(_)) => Err("a cell is accessed without an index".into()),
+            (MemKind::Record(_), _) => Err("a struct is accessed through its fields".into()),
             (_, None) => Err("an array is accessed with an index".into()),
             (_, Some(i)) => self.expect(i, Ty::USIZE, "index"),
         }
@@ -262,6 +263,7 @@ impl Verifier<'_> {
                 | Select(..)
                 | Load { .. }
                 | Len(_)
+                | Field { .. }
                 | Alloc { .. }
                 | GetVar(_)
                 | Pop
@@ -371,8 +373,24 @@ impl Verifier<'_> {
                 self.index(m, *index)?;
                 self.expect(*value, Ty::Scalar(m.elem), "stored value")?;
             }
+            Field { base, .. } => {
+                let b = self.mem(*base)?;
+                let MemKind::Record(n) = b.kind else { return Err(format!("%{} is not a struct", base.0)) };
+                if n as usize >= self.f.records.len() {
+                    return Err(format!("struct {n} is not in the function's struct table"));
+                }
+                match r.mem() {
+                    Some(m) if m.access == b.access => {}
+                    _ => {
+                        return Err(format!(
+                            "a field of a {} is memory with the same access",
+                            print_ty(self.f.ty(*base))
+                        ))
+                    }
+                }
+            }
             Len(a) => {
-                if self.mem(*a)?.kind == MemKind::Cell {
+                if matches!(self.mem(*a)?.kind, MemKind::Cell | MemKind::Record(_)) {
                     return Err(format!("%{} is a cell, which has no length", a.0));
                 }
                 if r != Ty::USIZE {

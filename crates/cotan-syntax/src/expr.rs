@@ -28,7 +28,10 @@ impl Lower {
     /// Reads a `&f64`/`&mut f64` cell where a number is expected.
     fn auto_load(&mut self, v: Value) -> Value {
         match self.mem_ty(v) {
-            Some(m) if m.kind == MemKind::Cell => self.emit_s(OpKind::Load { mem: v, index: None }, STy::Known(m.elem)),
+            Some(m) if m.kind == MemKind::Cell => {
+                let t = self.elem_sty(v);
+                self.emit_s(OpKind::Load { mem: v, index: None }, t)
+            }
             _ => v,
         }
     }
@@ -69,7 +72,9 @@ impl Lower {
             E::Closure(_) => err_at(&e, "cotan does not support closures yet; write the loop out explicitly"),
             E::Match(_) => err_at(&e, "cotan does not support `match` yet; use `if`/`else if`"),
             E::Tuple(_) => err_at(&e, "cotan does not support tuples yet; use separate variables"),
-            E::Struct(_) | E::Field(_) => err_at(&e, "cotan does not support structs yet; pass the fields as separate parameters"),
+            // A number field is read where it appears, as Rust copies it.
+            E::Field(f) => self.field(f).map(|v| Some(self.auto_load(v))),
+            E::Struct(_) => err_at(&e, "cotan does not build structs in differentiated code; pass the struct as a parameter (`&S` or `&mut S`) and write its fields"),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
             E::Let(_) => err_at(&e, "cotan does not support `if let`/`while let`; use a plain condition"),
             E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
@@ -374,6 +379,16 @@ impl Lower {
                 let idx = self.index_value(&i.index)?;
                 Ok(Place::Mem(m, Some(idx)))
             }
+            syn::Expr::Field(f) => {
+                let v = self.field(f)?;
+                match self.mem_ty(v) {
+                    Some(m) if m.kind == MemKind::Cell && m.access == Access::Mut => Ok(Place::Mem(v, None)),
+                    Some(m) if m.kind == MemKind::Cell => {
+                        err_at(&e, "cotan can write fields only through `&mut`; take the struct as `&mut S`")
+                    }
+                    _ => err_at(&e, "cotan does not support assigning a whole field; assign its elements"),
+                }
+            }
             syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
                 if let syn::Expr::Path(p) = &**expr {
                     if let Some(Binding::Place(mem, index)) =
@@ -430,7 +445,7 @@ impl Lower {
                 if mt.access == Access::Shared {
                     return err_at(&target, "cannot assign through a shared reference; take `&mut`");
                 }
-                STy::Known(mt.elem)
+                self.elem_sty(m)
             }
         };
         self.unify(have, vt, target.span())?;
@@ -442,6 +457,9 @@ impl Lower {
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Value>> {
         if let Some(r) = crate::chain::consume(self, m) {
             return r;
+        }
+        if let Some(r) = self.record_method(m, 1) {
+            return r.map(|mut v| v.pop());
         }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();

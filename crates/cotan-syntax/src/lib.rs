@@ -9,7 +9,9 @@ mod expr;
 mod infer;
 mod iter;
 mod lower;
+mod record;
 mod signature;
 
 pub use lower::{lower_fn, Lowered};
+pub use record::{is_record, record_type};
 pub use signature::{param_type, return_type, scalar_type};

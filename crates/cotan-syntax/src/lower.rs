@@ -64,6 +64,11 @@ pub(crate) struct Lower {
     pub(crate) spans: Vec<Span>,
     span: SpanId,
     stack: Vec<Vec<Op>>,
+    /// Ops hoisted to the top of the function so far (record fields).
+    hoisted: usize,
+    /// The field of a record, by record and field name.
+    pub(crate) fields: HashMap<(Value, String), Value>,
+    pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
     scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
     sty: HashMap<Value, STy>,
@@ -88,6 +93,9 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         spans: vec![Span::call_site()],
         span: SpanId::NONE,
         stack: vec![vec![]],
+        hoisted: 0,
+        fields: HashMap::new(),
+        field_shapes: crate::record::field_shapes(body),
         scopes: vec![vec![]],
         infer: Infer::default(),
         sty: HashMap::new(),
@@ -133,6 +141,13 @@ impl Lower {
         let v = self.emit(kind, Ty::Scalar(s));
         self.sty.insert(v, t);
         v
+    }
+
+    /// Puts an op at the top of the function, after those hoisted before it, so that it
+    /// dominates every use.
+    pub(crate) fn hoist(&mut self, op: Op) {
+        self.stack[0].insert(self.hoisted, op);
+        self.hoisted += 1;
     }
 
     pub(crate) fn effect(&mut self, kind: OpKind) {
@@ -435,6 +450,11 @@ impl Lower {
             syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if crate::expr::is_user_call(c) => {
                 // A call whose result is dropped: it may return `()`.
                 self.user_call(c, false)?;
+                Ok(None)
+            }
+            syn::Stmt::Expr(syn::Expr::MethodCall(m), Some(_)) if self.is_record_receiver(&m.receiver) => {
+                // A method whose result is dropped: it may return `()`.
+                self.record_method(m, 0).expect("checked: the receiver is a record")?;
                 Ok(None)
             }
             syn::Stmt::Expr(e, semi) => {

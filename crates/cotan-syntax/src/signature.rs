@@ -7,7 +7,8 @@ use crate::infer::STy;
 use crate::lower::{err_at, mem, Binding, Lower};
 
 const SUPPORTED: &str = "cotan supports parameters of the types f64, f32, the integer types, bool, \
-&f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64> (and the same for f32 and integers)";
+&f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64> (and the same for f32 and integers), \
+and structs and tuples of these (`&S`, `&mut S`, `S`)";
 
 /// The scalar a type path names (`f64`, `usize`, ...).
 pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
@@ -103,11 +104,30 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
         return err_at(&v, "cotan does not support variadic functions");
     }
     for arg in &sig.inputs {
-        let syn::FnArg::Typed(pt) = arg else {
-            return err_at(&arg, "cotan does not support methods with `self` yet; write a free function that takes the value as a parameter");
+        let pt = match arg {
+            syn::FnArg::Receiver(r) => {
+                let access = match (&r.reference, r.mutability) {
+                    (Some(_), Some(_)) => Access::Mut,
+                    (Some(_), None) => Access::Shared,
+                    (None, _) => Access::Owned,
+                };
+                if r.colon_token.is_some() {
+                    return err_at(&r, "cotan supports the receivers `self`, `&self` and `&mut self`");
+                }
+                l.record_param("self", "Self", access, r.span());
+                continue;
+            }
+            syn::FnArg::Typed(pt) => pt,
         };
         let span = pt.span();
         let Some(ty) = param_type(&pt.ty) else {
+            if let (Some((rust_type, access)), syn::Pat::Ident(pi)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
+                if pi.mutability.is_some() {
+                    return err_at(&pi, "cotan does not support `mut` struct parameters; take `&mut S` instead");
+                }
+                l.record_param(&pi.ident.to_string(), &rust_type, access, span);
+                continue;
+            }
             return err_at(&pt.ty, SUPPORTED);
         };
         let (name, mutable) = match &*pt.pat {

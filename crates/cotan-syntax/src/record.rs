@@ -1,0 +1,226 @@
+//! Structs and tuples (records): parameters of a struct or tuple type, read and written
+//! field by field. A field path (`p.layer.w`) becomes one `Field` op at the top of the
+//! function, so each field is memory with a single identity, like a parameter. Whether a
+//! field is a number, an array or a nested record is read off how the body uses it (the
+//! function compiles as the user wrote it, so its uses agree with the field's real type);
+//! its number type is inferred like any other.
+
+use std::collections::HashMap;
+
+use cotan_ir::{Access, MemKind, OpKind, Scalar, Ty, Value};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use crate::infer::Class;
+use crate::lower::{err_at, mem, Binding, Lower};
+
+/// What a field is, as its uses show.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum Shape {
+    /// Only passed on by reference: kept opaque (the callee knows its type).
+    Passed,
+    Number,
+    Array,
+    Record,
+}
+
+/// The Rust type of a record parameter and how it is held, or `None` for other types.
+pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
+    let (inner, access) = match ty {
+        syn::Type::Reference(r) => (&*r.elem, if r.mutability.is_some() { Access::Mut } else { Access::Shared }),
+        t => (t, Access::Owned),
+    };
+    match inner {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if crate::signature::scalar_type(inner).is_some() || name == "Vec" || name == "Box" {
+                return None;
+            }
+            Some((tokens_text(inner), access))
+        }
+        syn::Type::Tuple(t) if !t.elems.is_empty() => Some((tokens_text(inner), access)),
+        _ => None,
+    }
+}
+
+fn tokens_text(t: &impl quote::ToTokens) -> String {
+    let s = t.to_token_stream().to_string();
+    // `model :: Params < f64 >` as `model::Params<f64>`; tuples keep `, `.
+    s.replace(" :: ", "::").replace(" < ", "<").replace(" >", ">").replace(" ,", ",")
+}
+
+/// The shapes of the field paths (`"p.w"`, `"self.inner.b"`) used in a body.
+pub(crate) fn field_shapes(body: &syn::Block) -> HashMap<String, Shape> {
+    let mut v = Uses::default();
+    v.visit_block(body);
+    v.shapes
+}
+
+#[derive(Default)]
+struct Uses {
+    shapes: HashMap<String, Shape>,
+}
+
+/// The path of a field expression rooted at a plain name: `p.a.0` is `"p.a.0"`.
+pub(crate) fn field_path(e: &syn::Expr) -> Option<String> {
+    match e {
+        syn::Expr::Field(f) => {
+            let base = field_path(&f.base).or_else(|| root_name(&f.base))?;
+            Some(format!("{base}.{}", member_name(&f.member)))
+        }
+        syn::Expr::Paren(p) => field_path(&p.expr),
+        _ => None,
+    }
+}
+
+fn root_name(e: &syn::Expr) -> Option<String> {
+    match e {
+        syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+pub(crate) fn member_name(m: &syn::Member) -> String {
+    match m {
+        syn::Member::Named(i) => i.to_string(),
+        syn::Member::Unnamed(i) => i.index.to_string(),
+    }
+}
+
+const ARRAY_METHODS: [&str; 12] = [
+    "len",
+    "is_empty",
+    "iter",
+    "iter_mut",
+    "fill",
+    "swap",
+    "copy_from_slice",
+    "to_vec",
+    "chunks",
+    "windows",
+    "push",
+    "clone",
+];
+
+impl Uses {
+    fn mark(&mut self, e: &syn::Expr, shape: Shape) {
+        if let Some(p) = field_path(e) {
+            let s = self.shapes.entry(p).or_insert(shape);
+            *s = (*s).max(shape);
+        }
+    }
+}
+
+impl<'a> Visit<'a> for Uses {
+    fn visit_expr(&mut self, e: &'a syn::Expr) {
+        match e {
+            syn::Expr::Field(f) => {
+                self.mark(&f.base, Shape::Record);
+                self.mark(e, Shape::Number);
+            }
+            syn::Expr::Index(i) => self.mark(&i.expr, Shape::Array),
+            syn::Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if ARRAY_METHODS.contains(&name.as_str()) {
+                    self.mark(&m.receiver, Shape::Array);
+                }
+            }
+            syn::Expr::ForLoop(f) => {
+                let it = match &*f.expr {
+                    syn::Expr::Reference(r) => &*r.expr,
+                    e => e,
+                };
+                self.mark(it, Shape::Array);
+            }
+            syn::Expr::Reference(r) => self.mark(&r.expr, Shape::Passed),
+            _ => {}
+        }
+        syn::visit::visit_expr(self, e);
+    }
+}
+
+impl Lower {
+    /// A record parameter, bound by name; its fields are created when first used.
+    pub(crate) fn record_param(&mut self, name: &str, rust_type: &str, access: Access, span: proc_macro2::Span) {
+        let id = self.func.record(rust_type);
+        let at = self.at(span);
+        let v = self.func.add_param(mem(Scalar::F64, MemKind::Record(id), access), name.to_string(), at);
+        self.bind(name.to_string(), Binding::Value(v));
+    }
+
+    /// The value of a field expression: memory (a cell for a number field).
+    pub(crate) fn field(&mut self, f: &syn::ExprField) -> syn::Result<Value> {
+        let base = self.expr(&f.base)?;
+        let Some(bt) = self.mem_ty(base).filter(|m| matches!(m.kind, MemKind::Record(_))) else {
+            return err_at(&f.base, "cotan supports fields of struct and tuple parameters only");
+        };
+        let name = member_name(&f.member);
+        if let Some(v) = self.fields.get(&(base, name.clone())) {
+            return Ok(*v);
+        }
+        let path = field_path(&syn::Expr::Field(f.clone())).unwrap_or_default();
+        let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
+        let (ty, elem) = match shape {
+            Shape::Record | Shape::Passed => {
+                let id = self.func.record("_");
+                (mem(Scalar::F64, MemKind::Record(id), bt.access), None)
+            }
+            Shape::Array | Shape::Number => {
+                let kind = if shape == Shape::Array { MemKind::Slice } else { MemKind::Cell };
+                (mem(Scalar::F64, kind, bt.access), Some(self.infer.fresh(Class::Any)))
+            }
+        };
+        let span = self.at(f.span());
+        let v = self.func.new_value(ty, Some(path.replace('.', "_")), span);
+        self.hoist(cotan_ir::Op { kind: OpKind::Field { base, name: name.clone() }, result: Some(v), span });
+        if let Some(t) = elem {
+            self.set_elem_sty(v, t);
+        }
+        self.fields.insert((base, name), v);
+        Ok(v)
+    }
+
+    /// Whether an expression names a record parameter (checked without lowering anything).
+    pub(crate) fn is_record_receiver(&self, e: &syn::Expr) -> bool {
+        match root_name(e).and_then(|n| self.lookup(&n)) {
+            Some(Binding::Value(v)) => is_record(self.func.ty(v)),
+            _ => false,
+        }
+    }
+
+    /// A method call on a record (`self.energy(x)`, `p.update(&mut g)`): a call of
+    /// `Type::method` with the record first. `None` if the receiver is not a record.
+    pub(crate) fn record_method(&mut self, m: &syn::ExprMethodCall, results: usize) -> Option<syn::Result<Vec<Value>>> {
+        if !self.is_record_receiver(&m.receiver) {
+            return None;
+        }
+        let Some(Binding::Value(v)) = root_name(&m.receiver).and_then(|n| self.lookup(&n)) else { return None };
+        let MemKind::Record(id) = self.mem_ty(v)?.kind else { return None };
+        let ty = self.func.records[id as usize].clone();
+        let path: syn::Path = match syn::parse_str(&format!("{ty}::{}", m.method)) {
+            Ok(p) => p,
+            Err(_) => {
+                return Some(err_at(
+                    m,
+                    format!("cotan cannot name the method `{}` of `{ty}`; call it as a function", m.method),
+                ))
+            }
+        };
+        let mut args: syn::punctuated::Punctuated<syn::Expr, syn::Token![,]> = Default::default();
+        args.push((*m.receiver).clone());
+        args.extend(m.args.iter().cloned());
+        let call = syn::ExprCall {
+            attrs: vec![],
+            func: Box::new(syn::Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path })),
+            paren_token: m.paren_token,
+            args,
+        };
+        Some(self.user_call_n(&call, results))
+    }
+}
+
+/// Whether an IR type is a record.
+pub fn is_record(t: Ty) -> bool {
+    t.mem().is_some_and(|m| matches!(m.kind, MemKind::Record(_)))
+}
