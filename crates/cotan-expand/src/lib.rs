@@ -483,7 +483,30 @@ fn callable_variants(
     modes: &[Mode],
     masks: Masks,
 ) -> syn::Result<TokenStream> {
-    variants_of(&func.sig.ident.to_string(), func.vis.to_token_stream(), lowered, modes, MAX_MEMORY_PARAMS, masks)
+    let mut out =
+        variants_of(&func.sig.ident.to_string(), func.vis.to_token_stream(), lowered, modes, MAX_MEMORY_PARAMS, masks)?;
+    out.extend(field_type_checks(func, lowered));
+    Ok(out)
+}
+
+/// A function never called, whose body makes rustc check what cotan assumed about the
+/// types of fields: that those whose use shows no number type are integers.
+fn field_type_checks(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> TokenStream {
+    if lowered.assumed_int.is_empty() {
+        return quote!();
+    }
+    let krate = cotan_path();
+    let name = quote::format_ident!("__cotan_field_types_{}", func.sig.ident);
+    let inputs = &func.sig.inputs;
+    let generics = &func.sig.generics;
+    let checks = lowered.assumed_int.iter().filter_map(|p| syn::parse_str::<syn::Expr>(p).ok());
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused, non_snake_case, clippy::all)]
+        fn #name #generics(#inputs) {
+            #( #krate::rt::not_float(&#checks); )*
+        }
+    }
 }
 
 /// Which combinations of active and constant float references get a variant. Each one is
@@ -529,7 +552,7 @@ fn nested_variants(derived: &cotan_ir::Function, vis: TokenStream, spans: &[Span
     if calls || derived.returns.iter().any(|t| !t.is_float()) {
         return quote!();
     }
-    let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec() };
+    let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec(), assumed_int: vec![] };
     variants_of(&derived.name, vis, &lowered, &[Mode::Forward], MAX_NESTED_MEMORY_PARAMS, Masks::AllActive)
         .unwrap_or_default()
 }

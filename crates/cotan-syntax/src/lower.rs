@@ -18,6 +18,9 @@ use crate::signature;
 pub struct Lowered {
     pub func: Function,
     pub spans: Vec<Span>,
+    /// Fields (`p.n`) whose use shows no number type (only `p.n as f64`, say): taken as
+    /// integers, which the generated code must check (`rt::not_float`).
+    pub assumed_int: Vec<String>,
 }
 
 impl Lowered {
@@ -68,6 +71,9 @@ pub(crate) struct Lower {
     hoisted: usize,
     /// The field of a record, by record and field name.
     pub(crate) fields: HashMap<(Value, String), Value>,
+    /// The Rust path of each field value (`self.inner.n`).
+    pub(crate) field_paths: HashMap<Value, String>,
+    assumed_int: Vec<String>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
     scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
@@ -95,6 +101,8 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         stack: vec![vec![]],
         hoisted: 0,
         fields: HashMap::new(),
+        field_paths: HashMap::new(),
+        assumed_int: vec![],
         field_shapes: crate::record::field_shapes(body),
         scopes: vec![vec![]],
         infer: Infer::default(),
@@ -116,7 +124,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
     }
     l.body(body)?;
     l.finalize();
-    Ok(Lowered { func: l.func, spans: l.spans })
+    Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int })
 }
 
 impl Lower {
@@ -263,6 +271,16 @@ impl Lower {
     }
 
     fn finalize(&mut self) {
+        let mut fields: Vec<Value> = self.fields.values().copied().collect();
+        fields.sort();
+        for v in fields {
+            let Some(&t) = self.mem_elem.get(&v) else { continue };
+            if matches!(self.infer.current(t), STy::Flex(_)) && self.infer.class_of(t).is_none() {
+                let int = self.infer.fresh(Class::Int);
+                let _ = self.infer.unify(t, int);
+                self.assumed_int.push(self.field_paths[&v].clone());
+            }
+        }
         for (m, t) in self.mem_elem.clone() {
             let s = self.infer.resolve(t);
             if let Ty::Mem(mt) = &mut self.func.values[m.0 as usize].ty {

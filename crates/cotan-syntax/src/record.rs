@@ -133,7 +133,15 @@ impl<'a> Visit<'a> for Uses {
                 };
                 self.mark(it, Shape::Array);
             }
-            syn::Expr::Reference(r) => self.mark(&r.expr, Shape::Passed),
+            syn::Expr::Reference(r) => {
+                if let syn::Expr::Field(f) = &*r.expr {
+                    // `&p.x` passes the field on: it is not read as a number here.
+                    self.mark(&r.expr, Shape::Passed);
+                    self.mark(&f.base, Shape::Record);
+                    self.visit_expr(&f.base);
+                    return;
+                }
+            }
             _ => {}
         }
         syn::visit::visit_expr(self, e);
@@ -178,6 +186,7 @@ impl Lower {
             self.set_elem_sty(v, t);
         }
         self.fields.insert((base, name), v);
+        self.field_paths.insert(v, path);
         Ok(v)
     }
 

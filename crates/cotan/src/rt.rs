@@ -93,3 +93,19 @@ impl Tape {
         self.bufs_f32.push(v);
     }
 }
+
+/// The integer types. cotan takes a struct field for an integer when its use shows no
+/// number type (`p.n as f64`); generated code checks that with [`not_float`].
+#[diagnostic::on_unimplemented(
+    message = "cotan took this field for an integer, but it is `{Self}`",
+    note = "its use in the differentiated function shows no number type (as in `p.x as f64`); write `p.x * 1.0` or annotate a `let` with the type so that cotan sees it is a float"
+)]
+pub trait Integer {}
+
+macro_rules! integers {
+    ($($t:ty),*) => { $(impl Integer for $t {})* };
+}
+integers!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+/// Checks at compile time that a field cotan took for an integer is one.
+pub fn not_float<T: Integer>(_: &T) {}
