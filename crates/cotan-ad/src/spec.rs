@@ -117,7 +117,7 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
         _ => {}
     }
     for (k, (&act, &p)) in spec.inputs.iter().zip(&f.params).enumerate() {
-        check_input(spec.mode, act, f.ty(p)).or_else(|m| fail(Target::Input(k), m))?;
+        check_input(spec.mode, act, f.ty(p), &rust_type(f, f.ty(p))).or_else(|m| fail(Target::Input(k), m))?;
     }
     if let (Some(act), Some(ty)) = (spec.ret, f.returns.first()) {
         check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
@@ -125,7 +125,25 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn check_input(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
+/// How the user wrote a type: a record (`&struct 0` in the IR) by its Rust name.
+fn rust_type(f: &Function, ty: Ty) -> String {
+    match ty.mem() {
+        Some(m) => match m.kind {
+            cotan_ir::MemKind::Record(id) => {
+                let name = f.records.get(id as usize).cloned().unwrap_or_default();
+                match m.access {
+                    cotan_ir::Access::Shared => format!("&{name}"),
+                    cotan_ir::Access::Mut => format!("&mut {name}"),
+                    cotan_ir::Access::Owned => name,
+                }
+            }
+            _ => ty.to_string(),
+        },
+        None => ty.to_string(),
+    }
+}
+
+fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), String> {
     use Activity::*;
     let allowed: &[Activity] = match mode {
         Mode::Forward => &[Const, Dual, DualOnly],
@@ -138,21 +156,21 @@ fn check_input(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
         (Const, _) => Ok(()),
         (Dual | DualOnly, t) if t.carries_derivative() => Ok(()),
         (Dual | DualOnly, _) => {
-            Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{ty}`", act.name()))
+            Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{shown}`", act.name()))
         }
         (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
         (Active, Ty::Mem(_)) => {
-            Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{ty}`"))
+            Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{shown}`"))
         }
-        (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{ty}`")),
+        (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{shown}`")),
         (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.elem.is_float() => Ok(()),
         (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => {
             Err(format!("`{}` is for references; use `Active` for a float passed by value", act.name()))
         }
         (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => {
-            Err(format!("`{}` needs floats behind the reference; use `Const` for `{ty}`", act.name()))
+            Err(format!("`{}` needs floats behind the reference; use `Const` for `{shown}`", act.name()))
         }
-        _ => Err(format!("`{}` needs a reference to floats; use `Const` for `{ty}`", act.name())),
+        _ => Err(format!("`{}` needs a reference to floats; use `Const` for `{shown}`", act.name())),
     }
 }
 

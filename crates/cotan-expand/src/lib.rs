@@ -499,12 +499,15 @@ fn field_type_checks(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Tok
     let name = quote::format_ident!("__cotan_field_types_{}", func.sig.ident);
     let inputs = &func.sig.inputs;
     let generics = &func.sig.generics;
-    let checks = lowered.assumed_int.iter().filter_map(|p| syn::parse_str::<syn::Expr>(p).ok());
+    let checks = lowered.assumed_int.iter().filter_map(|(path, span)| {
+        let e = respan(syn::parse_str::<syn::Expr>(path).ok()?.to_token_stream(), *span);
+        Some(quote::quote_spanned!(*span=> #krate::rt::not_float(&#e);))
+    });
     quote! {
         #[doc(hidden)]
         #[allow(unused, non_snake_case, clippy::all)]
         fn #name #generics(#inputs) {
-            #( #krate::rt::not_float(&#checks); )*
+            #( #checks )*
         }
     }
 }

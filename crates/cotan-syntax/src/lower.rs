@@ -20,7 +20,7 @@ pub struct Lowered {
     pub spans: Vec<Span>,
     /// Fields (`p.n`) whose use shows no number type (only `p.n as f64`, say): taken as
     /// integers, which the generated code must check (`rt::not_float`).
-    pub assumed_int: Vec<String>,
+    pub assumed_int: Vec<(String, Span)>,
 }
 
 impl Lowered {
@@ -73,7 +73,7 @@ pub(crate) struct Lower {
     pub(crate) fields: HashMap<(Value, String), Value>,
     /// The Rust path of each field value (`self.inner.n`).
     pub(crate) field_paths: HashMap<Value, String>,
-    assumed_int: Vec<String>,
+    assumed_int: Vec<(String, Span)>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
     scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
@@ -278,7 +278,8 @@ impl Lower {
             if matches!(self.infer.current(t), STy::Flex(_)) && self.infer.class_of(t).is_none() {
                 let int = self.infer.fresh(Class::Int);
                 let _ = self.infer.unify(t, int);
-                self.assumed_int.push(self.field_paths[&v].clone());
+                let span = self.spans[self.func.value(v).span.0 as usize];
+                self.assumed_int.push((self.field_paths[&v].clone(), span));
             }
         }
         for (m, t) in self.mem_elem.clone() {

@@ -24,6 +24,11 @@ pub(crate) enum Shape {
     Record,
 }
 
+/// Types of std that are not plain structs of numbers.
+const NOT_RECORDS: [&str; 13] = [
+    "Vec", "Box", "String", "str", "Option", "Result", "HashMap", "BTreeMap", "HashSet", "Rc", "Arc", "RefCell", "Cell",
+];
+
 /// The Rust type of a record parameter and how it is held, or `None` for other types.
 pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
     let (inner, access) = match ty {
@@ -34,7 +39,7 @@ pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
         syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if crate::signature::scalar_type(inner).is_some() || name == "Vec" || name == "Box" {
+            if crate::signature::scalar_type(inner).is_some() || NOT_RECORDS.contains(&name.as_str()) {
                 return None;
             }
             Some((tokens_text(inner), access))
