@@ -130,7 +130,7 @@ fn a_sign_error_names_the_component() {
     assert_eq!(*mode, Mode::Reverse);
     assert_eq!(*worst, comp("x", Some(2)));
     assert_eq!(worst_comparison.ad, -(1.0f64.cos()));
-    assert!((worst_comparison.best_fd() - 1.0f64.cos()).abs() < 1e-9, "{err}");
+    assert!((worst_comparison.fd_estimate() - 1.0f64.cos()).abs() < 1e-9, "{err}");
     // Steps are relative to max(1, max |x_i|) = 2.
     assert_eq!(worst_comparison.steps, check::STEPS.map(|h| 2.0 * h).to_vec());
     assert_eq!(inner_product.steps.len(), 5);
@@ -175,7 +175,7 @@ fn a_wrong_custom_rule_is_caught() {
     assert_eq!(err.component(), Some(&comp("x", Some(1))), "{err}");
     let Failure::FiniteDifferences { worst_comparison, .. } = &err else { panic!("{err}") };
     assert_eq!(worst_comparison.ad, 2.0 * 1.5 * 1.5);
-    assert!((worst_comparison.best_fd() - 3.0 * 1.5 * 1.5).abs() < 1e-8, "{err}");
+    assert!((worst_comparison.fd_estimate() - 3.0 * 1.5 * 1.5).abs() < 1e-8, "{err}");
 }
 
 #[test]
