@@ -299,3 +299,30 @@ fn an_allocating_derivative_fails_no_allocations() {
         .run()
         .unwrap();
 }
+
+#[test]
+fn a_wrong_forward_rule_of_a_vector_function_names_the_input() {
+    let err = Check::new()
+        .arg("x", &[0.3, -1.2])
+        .scalar("angle", 0.4)
+        .primal_into(3, |a, out| rot(a.slice("x"), a.scalar("angle"), out))
+        .forward_into(|a, t, out, dout| {
+            t_rot(a.slice("x"), t.slice("x"), a.scalar("angle"), t.scalar("angle"), out, dout);
+            dout[2] += 0.1 * t.slice("x")[1]; // a planted error in ∂out[2]/∂x[1]
+        })
+        .run()
+        .unwrap_err();
+    assert!(matches!(err, Failure::FiniteDifferences { mode: Mode::Forward, .. }), "{err}");
+    assert_eq!(err.component(), Some(&comp("x", Some(1))), "{err}");
+}
+
+#[test]
+#[should_panic(expected = "no argument named `z` (arguments: x, y)")]
+fn a_misspelt_argument_panics_with_the_names() {
+    let _ = Check::new()
+        .arg("x", &[1.0])
+        .scalar("y", 2.0)
+        .primal(|a| a.slice("z")[0])
+        .reverse(|a, _, _| a.slice("x")[0])
+        .run();
+}
