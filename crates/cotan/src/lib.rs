@@ -28,4 +28,5 @@ pub struct ReadmeDoctests;
 #[doc(hidden)]
 pub use cotan_macros::__variants_done;
 
+pub mod check;
 pub mod rt;
