@@ -112,6 +112,41 @@ fn with_function(
     }
 }
 
+/// `#[derive(cotan::Differentiable)]` on a struct: `zero_like` field by field.
+pub fn derive_differentiable(item: TokenStream) -> TokenStream {
+    let input: syn::DeriveInput = match syn::parse2(item) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let syn::Data::Struct(data) = &input.data else {
+        return syn::Error::new(input.ident.span(), "`cotan::Differentiable` derives for structs only")
+            .to_compile_error();
+    };
+    let krate = cotan_path();
+    let body = match &data.fields {
+        syn::Fields::Named(n) => {
+            let names = n.named.iter().map(|f| f.ident.clone());
+            quote!(Self { #( #names: #krate::Differentiable::zero_like(&self.#names), )* })
+        }
+        syn::Fields::Unnamed(u) => {
+            let idx = (0..u.unnamed.len()).map(syn::Index::from);
+            quote!(Self( #( #krate::Differentiable::zero_like(&self.#idx), )* ))
+        }
+        syn::Fields::Unit => quote!(Self),
+    };
+    let name = &input.ident;
+    let mut generics = input.generics.clone();
+    for p in generics.type_params_mut() {
+        p.bounds.push(syn::parse_quote!(#krate::Differentiable));
+    }
+    let (impl_g, ty_g, where_g) = generics.split_for_impl();
+    quote! {
+        impl #impl_g #krate::Differentiable for #name #ty_g #where_g {
+            fn zero_like(&self) -> Self { #body }
+        }
+    }
+}
+
 /// Directions per call in Hessian assembly.
 const HESSIAN_LANES: usize = 4;
 

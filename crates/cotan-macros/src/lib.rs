@@ -23,6 +23,12 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     cotan_expand::differentiable(attr.into(), item.into()).into()
 }
 
+/// `#[derive(cotan::Differentiable)]`: gives a struct `zero_like()`, its zeroed shadow.
+#[proc_macro_derive(Differentiable)]
+pub fn derive_differentiable(item: TokenStream) -> TokenStream {
+    cotan_expand::derive_differentiable(item.into()).into()
+}
+
 /// Marks a function whose callable variants are generated: the remaining cotan attributes
 /// on it must not generate them again.
 #[doc(hidden)]

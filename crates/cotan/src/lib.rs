@@ -29,4 +29,8 @@ pub struct ReadmeDoctests;
 pub use cotan_macros::__variants_done;
 
 pub mod check;
+mod differentiable;
 pub mod rt;
+
+pub use cotan_macros::Differentiable;
+pub use differentiable::Differentiable;

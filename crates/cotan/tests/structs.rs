@@ -2,13 +2,13 @@
 
 use cotan::{autodiff_forward, autodiff_reverse};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, cotan::Differentiable)]
 struct Layer {
     w: Vec<f64>,
     b: f64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, cotan::Differentiable)]
 struct Model {
     layer: Layer,
     scale: [f64; 2],
@@ -26,7 +26,10 @@ fn predict(m: &Model, x: &[f64]) -> f64 {
 }
 
 fn zero_model(m: &Model) -> Model {
-    Model { layer: Layer { w: vec![0.0; m.layer.w.len()], b: 0.0 }, scale: [0.0; 2], n: m.n }
+    use cotan::Differentiable;
+    let z = m.zero_like();
+    assert_eq!(z, Model { layer: Layer { w: vec![0.0; m.layer.w.len()], b: 0.0 }, scale: [0.0; 2], n: m.n });
+    z
 }
 
 fn model() -> Model {
