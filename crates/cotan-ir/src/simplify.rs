@@ -139,7 +139,7 @@ fn key(f: &Function, op: &crate::Op) -> Option<(String, Reads)> {
 fn forget(table: &mut Table, written: &[Reads]) {
     if !written.is_empty() {
         let any_mem = written.contains(&Reads::AnyMem);
-        table.retain(|_, (_, reads)| !written.contains(reads) && !(any_mem && matches!(reads, Reads::Mem(_))));
+        table.retain(|_, (_, reads)| !(written.contains(reads) || any_mem && matches!(reads, Reads::Mem(_))));
     }
 }
 

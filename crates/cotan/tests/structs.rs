@@ -1,4 +1,5 @@
 //! Structs and tuples: parameters read and written field by field, methods, calls.
+#![allow(clippy::needless_range_loop)]
 
 use cotan::{autodiff_forward, autodiff_reverse};
 
