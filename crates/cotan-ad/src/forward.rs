@@ -53,6 +53,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
     let mut out = Function::new(name);
     out.vars = f.vars.clone();
     out.records = f.records.clone();
+    out.generic_float = f.generic_float.clone();
     let mut fw = Fwd {
         f,
         act,

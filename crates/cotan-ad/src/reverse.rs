@@ -274,6 +274,7 @@ impl<'a> Rev<'a> {
         let mut out = Function::new(name);
         out.vars = f.vars.clone();
         out.records = f.records.clone();
+        out.generic_float = f.generic_float.clone();
         Rev {
             f,
             act,

@@ -4,6 +4,8 @@
 //! into the expression that uses them, `x = x + y` is written `x += y`, loops stay loops,
 //! and names come from the user's own variables.
 
+mod generic;
+
 use std::collections::{HashMap, HashSet};
 
 use cotan_ir::{
@@ -40,6 +42,7 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
     cotan_ir::simplify::dead_code(&mut f);
     let mut g = Gen::new(&f);
     g.spans = spans.to_vec();
+    g.krate = krate.clone();
     let name = format_ident!("{}", f.name);
     let params = f.params.iter().map(|&p| {
         let n = g.name(p);
@@ -66,11 +69,22 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
             #release
         };
     }
-    quote! {
+    let generics = match &f.generic_float {
+        Some(t) => {
+            let t = format_ident!("{}", t);
+            quote!(<#t: #krate::Real>)
+        }
+        None => quote!(),
+    };
+    let item = quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-        #vis fn #name(#(#params),*) #ret {
+        #vis fn #name #generics(#(#params),*) #ret {
             #body
         }
+    };
+    match &f.generic_float {
+        Some(t) => generic::generic_tokens(item, &format_ident!("{}", t)),
+        None => item,
     }
 }
 
@@ -83,6 +97,8 @@ struct Gen<'f> {
     used: HashSet<Value>,
     tape: bool,
     spans: Vec<Span>,
+    /// The path of the `cotan` crate.
+    krate: TokenStream,
 }
 
 impl<'f> Gen<'f> {
@@ -96,6 +112,7 @@ impl<'f> Gen<'f> {
             used: HashSet::new(),
             tape: false,
             spans: vec![],
+            krate: quote!(::cotan),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -278,6 +295,15 @@ impl<'f> Gen<'f> {
                 let x = self.operand(*x, Prec::BitOr);
                 let y = self.operand(*y, Prec::BitOr);
                 (quote!(#x #tok #y), Prec::Cmp)
+            }
+            OpKind::Cast(a)
+                if self.f.generic_float.is_some() && (self.f.ty(r).is_float() || self.f.ty(*a).is_float()) =>
+            {
+                // `as` does not convert to or from a type parameter.
+                let a = self.expr(*a).0;
+                let t = ty_tokens(self.f.ty(r));
+                let krate = &self.krate;
+                (quote!(#krate::rt::cast::<_, #t>(#a)), Prec::Atom)
             }
             OpKind::Cast(a) => {
                 let a = self.operand(*a, Prec::Cast);

@@ -56,6 +56,9 @@ pub struct Function {
     pub vars: Vec<VarData>,
     /// The Rust types of the records (structs and tuples) that `MemKind::Record` refers to.
     pub records: Vec<String>,
+    /// For a function generic over its float type (`fn f<T: Float>`), the parameter's
+    /// name: `f64` in the IR stands for it.
+    pub generic_float: Option<String>,
     pub body: Region,
 }
 
@@ -68,6 +71,7 @@ impl Function {
             values: vec![],
             vars: vec![],
             records: vec![],
+            generic_float: None,
             body: Region::default(),
         }
     }

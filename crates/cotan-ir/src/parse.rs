@@ -69,6 +69,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         value_uses: vec![],
         var_uses: vec![],
         records: vec![],
+        generic_float: None,
     };
     p.skip_newlines();
     let f = p.function()?;
@@ -260,6 +261,7 @@ struct Parser {
     var_uses: Vec<(u32, usize, usize)>,
     /// Record types, from `struct N = "Type"` lines.
     records: Vec<String>,
+    generic_float: Option<String>,
 }
 
 /// A value definition before its span default (the op's span) is known.
@@ -576,7 +578,15 @@ impl Parser {
                     self.error_at(open, format!("this `{{` is never closed (input ends at line {})", self.here().0))
                 );
             }
-            if top && self.eat_keyword("struct") {
+            if top && self.eat_keyword("generic") {
+                match self.next() {
+                    Tok::Str(name) => self.generic_float = Some(name),
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.expected("the generic float type's name, quoted"));
+                    }
+                }
+            } else if top && self.eat_keyword("struct") {
                 let at = self.here();
                 let n = self.next();
                 self.expect_punct("=")?;
@@ -828,6 +838,7 @@ impl Parser {
     /// Checks that every value and var used is defined, and builds the arenas.
     fn finish(mut self, mut f: Function) -> PResult<Function> {
         f.records = std::mem::take(&mut self.records);
+        f.generic_float = self.generic_float.take();
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {
                 return Err(ParseError { line, col, message: format!("value %{n} is used but never defined") });

@@ -172,6 +172,10 @@ impl Printer<'_> {
                 }
             }
         });
+        if let Some(g) = &f.generic_float {
+            self.indent();
+            writeln!(self.out, "generic {g:?}").unwrap();
+        }
         for (i, r) in f.records.iter().enumerate() {
             self.indent();
             writeln!(self.out, "struct {i} = {r:?}").unwrap();

@@ -6,6 +6,7 @@
 mod chain;
 mod exits;
 mod expr;
+mod generic;
 mod infer;
 mod iter;
 mod lower;

@@ -94,6 +94,11 @@ pub(crate) struct Lower {
 
 /// Lowers a free function (or a method without `self`) to IR.
 pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
+    if let Some((name, sig, body)) = crate::generic::monomorphic(sig, body)? {
+        let mut lowered = lower_fn(&sig, &body)?;
+        lowered.func.generic_float = Some(name);
+        return Ok(lowered);
+    }
     let mut l = Lower {
         func: Function::new(sig.ident.to_string()),
         spans: vec![Span::call_site()],

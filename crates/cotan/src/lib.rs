@@ -34,3 +34,4 @@ pub mod rt;
 
 pub use cotan_macros::Differentiable;
 pub use differentiable::Differentiable;
+pub use rt::Real;

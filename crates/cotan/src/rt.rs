@@ -109,3 +109,93 @@ integers!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
 /// Checks at compile time that a field cotan took for an integer is one.
 pub fn not_float<T: Integer>(_: &T) {}
+
+/// The float types generic derivatives are instantiated for (`f32`, `f64`): what
+/// `num_traits::Float` gives, plus compound assignment and the tape. A function
+/// `fn f<T: num_traits::Float>(..)` gets derivatives `fn df<T: cotan::Real>(..)`.
+pub trait Real:
+    num_traits::Float
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+    + std::ops::MulAssign
+    + std::ops::DivAssign
+    + std::fmt::Debug
+    + Default
+    + 'static
+{
+    /// A constant of the generated code.
+    fn lit(x: f64) -> Self;
+    #[doc(hidden)]
+    fn push_to(self, t: &mut Tape);
+    #[doc(hidden)]
+    fn pop_from(t: &mut Tape) -> Self;
+    #[doc(hidden)]
+    fn take_from(t: &mut Tape, len: usize, init: Self) -> Vec<Self>;
+    #[doc(hidden)]
+    fn give_to(t: &mut Tape, v: Vec<Self>);
+}
+
+impl Real for f64 {
+    #[inline]
+    fn lit(x: f64) -> f64 {
+        x
+    }
+    #[inline]
+    fn push_to(self, t: &mut Tape) {
+        t.push_f64(self)
+    }
+    #[inline]
+    fn pop_from(t: &mut Tape) -> f64 {
+        t.pop_f64()
+    }
+    fn take_from(t: &mut Tape, len: usize, init: f64) -> Vec<f64> {
+        t.take_f64(len, init)
+    }
+    fn give_to(t: &mut Tape, v: Vec<f64>) {
+        t.give_f64(v)
+    }
+}
+
+impl Real for f32 {
+    #[inline]
+    fn lit(x: f64) -> f32 {
+        x as f32
+    }
+    #[inline]
+    fn push_to(self, t: &mut Tape) {
+        t.push_f32(self)
+    }
+    #[inline]
+    fn pop_from(t: &mut Tape) -> f32 {
+        t.pop_f32()
+    }
+    fn take_from(t: &mut Tape, len: usize, init: f32) -> Vec<f32> {
+        t.take_f32(len, init)
+    }
+    fn give_to(t: &mut Tape, v: Vec<f32>) {
+        t.give_f32(v)
+    }
+}
+
+impl Tape {
+    #[inline]
+    pub fn push_real<F: Real>(&mut self, v: F) {
+        v.push_to(self)
+    }
+    #[inline]
+    pub fn pop_real<F: Real>(&mut self) -> F {
+        F::pop_from(self)
+    }
+    pub fn take_real<F: Real>(&mut self, len: usize, init: F) -> Vec<F> {
+        F::take_from(self, len, init)
+    }
+    pub fn give_real<F: Real>(&mut self, v: Vec<F>) {
+        F::give_to(self, v)
+    }
+}
+
+/// `a as B` between a generic float and a number (which `as` cannot write).
+#[inline]
+pub fn cast<A: num_traits::ToPrimitive, B: num_traits::NumCast>(a: A) -> B {
+    B::from(a).expect("cotan: a number does not fit the type it is converted to")
+}

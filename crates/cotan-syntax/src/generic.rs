@@ -1,0 +1,184 @@
+//! Functions generic over their float type (`fn f<T: Float>(x: &[T]) -> T`, with
+//! `num_traits::Float`): lowered as if `T` were `f64`, which the IR then stands for; code
+//! generation writes `T` back. The `num_traits` idioms become their `f64` spellings:
+//! `T::from(e).unwrap()` is `e as f64`, `T::zero()` is `0.0`, `x.to_usize().unwrap()` is
+//! `x as usize`.
+
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+
+use crate::lower::err_at;
+
+/// Float bounds that make a type parameter the function's float type.
+const FLOAT_TRAITS: [&str; 3] = ["Float", "Real", "FloatCore"];
+
+/// The float type parameter's name and the function rewritten for `f64`, or `None` if the
+/// function is not generic.
+pub(crate) fn monomorphic(
+    sig: &syn::Signature,
+    body: &syn::Block,
+) -> syn::Result<Option<(String, syn::Signature, syn::Block)>> {
+    let types: Vec<&syn::TypeParam> = sig.generics.type_params().collect();
+    if types.is_empty() {
+        return Ok(None);
+    }
+    if let Some(c) = sig.generics.const_params().next() {
+        return err_at(c, "cotan does not support const generic parameters yet");
+    }
+    let is_float = |t: &syn::TypeParam| {
+        let bound_here = t.bounds.iter().any(float_bound);
+        let in_where = sig.generics.where_clause.iter().flat_map(|w| &w.predicates).any(|p| match p {
+            syn::WherePredicate::Type(pt) => {
+                matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&t.ident))
+                    && pt.bounds.iter().any(float_bound)
+            }
+            _ => false,
+        });
+        bound_here || in_where
+    };
+    let [t] = types.as_slice() else {
+        return err_at(&sig.generics, "cotan supports one generic parameter, the float type (`T: num_traits::Float`)");
+    };
+    if !is_float(t) {
+        return err_at(t, "cotan supports a generic parameter only as the float type: bound it by `num_traits::Float`");
+    }
+    let name = t.ident.to_string();
+    let mut concrete = ConcreteFloats(None);
+    concrete.visit_signature_mut(&mut sig.clone());
+    concrete.visit_block_mut(&mut body.clone());
+    if let Some(span) = concrete.0 {
+        return Err(syn::Error::new(
+            span,
+            format!("a function generic over its float type `{name}` cannot use `f64`/`f32` directly; write `{name}` (and `{name}::from(..).unwrap()` for constants)"),
+        ));
+    }
+    let mut sig = sig.clone();
+    sig.generics = syn::Generics::default();
+    let mut body = body.clone();
+    let mut r = Rewrite { name: name.clone() };
+    r.visit_signature_mut(&mut sig);
+    r.visit_block_mut(&mut body);
+    Ok(Some((name, sig, body)))
+}
+
+fn float_bound(b: &syn::TypeParamBound) -> bool {
+    match b {
+        syn::TypeParamBound::Trait(t) => {
+            t.path.segments.last().is_some_and(|s| FLOAT_TRAITS.contains(&s.ident.to_string().as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// Finds a use of `f64`/`f32` as a type or path.
+struct ConcreteFloats(Option<proc_macro2::Span>);
+
+impl VisitMut for ConcreteFloats {
+    fn visit_ident_mut(&mut self, i: &mut proc_macro2::Ident) {
+        if self.0.is_none() && (i == "f64" || i == "f32") {
+            self.0 = Some(i.span());
+        }
+    }
+}
+
+struct Rewrite {
+    name: String,
+}
+
+impl Rewrite {
+    fn is_t(&self, p: &syn::Path) -> bool {
+        p.segments.first().is_some_and(|s| s.ident == self.name.as_str())
+    }
+
+    /// `T::NAME()` with no arguments: the `f64` constant it is.
+    fn constant(&self, c: &syn::ExprCall) -> Option<syn::Expr> {
+        let syn::Expr::Path(p) = &*c.func else { return None };
+        if !self.is_t(&p.path) || p.path.segments.len() != 2 || !c.args.is_empty() {
+            return None;
+        }
+        let text = match p.path.segments[1].ident.to_string().as_str() {
+            "zero" => "0.0f64",
+            "one" => "1.0f64",
+            "epsilon" => "f64::EPSILON",
+            "infinity" => "f64::INFINITY",
+            "neg_infinity" => "f64::NEG_INFINITY",
+            "nan" => "f64::NAN",
+            "max_value" => "f64::MAX",
+            "min_value" => "f64::MIN",
+            "min_positive_value" => "f64::MIN_POSITIVE",
+            "PI" => "std::f64::consts::PI",
+            "E" => "std::f64::consts::E",
+            "LN_2" => "std::f64::consts::LN_2",
+            "SQRT_2" => "std::f64::consts::SQRT_2",
+            "FRAC_PI_2" => "std::f64::consts::FRAC_PI_2",
+            _ => return None,
+        };
+        syn::parse_str(text).ok()
+    }
+
+    /// `T::from(e)` and `x.to_f64()`, `x.to_usize()`, ...: the conversion as a cast, when
+    /// unwrapped (`.unwrap()`, `.expect(..)`).
+    fn conversion(&self, e: &syn::Expr) -> Option<syn::Expr> {
+        match e {
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else { return None };
+                let is_from = self.is_t(&p.path)
+                    && p.path.segments.len() == 2
+                    && matches!(p.path.segments[1].ident.to_string().as_str(), "from" | "from_f64" | "from_usize");
+                if !is_from || c.args.len() != 1 {
+                    return None;
+                }
+                let a = &c.args[0];
+                Some(syn::parse_quote_spanned!(c.span()=> ((#a) as f64)))
+            }
+            syn::Expr::MethodCall(m) if m.args.is_empty() => {
+                let target = m.method.to_string().strip_prefix("to_")?.to_string();
+                let ty: syn::Type = syn::parse_str(&target).ok()?;
+                crate::signature::scalar_type(&ty)?;
+                let r = &m.receiver;
+                Some(syn::parse_quote_spanned!(m.span()=> ((#r) as #ty)))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl VisitMut for Rewrite {
+    fn visit_type_mut(&mut self, t: &mut syn::Type) {
+        if let syn::Type::Path(p) = t {
+            if p.qself.is_none() && p.path.is_ident(&self.name) {
+                *t = syn::parse_quote_spanned!(p.span()=> f64);
+                return;
+            }
+        }
+        syn::visit_mut::visit_type_mut(self, t);
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        if let syn::Expr::Call(c) = e {
+            if let Some(k) = self.constant(c) {
+                *e = k;
+                return;
+            }
+        }
+        if let syn::Expr::MethodCall(m) = e {
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect") {
+                if let Some(mut cast) = self.conversion(&m.receiver) {
+                    self.visit_expr_mut(&mut cast);
+                    *e = cast;
+                    return;
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+
+    fn visit_path_mut(&mut self, p: &mut syn::Path) {
+        // `T::sin(x)` is `f64::sin(x)`.
+        if self.is_t(p) {
+            let span = p.segments[0].ident.span();
+            p.segments[0].ident = proc_macro2::Ident::new("f64", span);
+        }
+        syn::visit_mut::visit_path_mut(self, p);
+    }
+}

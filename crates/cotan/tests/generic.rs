@@ -1,0 +1,86 @@
+//! Functions generic over their float type (`num_traits::Float`), instantiated for f32 and f64.
+#![allow(clippy::needless_range_loop)]
+
+use cotan::{autodiff_forward, autodiff_reverse};
+use num_traits::Float;
+
+#[autodiff_reverse(d_logsumexp, Duplicated, Active)]
+#[autodiff_forward(f_logsumexp, Dual, Dual)]
+fn logsumexp<T: Float>(x: &[T]) -> T {
+    let mut m = T::neg_infinity();
+    for &v in x {
+        m = m.max(v);
+    }
+    let mut s = T::zero();
+    for i in 0..x.len() {
+        s = s + (x[i] - m).exp();
+    }
+    m + s.ln()
+}
+
+#[cotan::differentiable]
+fn scaled_norm<T: Float>(x: &[T], c: T) -> T {
+    let mut s = T::zero();
+    for (k, v) in x.iter().enumerate() {
+        s = s + T::from(k + 1).unwrap() * *v * *v;
+    }
+    c * s.sqrt() / T::from(2.0).unwrap()
+}
+
+#[autodiff_reverse(d_model, Duplicated, Active, Active)]
+fn model<T>(x: &[T], c: T) -> T
+where
+    T: Float,
+{
+    scaled_norm(x, c) + logsumexp(x) * T::from(x.len()).unwrap()
+}
+
+fn fd<T: Float>(f: impl Fn(&[T]) -> T, x: &[T], h: T) -> Vec<T> {
+    (0..x.len())
+        .map(|k| {
+            let (mut a, mut b) = (x.to_vec(), x.to_vec());
+            a[k] = a[k] + h;
+            b[k] = b[k] - h;
+            (f(&a) - f(&b)) / (h + h)
+        })
+        .collect()
+}
+
+#[test]
+fn generic_logsumexp_in_f64_and_f32() {
+    let x = [0.3, -1.2, 2.5, 0.7];
+    let mut dx = [0.0; 4];
+    let y = d_logsumexp(&x, &mut dx, 1.0);
+    assert!((y - logsumexp(&x)).abs() < 1e-14);
+    for (a, b) in dx.iter().zip(fd(|x| logsumexp(x), &x, 1e-6)) {
+        assert!((a - b).abs() < 1e-8, "{a} vs {b}");
+    }
+    let (_, dy) = f_logsumexp(&x, &[1.0, 0.0, 0.0, 0.0]);
+    assert!((dy - dx[0]).abs() < 1e-14);
+
+    let x32 = [0.3f32, -1.2, 2.5, 0.7];
+    let mut dx32 = [0.0f32; 4];
+    let y32 = d_logsumexp(&x32, &mut dx32, 1.0);
+    assert!((y32 as f64 - y).abs() < 1e-5);
+    for (a, b) in dx32.iter().zip(dx) {
+        assert!((*a as f64 - b).abs() < 1e-5, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn generic_functions_call_each_other() {
+    let x = [0.5, -0.25, 1.5];
+    let c = 1.3;
+    let mut dx = [0.0; 3];
+    let (y, dc) = d_model(&x, &mut dx, c, 1.0);
+    assert!((y - model(&x, c)).abs() < 1e-13);
+    for (a, b) in dx.iter().zip(fd(|x| model(x, c), &x, 1e-6)) {
+        assert!((a - b).abs() < 1e-7, "{a} vs {b}");
+    }
+    let h = 1e-6;
+    let fd_c = (model(&x, c + h) - model(&x, c - h)) / (2.0 * h);
+    assert!((dc - fd_c).abs() < 1e-7);
+    let mut dx32 = [0.0f32; 3];
+    let (y32, _) = d_model(&[0.5f32, -0.25, 1.5], &mut dx32, 1.3f32, 1.0f32);
+    assert!((y32 as f64 - y).abs() < 1e-4);
+}
