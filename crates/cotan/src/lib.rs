@@ -35,3 +35,5 @@ pub mod rt;
 pub use cotan_macros::Differentiable;
 pub use differentiable::Differentiable;
 pub use rt::Real;
+/// `num_traits`, whose `Float` bounds generic float code.
+pub use num_traits;
