@@ -676,7 +676,7 @@ impl Lower {
                     return Ok(v);
                 }
                 let Some(f) = MathFn::from_name(name) else {
-                    return err(span, format!("cotan does not know how to differentiate the float method `{name}`; write it with the supported functions or give it a custom derivative"));
+                    return err(span, format!("cotan does not know how to differentiate the float method `.{name}()`; write it with the supported functions, or move it into a function of your own marked `#[cotan::custom_derivative(...)]` (or `#[cotan::zero_derivative]`)"));
                 };
                 if f.arity() != vals.len() {
                     return err(span, format!("`{name}` takes {} argument(s)", f.arity() - 1));
@@ -684,7 +684,7 @@ impl Lower {
                 Ok(self.emit_s(OpKind::Math(f, vals), t))
             }
             Some(Class::Int) => self.int_method(name, &vals, t, span),
-            _ => err(span, format!("cotan does not support the method `{name}` here")),
+            _ => err(span, format!("cotan cannot differentiate through the method `.{name}()`; mark the method `#[cotan::differentiable]` if it is yours, or call it from a function of your own marked `#[cotan::custom_derivative(...)]` (or `#[cotan::zero_derivative]`)")),
         }
     }
 
