@@ -68,6 +68,9 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
     };
     fw.params(spec);
     fw.internal_shadows();
+    if let Some(e) = fw.errors.pop() {
+        return Err(e);
+    }
     for op in &f.body.ops {
         fw.op(op);
     }
@@ -98,6 +101,38 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
 /// The path of a generated derivative of a called function: `m::g` becomes
 /// `m::__cotan_{mode}_g_m{mask}`, where the mask says which float memory arguments carry
 /// derivatives. `#[cotan::differentiable]` generates every variant beside `g`.
+/// Whether a callee is the reverse variant of a function (`__cotan_rev_g_m1`).
+fn is_reverse_variant(callee: &str) -> bool {
+    callee.rsplit("::").next().is_some_and(|n| n.starts_with("__cotan_rev_"))
+}
+
+/// The memory mask of the forward variant of the reverse variant made with `rev_mask`, with
+/// `rev_params` its parameter types: arrays and shadows always have tangents, structs and
+/// cells only when active in the reverse variant.
+pub fn forward_of_reverse_mask(rev_params: &[Ty], rev_mask: &str) -> String {
+    let mut bits = rev_mask.chars();
+    let mut out = String::new();
+    let mut shadow_next = false;
+    for t in rev_params {
+        let Ty::Mem(m) = t else { continue };
+        if !m.elem.is_float() {
+            continue;
+        }
+        if shadow_next {
+            out.push('1');
+            shadow_next = false;
+            continue;
+        }
+        let b = bits.next().unwrap_or('0');
+        shadow_next = b == '1';
+        out.push(match m.kind {
+            MemKind::Record(_) | MemKind::Cell => b,
+            _ => '1',
+        });
+    }
+    out
+}
+
 pub(crate) fn variant_path(callee: &str, mode: &str, mask: &str) -> String {
     let (prefix, name) = match callee.rsplit_once("::") {
         Some((p, n)) => (format!("{p}::"), n),
@@ -274,6 +309,15 @@ impl Fwd<'_> {
                     Some(Shadow::Mem(s)) => {
                         mask.push('1');
                         call_args.push((s, by_mut));
+                    }
+                    // Forward over a reverse variant: arrays always get a tangent (zeros
+                    // here), so that each reverse variant needs one forward variant.
+                    None if is_reverse_variant(callee) && matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) => {
+                        mask.push('1');
+                        let zero = self.zero(Ty::Scalar(m.elem));
+                        let len = self.e.emit(OpKind::Len(na), Ty::USIZE);
+                        let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m)));
+                        call_args.push((t, by_mut));
                     }
                     Some(Shadow::Var(_)) => self.errors.push(AdError {
                         span: op.span,

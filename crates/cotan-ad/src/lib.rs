@@ -8,6 +8,6 @@ mod reverse;
 pub mod rules;
 mod spec;
 
-pub use forward::forward;
+pub use forward::{forward, forward_of_reverse_mask};
 pub use reverse::reverse;
 pub use spec::{check, Activity, AdError, Mode, Spec, SpecError, Target};

@@ -305,6 +305,10 @@ impl<'a> Rev<'a> {
         // Reverse sweep.
         self.scopes.push(HashMap::new());
         self.internal_shadows();
+        if !self.errors.is_empty() {
+            // (A struct without a shadow: the reverse sweep would have nowhere to write.)
+            return (self.e.finish(), self.needs, self.errors);
+        }
         for k in 0..self.f.vars.len() {
             let var = Var(k as u32);
             if self.act.var(var) {
@@ -957,6 +961,9 @@ impl<'a> Rev<'a> {
         let mut mask = String::new();
         let mut call_args = vec![];
         let mut grads = vec![];
+        // A buffer passed twice (`dot(x, x)`) gets a second shadow, added back after the call.
+        let mut passed: Vec<Value> = vec![];
+        let mut extra: Vec<(Value, Value)> = vec![];
         for (k, &(a, by_mut)) in args.iter().enumerate() {
             let primal = match saved.get(&k) {
                 Some(&copy) => copy,
@@ -973,8 +980,25 @@ impl<'a> Rev<'a> {
                 Ty::Mem(m) if m.elem.is_float() => {
                     if self.act.mem(a) {
                         match self.shadow(a) {
+                            Shadow::Mem(s) if passed.contains(&s) => {
+                                let mt = self.e.out.ty(s).mem().unwrap();
+                                if let MemKind::Record(_) = mt.kind {
+                                    self.errors.push(AdError {
+                                        span: op.span,
+                                        message: "cotan cannot pass the same struct twice to a call in reverse mode yet; pass a copy as the second argument".into(),
+                                    });
+                                    return;
+                                }
+                                mask.push('1');
+                                let zero = self.zero(Ty::Scalar(mt.elem));
+                                let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+                                let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
+                                call_args.push((t, true));
+                                extra.push((s, t));
+                            }
                             Shadow::Mem(s) => {
                                 mask.push('1');
+                                passed.push(s);
                                 call_args.push((s, true));
                             }
                             Shadow::Var(_) => {
@@ -1022,6 +1046,24 @@ impl<'a> Rev<'a> {
             let g = self.e.emit(OpKind::GetVar(var), self.f.ty(a));
             self.accumulate(a, g);
         }
+        for (s, t) in extra {
+            self.add_into(s, t);
+        }
+    }
+
+    /// `s[i] += t[i]` for every element.
+    fn add_into(&mut self, s: Value, t: Value) {
+        let ty = Ty::Scalar(self.e.out.ty(s).mem().unwrap().elem);
+        let lo = self.usize_const(0);
+        let hi = self.e.emit(OpKind::Len(s), Ty::USIZE);
+        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
+        self.e.push_region();
+        let old = self.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
+        let g = self.e.emit(OpKind::Load { mem: t, index: Some(i) }, ty);
+        let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+        self.e.effect(OpKind::Store { mem: s, index: Some(i), value: new });
+        let body = self.e.pop_region();
+        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
     }
 
     /// `shadow[idx] += g`.

@@ -207,7 +207,10 @@ fn derive_second_order(
         (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
     // Hessians take HESSIAN_LANES directions per call (batched forward mode), sharing the
     // gradient's primal work and partial derivatives between them.
-    let width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
+    // (Batched mode does not pass through calls yet: one direction at a time there.)
+    let mut calls = false;
+    rev.walk(&mut |op| calls |= matches!(op.kind, cotan_ir::OpKind::Call { .. }));
+    let width = if kind == SecondOrder::Hessian && !calls { HESSIAN_LANES } else { 1 };
     let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
     let mut inner =
         cotan_ad::forward(&rev, &fwd_spec, "hvp_of").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
@@ -215,11 +218,9 @@ fn derive_second_order(
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
     let inner = cotan_codegen::emit_fn_spanned(&inner, quote!(), &lowered.spans, cotan_path());
-    let lanes: Vec<syn::Ident> =
-        (0..HESSIAN_LANES).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
-    let cols: Vec<syn::Ident> =
-        (0..HESSIAN_LANES).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
-    let w = proc_macro2::Literal::usize_unsuffixed(HESSIAN_LANES);
+    let lanes: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
+    let cols: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
+    let w = proc_macro2::Literal::usize_unsuffixed(width);
 
     let elem = cotan_codegen::ty_tokens(ret.unwrap());
     let x = param_ident(&func.sig.inputs[0]);
@@ -603,6 +604,9 @@ fn variants_of(
     max_mems: usize,
     masks: Masks,
 ) -> syn::Result<TokenStream> {
+    // Reverse variants of a function's own code get the forward variant a Hessian-vector
+    // product through a call needs (not those of derivatives: no nesting beyond second order).
+    let nest = masks != Masks::AllActive;
     let f = &lowered.func;
     let mems: Vec<usize> =
         (0..f.params.len()).filter(|k| f.ty(f.params[*k]).mem().is_some_and(|m| m.elem.is_float())).collect();
@@ -623,6 +627,9 @@ fn variants_of(
                 // `#[inline]`: rustc generates code for a variant only where it is called,
                 // so the variants nobody calls cost type checking, not code generation.
                 out.extend(quote!(#[doc(hidden)] #[inline] #tokens));
+                if mode == Mode::Reverse && nest {
+                    out.extend(forward_of_reverse(&derived, &mask, vis.clone(), &lowered.spans));
+                }
             }
         }
     }
@@ -659,6 +666,30 @@ pub fn variant_spec(f: &cotan_ir::Function, mode: Mode, mask: &str) -> Spec {
         _ => Activity::Const,
     });
     Spec { mode, inputs, ret, width: 1 }
+}
+
+/// The forward variant of the reverse variant `rev` (made with memory `mask`) that forward
+/// over reverse calls: tangents for the active references and their shadows.
+fn forward_of_reverse(rev: &cotan_ir::Function, mask: &str, vis: TokenStream, spans: &[Span]) -> TokenStream {
+    // Its callees' reverse variants would need such variants too, which custom derivatives
+    // do not have: second order goes through one level of calls.
+    let mut calls = false;
+    rev.walk(&mut |op| calls |= matches!(op.kind, cotan_ir::OpKind::Call { .. }));
+    if calls {
+        return quote!();
+    }
+    let params: Vec<cotan_ir::Ty> = rev.params.iter().map(|p| rev.ty(*p)).collect();
+    let nested_mask = cotan_ad::forward_of_reverse_mask(&params, mask);
+    let spec = variant_spec(rev, Mode::Forward, &nested_mask);
+    let name = format!("__cotan_fwd_{}_m{nested_mask}", rev.name);
+    let lowered = cotan_syntax::Lowered { func: rev.clone(), spans: spans.to_vec(), assumed_int: vec![] };
+    match differentiate(&lowered, &spec, &name) {
+        Ok(derived) => {
+            let tokens = cotan_codegen::emit_fn_spanned(&derived, vis, spans, cotan_path());
+            quote!(#[doc(hidden)] #[inline] #tokens)
+        }
+        Err(_) => quote!(),
+    }
 }
 
 /// Batched forward mode returns an array `[primal, t1, .., tN]` (or `[t1, .., tN]`): the

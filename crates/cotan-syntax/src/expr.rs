@@ -73,7 +73,14 @@ impl Lower {
             E::Match(_) => err_at(&e, "cotan does not support `match` yet; use `if`/`else if`"),
             E::Tuple(_) => err_at(&e, "cotan does not support tuples yet; use separate variables"),
             // A number field is read where it appears, as Rust copies it.
-            E::Field(f) => self.field(f).map(|v| Some(self.auto_load(v))),
+            E::Field(f) => {
+                let m = self.field(f)?;
+                let v = self.auto_load(m);
+                if v != m {
+                    self.field_loads.insert(v);
+                }
+                Ok(Some(v))
+            }
             E::Struct(_) => err_at(&e, "cotan does not build structs in differentiated code; pass the struct as a parameter (`&S` or `&mut S`) and write its fields"),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
             E::Let(_) => err_at(&e, "cotan does not support `if let`/`while let`; use a plain condition"),
@@ -270,7 +277,16 @@ impl Lower {
         let Some(to) = crate::signature::scalar_type(&c.ty) else {
             return err_at(&c.ty, "cotan supports `as` casts between number types and from bool");
         };
-        let (v, _) = self.scalar(&c.expr)?;
+        let (v, t) = self.scalar(&c.expr)?;
+        if self.field_loads.contains(&v)
+            && matches!(self.infer.current(t), STy::Flex(_))
+            && self.infer.class_of(t).is_none()
+        {
+            // `p.n as f64`: a field whose type only a cast shows is taken for an integer
+            // (checked at compile time, see `Lowered::assumed`).
+            let i = self.infer.fresh(Class::Int);
+            self.unify(t, i, c.span())?;
+        }
         self.at(c.span());
         Ok(self.emit_s(OpKind::Cast(v), STy::Known(to)))
     }
@@ -670,6 +686,13 @@ impl Lower {
             vals.push(v);
         }
         self.at(span);
+        let float_method = MathFn::from_name(name).is_some()
+            || matches!(name, "is_nan" | "is_finite" | "is_infinite" | "is_sign_negative" | "is_sign_positive");
+        if float_method && matches!(self.infer.current(t), STy::Flex(_)) && self.infer.class_of(t).is_none() {
+            // `y.exp()` on a value whose type nothing else fixes (a field, a call's result).
+            let f = self.infer.fresh(Class::Float);
+            self.unify(t, f, span)?;
+        }
         match self.infer.class_of(t) {
             Some(Class::Float) => {
                 if let Some(v) = self.float_predicate(name, x, t, args.len()) {

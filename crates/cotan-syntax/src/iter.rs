@@ -107,7 +107,7 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
     let Some(m) = spec.elems else {
         return bind_index(l, pat, index);
     };
-    let elem = STy::Known(l.mem_ty(m).unwrap().elem);
+    let elem = l.elem_sty(m);
     if spec.enumerate {
         let syn::Pat::Tuple(t) = strip(pat) else {
             return err_at(&pat, "expected a pattern `(i, x)` for `enumerate()`");

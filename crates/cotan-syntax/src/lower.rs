@@ -74,6 +74,8 @@ pub(crate) struct Lower {
     /// The Rust path of each field value (`self.inner.n`).
     pub(crate) field_paths: HashMap<Value, String>,
     assumed_int: Vec<(String, Span)>,
+    /// Values read from number fields (whose type may be known only from their uses).
+    pub(crate) field_loads: std::collections::HashSet<Value>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
     scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
@@ -108,6 +110,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         fields: HashMap::new(),
         field_paths: HashMap::new(),
         assumed_int: vec![],
+        field_loads: Default::default(),
         field_shapes: crate::record::field_shapes(body),
         scopes: vec![vec![]],
         infer: Infer::default(),
@@ -280,11 +283,23 @@ impl Lower {
         fields.sort();
         for v in fields {
             let Some(&t) = self.mem_elem.get(&v) else { continue };
-            if matches!(self.infer.current(t), STy::Flex(_)) && self.infer.class_of(t).is_none() {
-                let int = self.infer.fresh(Class::Int);
-                let _ = self.infer.unify(t, int);
-                let span = self.spans[self.func.value(v).span.0 as usize];
-                self.assumed_int.push((self.field_paths[&v].clone(), span));
+            // A number field whose uses show only that it is an integer (`p.n as f64`,
+            // `k < p.n`) is taken for a `usize`, and rustc checks it is no float: taking a
+            // float for an integer would drop its derivative. Nothing known: a float
+            // (wrong guesses there fail to compile).
+            if !matches!(self.infer.current(t), STy::Flex(_)) {
+                continue;
+            }
+            match self.infer.class_of(t) {
+                Some(Class::Int) => {
+                    let _ = self.infer.unify(t, STy::Known(Scalar::Usize));
+                    let span = self.spans[self.func.value(v).span.0 as usize];
+                    self.assumed_int.push((self.field_paths[&v].clone(), span));
+                }
+                None => {
+                    let _ = self.infer.unify(t, STy::Known(Scalar::F64));
+                }
+                _ => {}
             }
         }
         for (m, t) in self.mem_elem.clone() {

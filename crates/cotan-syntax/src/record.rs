@@ -24,10 +24,9 @@ pub(crate) enum Shape {
     Record,
 }
 
-/// Types of std that are not plain structs of numbers.
-const NOT_RECORDS: [&str; 13] = [
-    "Vec", "Box", "String", "str", "Option", "Result", "HashMap", "BTreeMap", "HashSet", "Rc", "Arc", "RefCell", "Cell",
-];
+/// Generic types of std that are not plain structs of numbers (a user's own `Cell` is).
+const NOT_RECORDS: [&str; 11] =
+    ["Vec", "Box", "Option", "Result", "HashMap", "BTreeMap", "HashSet", "Rc", "Arc", "RefCell", "Cell"];
 
 /// The Rust type of a record parameter and how it is held, or `None` for other types.
 pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
@@ -39,7 +38,8 @@ pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
         syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if crate::signature::scalar_type(inner).is_some() || NOT_RECORDS.contains(&name.as_str()) {
+            let std_generic = NOT_RECORDS.contains(&name.as_str()) && !last.arguments.is_none();
+            if crate::signature::scalar_type(inner).is_some() || std_generic || name == "String" || name == "str" {
                 return None;
             }
             Some((tokens_text(inner), access))
@@ -175,10 +175,12 @@ impl Lower {
         let path = field_path(&syn::Expr::Field(f.clone())).unwrap_or_default();
         let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
         let (ty, elem) = match shape {
-            Shape::Record | Shape::Passed => {
+            Shape::Record => {
                 let id = self.func.record("_");
                 (mem(Scalar::F64, MemKind::Record(id), bt.access), None)
             }
+            // Only passed on (`g(&p.w)`): most often a `Vec` or an array of floats.
+            Shape::Passed => (mem(Scalar::F64, MemKind::Slice, bt.access), None),
             Shape::Array | Shape::Number => {
                 let kind = if shape == Shape::Array { MemKind::Slice } else { MemKind::Cell };
                 (mem(Scalar::F64, kind, bt.access), Some(self.infer.fresh(Class::Any)))

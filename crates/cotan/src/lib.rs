@@ -34,6 +34,6 @@ pub mod rt;
 
 pub use cotan_macros::Differentiable;
 pub use differentiable::Differentiable;
-pub use rt::Real;
 /// `num_traits`, whose `Float` bounds generic float code.
 pub use num_traits;
+pub use rt::Real;
