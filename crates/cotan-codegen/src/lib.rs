@@ -46,7 +46,7 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
     let name = format_ident!("{}", f.name);
     let params = f.params.iter().map(|&p| {
         let n = g.name(p);
-        let t = record_ty_tokens(&f, f.ty(p)).unwrap_or_else(|| ty_tokens(f.ty(p)));
+        let t = param_ty_tokens(&f, f.ty(p));
         quote!(#n: #t)
     });
     let ret = match f.returns.as_slice() {
@@ -727,6 +727,11 @@ fn pop(t: Ty) -> TokenStream {
 fn scalar_tokens(s: Scalar) -> TokenStream {
     let i = format_ident!("{}", s.name());
     quote!(#i)
+}
+
+/// The Rust type of a parameter of `f` (structs by their name).
+pub fn param_ty_tokens(f: &Function, t: Ty) -> TokenStream {
+    record_ty_tokens(f, t).unwrap_or_else(|| ty_tokens(t))
 }
 
 /// The Rust type of a record (struct or tuple) parameter, `None` for other types.

@@ -712,7 +712,7 @@ fn batched(derived: &cotan_ir::Function, vis: TokenStream) -> TokenStream {
         .iter()
         .zip(&args)
         .map(|(p, n)| {
-            let t = cotan_codegen::ty_tokens(derived.ty(*p));
+            let t = cotan_codegen::param_ty_tokens(derived, derived.ty(*p));
             quote!(#n: #t)
         })
         .collect();

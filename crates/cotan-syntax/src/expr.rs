@@ -658,11 +658,19 @@ impl Lower {
             }
             let v = self.expr(inner)?;
             if self.mem_ty(v).is_none() {
-                return err_at(a, "cotan passes numbers to calls by value; write the value, not a reference to it");
+                let msg = if by_mut {
+                    "cotan cannot pass a local number by `&mut` to a call yet; return it from the callee instead (`let (a, b) = two(x);` works)"
+                } else {
+                    "cotan passes numbers to calls by value; write the value, not a reference to it"
+                };
+                return err_at(a, msg);
             }
             return Ok((v, by_mut));
         }
         let v = self.expr(a)?;
+        if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
+            return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
+        }
         match self.mem_ty(v) {
             Some(m) => Ok((v, m.access == Access::Mut)),
             None => {

@@ -129,6 +129,12 @@ impl<'a> Visit<'a> for Uses {
                 let name = m.method.to_string();
                 if ARRAY_METHODS.contains(&name.as_str()) {
                     self.mark(&m.receiver, Shape::Array);
+                } else if cotan_ir::MathFn::from_name(&name).is_none()
+                    && !name.starts_with("is_")
+                    && !name.starts_with("to_")
+                {
+                    // A method that is neither a slice's nor a number's: the field is a struct.
+                    self.mark(&m.receiver, Shape::Record);
                 }
             }
             syn::Expr::ForLoop(f) => {
@@ -209,6 +215,14 @@ impl Lower {
     /// `Type::method` with the record first. `None` if the receiver is not a record.
     pub(crate) fn record_method(&mut self, m: &syn::ExprMethodCall, results: usize) -> Option<syn::Result<Vec<Value>>> {
         if !self.is_record_receiver(&m.receiver) {
+            if let Some(path) = field_path(&m.receiver) {
+                if self.field_shapes.get(&path) == Some(&Shape::Record) {
+                    return Some(err_at(
+                        &m.receiver,
+                        format!("cotan cannot name the type of `{path}` to call its method `{}`; call it as `Type::{}(&{path}, ..)`", m.method, m.method),
+                    ));
+                }
+            }
             return None;
         }
         let Some(Binding::Value(v)) = root_name(&m.receiver).and_then(|n| self.lookup(&n)) else { return None };

@@ -271,3 +271,131 @@ fn hessian_through_struct_helpers() {
     }
     assert_eq!(h[1], h[2]);
 }
+
+/// A struct whose float fields are the components of a flat vector, for finite differences.
+#[derive(Clone, Debug, Default, cotan::Differentiable)]
+struct Mixed {
+    a: [f64; 2],
+    m: f64,
+    s: f64,
+    n: usize,
+}
+
+impl Mixed {
+    fn get(&self) -> [f64; 4] {
+        [self.a[0], self.a[1], self.m, self.s]
+    }
+    fn set(&mut self, v: [f64; 4]) {
+        (self.a[0], self.a[1], self.m, self.s) = (v[0], v[1], v[2], v[3]);
+    }
+}
+
+fn mixed() -> Mixed {
+    Mixed { a: [0.7, -0.4], m: 1.3, s: 0.45, n: 3 }
+}
+
+/// The reverse gradient `d` of `f` at `p` against central differences.
+fn check_mixed(p: &Mixed, d: &Mixed, f: &dyn Fn(&Mixed) -> f64) {
+    for k in 0..4 {
+        let g = central(p, f, &|q, h| {
+            let mut v = q.get();
+            v[k] += h;
+            q.set(v);
+        });
+        close(d.get()[k], g, &format!("component {k}"));
+    }
+}
+
+#[cotan::differentiable]
+fn scaled_first(a: &[f64], m: f64) -> f64 {
+    a[0] * m
+}
+
+#[cotan::differentiable]
+fn dot(p: &[f64], q: &[f64]) -> f64 {
+    p[0] * q[0] + p[1] * q[1]
+}
+
+/// Fields typed only by a float method, a call's parameter, a loop bound or a cast.
+#[autodiff_reverse(d_field_uses, Duplicated, Active)]
+fn field_uses(p: &Mixed) -> f64 {
+    let mut acc = p.s.powi(2) + scaled_first(&p.a, p.m);
+    let mut k = 0;
+    while k < p.n {
+        acc *= 1.1;
+        k += 1;
+    }
+    for w in &p.a {
+        acc += w * w;
+    }
+    acc + dot(&p.a, &p.a) * p.n as f64
+}
+
+#[test]
+fn field_types_from_their_uses() {
+    let p = mixed();
+    let mut d = Mixed::default();
+    let y = d_field_uses(&p, &mut d, 1.0);
+    close(y, field_uses(&p), "value");
+    check_mixed(&p, &d, &field_uses);
+}
+
+#[cotan::differentiable]
+fn scale_by(a: &mut [f64], b: &mut [f64]) {
+    a[0] *= b[0];
+    a[1] *= b[1];
+}
+
+/// `&mut` structs: fields written in place (`*=` of two fields), fields only passed on.
+#[autodiff_reverse(d_in_place, Duplicated, Active, Active)]
+fn in_place(p: &mut Mixed, dt: f64) -> f64 {
+    p.m *= p.s;
+    p.s *= dt;
+    scale_by(&mut p.a, &mut [dt, 2.0]);
+    p.a[0] * p.m + p.s
+}
+
+#[test]
+fn written_fields_and_fields_passed_on() {
+    let p = mixed();
+    let dt = 0.8;
+    let mut q = p.clone();
+    let mut d = Mixed::default();
+    let (y, ddt) = d_in_place(&mut q, &mut d, dt, 1.0);
+    let f = |p: &Mixed| in_place(&mut p.clone(), dt);
+    close(y, f(&p), "value");
+    check_mixed(&p, &d, &f);
+    let g = central(&dt, &|dt: &f64| in_place(&mut p.clone(), *dt), &|dt, h| *dt += h);
+    close(ddt, g, "dt");
+}
+
+struct Cell {
+    w: Vec<f64>,
+}
+
+#[autodiff_reverse(d_cell_energy, Duplicated, Active)]
+fn cell_energy(c: &Cell) -> f64 {
+    c.w[0] * c.w[1]
+}
+
+#[test]
+fn a_struct_named_cell() {
+    let c = Cell { w: vec![2.0, 3.0] };
+    let mut dc = Cell { w: vec![0.0; 2] };
+    d_cell_energy(&c, &mut dc, 1.0);
+    assert_eq!(dc.w, vec![3.0, 2.0]);
+}
+
+/// The same buffer passed twice to a call.
+#[autodiff_reverse(d_self_dot, Duplicated, Active)]
+fn self_dot(x: &[f64]) -> f64 {
+    dot(x, x)
+}
+
+#[test]
+fn the_same_buffer_passed_twice() {
+    let x = [0.3, -1.2];
+    let mut dx = [0.0; 2];
+    d_self_dot(&x, &mut dx, 1.0);
+    assert_eq!(dx, [0.6, -2.4]);
+}
