@@ -159,6 +159,11 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
             Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{shown}`", act.name()))
         }
         (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
+        (Active | Duplicated | DuplicatedOnly, Ty::Mem(m))
+            if matches!(m.kind, MemKind::Record(_)) && m.access == cotan_ir::Access::Owned =>
+        {
+            Err(format!("a struct passed by value (`{shown}`) is `Const`; take `&{shown}` and mark it `Duplicated` for its derivative"))
+        }
         (Active, Ty::Mem(_)) => {
             Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{shown}`"))
         }

@@ -75,7 +75,7 @@ fn params(func: &syn::ItemFn) -> syn::Result<Vec<Param>> {
         let Some(ir) = cotan_syntax::param_type(&pt.ty) else {
             return Err(syn::Error::new(
                 pt.ty.span(),
-                "cotan supports numbers, bools and references to floats or integers here",
+                "a function with a custom or zero derivative takes numbers, bools and references to numbers (structs are not supported there yet)",
             ));
         };
         out.push(Param { name: pi.ident.clone(), ty: (*pt.ty).clone(), ir });

@@ -172,7 +172,10 @@ impl Lower {
     pub(crate) fn field(&mut self, f: &syn::ExprField) -> syn::Result<Value> {
         let base = self.expr(&f.base)?;
         let Some(bt) = self.mem_ty(base).filter(|m| matches!(m.kind, MemKind::Record(_))) else {
-            return err_at(&f.base, "cotan supports fields of struct and tuple parameters only");
+            return err_at(
+                &f.base,
+                "cotan reads fields of struct and tuple parameters only (not of array elements like `v[i].x`, or of locals); pass the struct itself as a parameter",
+            );
         };
         let name = member_name(&f.member);
         if let Some(v) = self.fields.get(&(base, name.clone())) {
