@@ -3,7 +3,10 @@
 //! errors into `compile_error!`s with spans. `cotan-macros` calls it from the compiler,
 //! `cotan-cli` from the command line.
 
+mod callees;
 mod custom;
+
+pub use callees::set_source_file;
 
 pub use cotan_ad::Mode;
 use cotan_ad::{Activity, Spec, Target};
@@ -64,6 +67,8 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
         let Some(modes) = variant_modes(&func, &own) else { return Ok(quote!()) };
         let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
         internal_check(&lowered.func, "lowering")?;
+        callees::check(&lowered, Mode::Reverse)?;
+        callees::check(&lowered, Mode::Forward)?;
         cotan_ir::simplify::cse(&mut lowered.func);
         callable_variants(&func, &lowered, &modes, Masks::All)
     });
@@ -181,6 +186,7 @@ fn derive_second_order(
     })?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
+    callees::check(&lowered, Mode::Reverse)?;
     cotan_ir::simplify::cse(&mut lowered.func);
     let f = &lowered.func;
     let first_ok = f.params.first().and_then(|p| f.ty(*p).mem()).is_some_and(|m| {
@@ -374,6 +380,7 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn, variants: Option<Ve
     let args = parse_args(mode, attr)?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
+    callees::check(&lowered, mode)?;
     cotan_ir::simplify::cse(&mut lowered.func);
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
@@ -448,7 +455,7 @@ const COTAN_ATTRIBUTES: [&str; 7] = [
     "zero_derivative",
 ];
 
-fn attr_name(a: &syn::Attribute) -> String {
+pub(crate) fn attr_name(a: &syn::Attribute) -> String {
     a.path().segments.last().map(|s| s.ident.to_string()).unwrap_or_default()
 }
 

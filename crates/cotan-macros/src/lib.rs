@@ -4,23 +4,30 @@
 use cotan_expand::{Mode, SecondOrder};
 use proc_macro::TokenStream;
 
+/// Tells the expansion which file it is in, so that it can check the functions a
+/// differentiated function calls (see `cotan_expand::set_source_file`).
+fn in_file<T>(f: impl FnOnce() -> T) -> T {
+    cotan_expand::set_source_file(proc_macro::Span::call_site().local_file());
+    f()
+}
+
 /// Forward mode, with std::autodiff's syntax: `#[autodiff_forward(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`.
 #[proc_macro_attribute]
 pub fn autodiff_forward(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::autodiff(Mode::Forward, attr.into(), item.into()).into()
+    in_file(|| cotan_expand::autodiff(Mode::Forward, attr.into(), item.into()).into())
 }
 
 /// Reverse mode, with std::autodiff's syntax: `#[autodiff_reverse(NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`.
 #[proc_macro_attribute]
 pub fn autodiff_reverse(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::autodiff(Mode::Reverse, attr.into(), item.into()).into()
+    in_file(|| cotan_expand::autodiff(Mode::Reverse, attr.into(), item.into()).into())
 }
 
 /// Makes a function callable from differentiated code: `#[cotan::differentiable]` keeps the
 /// function as it is and generates, beside it, the derivatives that callers use.
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::differentiable(attr.into(), item.into()).into()
+    in_file(|| cotan_expand::differentiable(attr.into(), item.into()).into())
 }
 
 /// `#[derive(cotan::Differentiable)]`: gives a struct `zero_like()`, its zeroed shadow.
@@ -44,13 +51,13 @@ pub fn __variants_done(_attr: TokenStream, item: TokenStream) -> TokenStream {
 /// given alone; the other mode is then unavailable.
 #[proc_macro_attribute]
 pub fn custom_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::custom_derivative(attr.into(), item.into()).into()
+    in_file(|| cotan_expand::custom_derivative(attr.into(), item.into()).into())
 }
 
 /// Treats the function's results as constants in differentiated code.
 #[proc_macro_attribute]
 pub fn zero_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::zero_derivative(attr.into(), item.into()).into()
+    in_file(|| cotan_expand::zero_derivative(attr.into(), item.into()).into())
 }
 
 /// Hessian-vector products by forward-over-reverse: `#[cotan::hvp(NAME)]` on
@@ -59,7 +66,7 @@ pub fn zero_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `grad` with ∇f(x) and `hv` with ∇²f(x)·v and returns f(x). Other arguments are constants.
 #[proc_macro_attribute]
 pub fn hvp(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::second_order(SecondOrder::Hvp, attr.into(), item.into()).into()
+    in_file(|| cotan_expand::second_order(SecondOrder::Hvp, attr.into(), item.into()).into())
 }
 
 /// Dense Hessians: `#[cotan::hessian(NAME)]` on `fn f(x: &[f64], <other args>) -> f64`
@@ -68,5 +75,5 @@ pub fn hvp(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// symmetric, and returns f(x). It takes n Hessian-vector products.
 #[proc_macro_attribute]
 pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
-    cotan_expand::second_order(SecondOrder::Hessian, attr.into(), item.into()).into()
+    in_file(|| cotan_expand::second_order(SecondOrder::Hessian, attr.into(), item.into()).into())
 }

@@ -231,8 +231,14 @@ impl Lower {
         let Some(Binding::Value(v)) = root_name(&m.receiver).and_then(|n| self.lookup(&n)) else { return None };
         let MemKind::Record(id) = self.mem_ty(v)?.kind else { return None };
         let ty = self.func.records[id as usize].clone();
-        let path: syn::Path = match syn::parse_str(&format!("{ty}::{}", m.method)) {
-            Ok(p) => p,
+        let path: syn::Path = match syn::parse_str::<syn::Path>(&format!("{ty}::{}", m.method)) {
+            Ok(mut p) => {
+                // Errors about the call point at the method's name.
+                for seg in p.segments.iter_mut() {
+                    seg.ident.set_span(m.method.span());
+                }
+                p
+            }
             Err(_) => {
                 return Some(err_at(
                     m,
