@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
+use cotan_ir::{BinOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, Value, Var};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
@@ -489,11 +489,17 @@ impl<'a> Rev<'a> {
                 // they are in, unless nothing ever writes it.
                 for (a, _) in args {
                     if self.checkpointed(*a) {
-                        if matches!(self.f.ty(*a).mem().map(|m| m.kind), Some(MemKind::Record(_))) {
-                            self.errors.push(AdError {
-                                span: op.span,
-                                message: "cotan cannot yet pass a struct that the function also changes to a call in reverse mode; pass the fields the callee needs instead".into(),
-                            });
+                        if let Some(MemKind::Record(id)) = self.f.ty(*a).mem().map(|m| m.kind) {
+                            // A struct is saved whole (it must be `Clone`); a field's struct
+                            // has no name to save it by.
+                            if self.f.records[id as usize] == "_" {
+                                self.errors.push(AdError {
+                                    span: op.span,
+                                    message: "cotan cannot yet pass a struct field that the function also changes to a call in reverse mode; pass the whole struct or the fields the callee needs".into(),
+                                });
+                            } else {
+                                self.e.effect(OpKind::SaveRecord(self.fwd[a]));
+                            }
                             continue;
                         }
                         self.save_memory(self.fwd[a]);
@@ -954,7 +960,16 @@ impl<'a> Rev<'a> {
                     });
                     return;
                 }
-                let copy = if self.planning { self.fwd[a] } else { self.restore_memory(self.fwd[a]) };
+                let copy = match self.f.ty(*a).mem() {
+                    _ if self.planning => self.fwd[a],
+                    Some(m) if matches!(m.kind, MemKind::Record(_)) => {
+                        let copy =
+                            self.e.emit(OpKind::RestoreRecord, Ty::Mem(MemTy { access: cotan_ir::Access::Owned, ..m }));
+                        self.e.out.values[copy.0 as usize].name = Some("saved".into());
+                        copy
+                    }
+                    _ => self.restore_memory(self.fwd[a]),
+                };
                 saved.insert(k, copy);
             }
         }

@@ -61,6 +61,24 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
         }
     };
     let mut body = g.region(&f.body, true);
+    // The stacks of structs saved for the reverse sweep (`SaveRecord`).
+    let mut saved = vec![];
+    f.walk(&mut |op| {
+        if let OpKind::SaveRecord(v) = op.kind {
+            if !saved.contains(&f.ty(v)) {
+                saved.push(f.ty(v));
+            }
+        }
+    });
+    let stacks: TokenStream = saved
+        .iter()
+        .filter_map(|t| {
+            let stack = saved_stack(*t);
+            let ty = record_ty_tokens(&f, Ty::Mem(MemTy { access: Access::Owned, ..t.mem()? }))?;
+            Some(quote!(let mut #stack: Vec<#ty> = Vec::new();))
+        })
+        .collect();
+    body = quote!(#stacks #body);
     if g.tape {
         let release = if f.returns.is_empty() { quote!(__cotan_tape.release();) } else { quote!() };
         body = quote! {
@@ -332,6 +350,10 @@ impl<'f> Gen<'f> {
                 (quote!(#n), Prec::Atom)
             }
             OpKind::Pop => (pop(self.f.ty(r)), Prec::Atom),
+            OpKind::RestoreRecord => {
+                let stack = saved_stack(self.f.ty(r));
+                (quote!(#stack.pop().expect("cotan: a struct saved for the reverse sweep")), Prec::Atom)
+            }
             OpKind::Alloc { len, init } => {
                 let init = self.expr(*init).0;
                 let mt = self.f.ty(r).mem().unwrap();
@@ -439,6 +461,22 @@ impl<'f> Gen<'f> {
         if let OpKind::Field { .. } = op.kind {
             // Written out where used (`mem_ref`).
             return quote!();
+        }
+        if let OpKind::SaveRecord(v) = op.kind {
+            let stack = saved_stack(self.f.ty(v));
+            let krate = &self.krate;
+            let n = self.mem_ref(v);
+            // A struct that is not `Clone` is reported at the call it is saved for.
+            let span = self.spans.get(op.span.0 as usize).filter(|_| op.span.0 != 0).copied();
+            let span = span.unwrap_or_else(Span::call_site);
+            let n: TokenStream = n
+                .into_iter()
+                .map(|mut t| {
+                    t.set_span(span);
+                    t
+                })
+                .collect();
+            return quote::quote_spanned!(span=> #stack.push(#krate::rt::checkpoint(&*#n)););
         }
         if let OpKind::VecPush { mem, value } = &op.kind {
             let m = self.name(*mem);
@@ -727,6 +765,14 @@ fn pop(t: Ty) -> TokenStream {
 fn scalar_tokens(s: Scalar) -> TokenStream {
     let i = format_ident!("{}", s.name());
     quote!(#i)
+}
+
+/// The stack of saved copies of a struct type.
+fn saved_stack(t: Ty) -> Ident {
+    match t.mem().map(|m| m.kind) {
+        Some(MemKind::Record(id)) => format_ident!("__cotan_saved_{}", id),
+        _ => format_ident!("__cotan_saved"),
+    }
 }
 
 /// The Rust type of a parameter of `f` (structs by their name).

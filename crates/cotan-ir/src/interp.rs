@@ -139,6 +139,7 @@ fn exec_nested(
         vars: vec![None; f.vars.len()],
         mems: vec![],
         recs: vec![],
+        saved: vec![],
         tapes: vec![vec![]; Scalar::ALL.len()],
         steps: 0,
         limit,
@@ -197,6 +198,8 @@ struct Machine<'f> {
     mems: Vec<Vec<Val>>,
     /// Records: their fields' slots, by name.
     recs: Vec<Vec<(String, Slot)>>,
+    /// Copies of records saved for the reverse sweep.
+    saved: Vec<Arg>,
     /// One LIFO stack per scalar type, in the order of `Scalar::ALL`.
     tapes: Vec<Vec<Val>>,
     steps: u64,
@@ -649,6 +652,16 @@ impl Machine<'_> {
                 let v = self.scalar(*v)?;
                 self.tapes[tape_index(v.scalar())].push(v);
                 return Ok(None);
+            }
+            SaveRecord(v) => {
+                let slot = self.get(*v)?;
+                let copy = self.to_arg(slot);
+                self.saved.push(copy);
+                return Ok(None);
+            }
+            RestoreRecord => {
+                let mut arg = self.saved.pop().ok_or("restore from an empty struct stack")?;
+                return Ok(Some(self.lend_in(&mut arg)));
             }
             Pop => {
                 let s = self.result_scalar(op)?;

@@ -106,6 +106,10 @@ pub enum OpKind {
     },
     /// `mem.len()`, a `usize`.
     Len(Value),
+    /// Saves a copy of a record on the record stack (`Clone`), for the reverse sweep.
+    SaveRecord(Value),
+    /// The last record saved, taken off the stack: an owned record of the result's type.
+    RestoreRecord,
     /// A field of a record (`base.name`, `base.0`): memory that aliases part of the base,
     /// a cell, an array, a `Vec` or another record, with the base's access.
     Field {
@@ -185,8 +189,8 @@ impl OpKind {
     pub fn operands(&self) -> Vec<Value> {
         use OpKind::*;
         match self {
-            Const(_) | GetVar(_) | Pop => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) | Field { base: a, .. } => vec![*a],
+            Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![*a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
@@ -208,8 +212,8 @@ impl OpKind {
     pub fn operands_mut(&mut self) -> Vec<&mut Value> {
         use OpKind::*;
         match self {
-            Const(_) | GetVar(_) | Pop => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) | Field { base: a, .. } => vec![a],
+            Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],

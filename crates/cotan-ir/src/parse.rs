@@ -651,6 +651,8 @@ impl Parser {
             }
             "push" => OpKind::Push(self.value()?),
             "pop" => OpKind::Pop,
+            "save" => OpKind::SaveRecord(self.value()?),
+            "restore" => OpKind::RestoreRecord,
             "select" => {
                 let c = self.value()?;
                 let [a, b] = self.comma_pair()?;

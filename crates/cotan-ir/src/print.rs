@@ -306,6 +306,8 @@ impl Printer<'_> {
             OpKind::Assert { cond, message } => write!(o, "assert %{}, {message:?}", cond.0).unwrap(),
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
+            OpKind::SaveRecord(v) => write!(o, "save %{}", v.0).unwrap(),
+            OpKind::RestoreRecord => o.push_str("restore"),
             OpKind::Return(vs) => {
                 o.push_str("return");
                 if !vs.is_empty() {

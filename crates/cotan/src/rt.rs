@@ -199,3 +199,19 @@ impl Tape {
 pub fn cast<A: num_traits::ToPrimitive, B: num_traits::NumCast>(a: A) -> B {
     B::from(a).expect("cotan: a number does not fit the type it is converted to")
 }
+
+/// Structs passed `&mut` to a call in reverse mode are saved before the call, so that the
+/// reverse sweep can re-run the callee from them: they must be `Clone`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is passed `&mut` to a call in reverse mode, so cotan saves a copy of it: it must be `Clone`",
+    note = "add `#[derive(Clone)]` to it"
+)]
+pub trait Checkpoint: Clone {}
+
+impl<T: Clone> Checkpoint for T {}
+
+/// A copy of a struct for the reverse sweep.
+#[inline]
+pub fn checkpoint<T: Checkpoint>(value: &T) -> T {
+    value.clone()
+}

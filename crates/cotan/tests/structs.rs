@@ -399,3 +399,46 @@ fn the_same_buffer_passed_twice() {
     d_self_dot(&x, &mut dx, 1.0);
     assert_eq!(dx, [0.6, -2.4]);
 }
+
+#[derive(Clone, Debug)]
+struct Sim {
+    x: [f64; 2],
+    v: [f64; 2],
+    k: f64,
+}
+
+impl Sim {
+    #[cotan::differentiable]
+    fn step(&mut self, dt: f64) {
+        let a0 = -self.k * self.x[0].sin();
+        let a1 = -self.k * self.x[1] * self.x[0];
+        self.v[0] += dt * a0;
+        self.v[1] += dt * a1;
+        self.x[0] += dt * self.v[0];
+        self.x[1] += dt * self.v[1];
+    }
+
+    /// `&mut self` methods calling each other in a loop (the state is saved before each call).
+    #[autodiff_reverse(d_run, Duplicated, Const, Active)]
+    fn run(&mut self, steps: usize) -> f64 {
+        for _ in 0..steps {
+            self.step(0.1);
+        }
+        self.x[0] * self.x[0] + self.v[1]
+    }
+}
+
+#[test]
+fn mut_self_methods_call_each_other_in_reverse() {
+    let s = Sim { x: [0.4, -0.3], v: [0.2, 0.5], k: 1.7 };
+    let mut t = s.clone();
+    let mut ds = Sim { x: [0.0; 2], v: [0.0; 2], k: 0.0 };
+    let y = t.d_run(&mut ds, 5, 1.0);
+    let f = |s: &Sim| s.clone().run(5);
+    close(y, f(&s), "value");
+    close(ds.k, central(&s, &f, &|s, h| s.k += h), "k");
+    for i in 0..2 {
+        close(ds.x[i], central(&s, &f, &|s, h| s.x[i] += h), "x");
+        close(ds.v[i], central(&s, &f, &|s, h| s.v[i] += h), "v");
+    }
+}
