@@ -118,6 +118,32 @@ impl Uses {
 }
 
 impl<'a> Visit<'a> for Uses {
+    /// Macro arguments (`vec![0.0; p.n]`, `assert!(p.x > 0.0)`) are expressions too.
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        use syn::parse::Parser;
+        let exprs = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated
+            .parse2(m.tokens.clone())
+            .map(|p| p.into_iter().collect::<Vec<_>>())
+            .or_else(|_| {
+                (|input: syn::parse::ParseStream| {
+                    let a: syn::Expr = input.parse()?;
+                    input.parse::<syn::Token![;]>()?;
+                    let b: syn::Expr = input.parse()?;
+                    Ok(vec![a, b])
+                })
+                .parse2(m.tokens.clone())
+            });
+        for e in exprs.unwrap_or_default() {
+            // Owned, so visited by a fresh visitor whose findings are merged.
+            let mut inner = Uses::default();
+            inner.visit_expr(&e);
+            for (path, shape) in inner.shapes {
+                let s = self.shapes.entry(path).or_insert(shape);
+                *s = (*s).max(shape);
+            }
+        }
+    }
+
     fn visit_expr(&mut self, e: &'a syn::Expr) {
         match e {
             syn::Expr::Field(f) => {

@@ -442,3 +442,33 @@ fn mut_self_methods_call_each_other_in_reverse() {
         close(ds.v[i], central(&s, &f, &|s, h| s.v[i] += h), "v");
     }
 }
+
+#[cotan::differentiable]
+fn sum_into(l: &Layer, out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = l.w[i] * l.b;
+    }
+}
+
+/// Fields used inside macros (`vec![0.0; m.n]`) and nested structs passed on.
+#[autodiff_reverse(d_in_macros, Duplicated, Active)]
+fn in_macros(m: &Model) -> f64 {
+    let mut h = vec![0.0; m.n];
+    sum_into(&m.layer, &mut h);
+    assert!(m.n <= m.layer.w.len(), "n fits");
+    h[0] * h[2] + m.scale[1]
+}
+
+#[test]
+fn fields_in_macros_and_nested_structs_passed_on() {
+    let m = model();
+    let mut dm = zero_model(&m);
+    in_macros(&m);
+    d_in_macros(&m, &mut dm, 1.0);
+    let f = |m: &Model| in_macros(m);
+    close(dm.layer.b, central(&m, &f, &|m, h| m.layer.b += h), "b");
+    close(dm.scale[1], central(&m, &f, &|m, h| m.scale[1] += h), "scale");
+    for k in 0..3 {
+        close(dm.layer.w[k], central(&m, &f, &|m, h| m.layer.w[k] += h), "w");
+    }
+}
