@@ -11,5 +11,5 @@ mod iter;
 mod lower;
 mod signature;
 
-pub use lower::{lower_fn, Lowered};
+pub use lower::{lower_fn, lower_fn_with_tuples, Lowered};
 pub use signature::{param_type, return_type, scalar_type};
