@@ -33,7 +33,7 @@ impl FileCallees {
             return self.variant(rest, Mode::Reverse, name);
         }
         let f = self.fns.get(name).ok_or_else(|| format!("the file has no function `{name}`"))?;
-        let lowered = cotan_syntax::lower_fn(&f.sig, &f.block).map_err(|e| format!("`{name}`: {e}"))?;
+        let lowered = cotan_syntax::lower_fn_with_tuples(&f.sig, &f.block).map_err(|e| format!("`{name}`: {e}"))?;
         Ok(lowered.func)
     }
 
@@ -42,7 +42,7 @@ impl FileCallees {
         let (base, mask) = rest.rsplit_once("_m").ok_or_else(|| format!("`{full}` is not a variant name"))?;
         let f = self.fns.get(base).ok_or_else(|| format!("the file has no function `{base}` (called as `{full}`)"))?;
         if let Some(wrapper) = custom_wrapper(f, full)? {
-            let lowered = cotan_syntax::lower_fn(&wrapper.sig, &wrapper.block)
+            let lowered = cotan_syntax::lower_fn_with_tuples(&wrapper.sig, &wrapper.block)
                 .map_err(|e| format!("the custom-derivative wrapper `{full}`: {e}"))?;
             return Ok(lowered.func);
         }

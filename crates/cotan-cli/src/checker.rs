@@ -46,12 +46,18 @@ pub struct Failure {
     pub kind: Kind,
     /// The parameter it concerns (`-` when none).
     pub arg: String,
+    /// Which method is wrong: `reverse`, `forward`, both, or neither against finite
+    /// differences (`reverse vs forward`), `dot-product test`, or a stage for errors.
+    pub how: &'static str,
     pub detail: String,
 }
 
+/// What must stay the same while a failing program is minimized.
+pub type Signature = (Kind, String, &'static str);
+
 impl Failure {
-    pub fn signature(&self) -> (Kind, String) {
-        (self.kind, self.arg.clone())
+    pub fn signature(&self) -> Signature {
+        (self.kind, self.arg.clone(), self.how)
     }
 }
 
@@ -209,13 +215,17 @@ impl Prepared {
         };
         let (fwd, rev) = match &self.derivs {
             Ok(d) => d,
-            Err(e) => return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), detail: e.clone() }]),
+            Err(e) => {
+                return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), how: "differentiation", detail: e.clone() }])
+            }
         };
         let slots = self.slots(args);
         let mut failures = vec![];
         let grad = match self.reverse(rev, args, &slots) {
             Ok(g) => g,
-            Err(e) => return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), detail: format!("reverse: {e}") }]),
+            Err(e) => {
+                return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), how: "reverse", detail: format!("reverse: {e}") }])
+            }
         };
         let mut tangents = vec![];
         for k in 0..slots.len() {
@@ -224,34 +234,54 @@ impl Prepared {
             match self.forward(fwd, args, &slots, &dir) {
                 Ok(t) => tangents.push(t),
                 Err(e) => {
-                    return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), detail: format!("forward: {e}") }])
+                    return Ok(vec![Failure {
+                        kind: Kind::Error,
+                        arg: "-".into(),
+                        how: "forward",
+                        detail: format!("forward: {e}"),
+                    }])
                 }
             }
         }
+        // Per parameter: which methods disagree, and the first disagreement seen.
+        let mut per_arg: Vec<(String, Kind, bool, bool, String)> = vec![];
         for (k, s) in slots.iter().enumerate() {
             let name = &self.names[s.param].0;
             let fd = self.finite_difference(args, *s, grad[k]);
             let (g, t) = (grad[k], tangents[k]);
             let what = if matches!(args[s.param], Arg::Mem(_)) { format!("{name}[{}]", s.elem) } else { name.clone() };
-            let mut fail = |kind: Kind, detail: String| {
-                if !failures.iter().any(|f: &Failure| f.arg == *name && f.kind == kind) {
-                    failures.push(Failure { kind, arg: name.clone(), detail });
+            let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| {
+                match per_arg.iter_mut().find(|p| p.0 == *name && p.1 == kind) {
+                    Some(p) => {
+                        p.2 |= rev;
+                        p.3 |= fwd;
+                    }
+                    None => per_arg.push((name.clone(), kind, rev, fwd, detail)),
                 }
             };
             if let Some(fd) = fd {
-                for (label, ad) in [("reverse", g), ("forward", t)] {
+                for (label, ad, rev) in [("reverse", g, true), ("forward", t, false)] {
                     if !ad.is_finite() {
-                        fail(Kind::NonFinite, format!("{label} gives {ad} for {what}, finite differences {fd}"));
+                        note(Kind::NonFinite, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
                     } else if !close(ad, fd, FD_RTOL, FD_ATOL) {
-                        fail(Kind::Wrong, format!("{label} gives {ad} for {what}, finite differences {fd}"));
+                        note(Kind::Wrong, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
                     }
                 }
                 record(rows, name, g, fd);
                 record(rows, name, t, fd);
             }
             if g.is_finite() && t.is_finite() && !close(g, t, AD_RTOL, AD_ATOL) {
-                fail(Kind::Wrong, format!("reverse gives {g} for {what}, forward {t}"));
+                note(Kind::Wrong, false, false, format!("reverse gives {g} for {what}, forward {t}"));
             }
+        }
+        for (arg, kind, rev, fwd, detail) in per_arg {
+            let how = match (rev, fwd) {
+                (true, true) => "reverse and forward",
+                (true, false) => "reverse",
+                (false, true) => "forward",
+                (false, false) => "reverse vs forward",
+            };
+            failures.push(Failure { kind, arg, how, detail });
         }
         // The dot-product test: <grad, v> = J'(x) v for a fixed direction v.
         if !slots.is_empty() && failures.is_empty() {
@@ -263,11 +293,17 @@ impl Prepared {
                         failures.push(Failure {
                             kind: Kind::Wrong,
                             arg: "-".into(),
+                            how: "dot-product test",
                             detail: format!("dot-product test: <grad, v> = {gv} but forward gives {jv}"),
                         });
                     }
                 }
-                Err(e) => failures.push(Failure { kind: Kind::Error, arg: "-".into(), detail: format!("forward: {e}") }),
+                Err(e) => failures.push(Failure {
+                    kind: Kind::Error,
+                    arg: "-".into(),
+                    how: "forward",
+                    detail: format!("forward: {e}"),
+                }),
             }
         }
         let _ = j0;
@@ -471,7 +507,7 @@ pub fn render(r: &Report) -> String {
         s += &format!("ok: reverse, forward and finite differences agree at {} point(s)\n", r.points);
     } else {
         for f in &r.failures {
-            s += &format!("FAIL [{}] {}: {}\n", f.kind.name(), f.arg, f.detail);
+            s += &format!("FAIL [{}, {}] {}: {}\n", f.kind.name(), f.how, f.arg, f.detail);
         }
         s += &format!("at: {}\n", r.point);
     }

@@ -5,13 +5,14 @@
 //! in-process through the interpreter, with a step limit, so a candidate that loops forever
 //! just fails.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use quote::ToTokens;
 use serde_json::Value as Json;
 use syn::visit_mut::VisitMut;
 
-use crate::checker::{self, Kind, Points};
+use crate::checker::{self, Points, Signature};
 use crate::source::Source;
 use crate::CliError;
 
@@ -21,7 +22,7 @@ pub struct Minimized {
     pub after_lines: usize,
     pub seconds: f64,
     pub steps: Vec<String>,
-    pub signature: (Kind, String),
+    pub signature: Signature,
     pub detail: String,
     pub at: String,
     pub tried: usize,
@@ -30,7 +31,7 @@ pub struct Minimized {
 
 struct State<'a> {
     name: &'a str,
-    sig: (Kind, String),
+    sig: Signature,
     file: syn::File,
     at: Vec<Json>,
     size: usize,
@@ -39,6 +40,18 @@ struct State<'a> {
     changed_character: usize,
     detail: String,
     bar: Option<indicatif::ProgressBar>,
+    /// Functions with a custom or zero derivative and their rules: the user's derivatives
+    /// are what is under test, so they are kept as written (editing them would plant a
+    /// different bug).
+    protected: HashSet<String>,
+}
+
+/// The size that must shrink with every kept step: the program's text, its inputs, and a
+/// price per parameter of the checked function, so that pinning an input (a `let` in place
+/// of a parameter) counts as progress.
+fn measure(file: &syn::File, name: &str, at: &[Json]) -> usize {
+    let params = Source { file: file.clone() }.function(name).map_or(0, |f| f.sig.inputs.len());
+    pretty(file).len() + Json::Array(at.to_vec()).to_string().len() + 60 * params
 }
 
 fn pretty(file: &syn::File) -> String {
@@ -57,7 +70,7 @@ fn short(tokens: &impl ToTokens) -> String {
 impl State<'_> {
     /// Keeps `file`/`at` if they are smaller and fail the same way.
     fn attempt(&mut self, file: syn::File, at: Vec<Json>, what: impl FnOnce() -> String) -> bool {
-        let size = pretty(&file).len() + Json::Array(at.clone()).to_string().len();
+        let size = measure(&file, self.name, &at);
         if size >= self.size {
             return false;
         }
@@ -95,7 +108,7 @@ impl State<'_> {
 
 /// The first failure's signature and detail, and all signatures, or `None` if the candidate
 /// passes or is not a valid program.
-fn failure_of(file: &syn::File, name: &str, at: &[Json]) -> Option<((Kind, String), String, Vec<(Kind, String)>)> {
+fn failure_of(file: &syn::File, name: &str, at: &[Json]) -> Option<(Signature, String, Vec<Signature>)> {
     let src = Source { file: file.clone() };
     let at = Json::Array(at.to_vec()).to_string();
     let run = || {
@@ -131,7 +144,7 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
     let mut st = State {
         name,
         sig: first.signature(),
-        size: before.len() + Json::Array(at.clone()).to_string().len() + 1,
+        size: measure(&src.file, name, &at) + 1,
         file: src.file.clone(),
         at,
         steps: vec![],
@@ -139,9 +152,11 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         changed_character: 0,
         detail: first.detail.clone(),
         bar,
+        protected: protected(src),
     };
     loop {
         let size = st.size;
+        remove_attributes(&mut st);
         remove_items(&mut st);
         delete_statements(&mut st);
         inline_calls(&mut st);
@@ -174,7 +189,7 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
 
 pub fn render(m: &Minimized) -> String {
     let mut s = m.program.clone();
-    s += &format!("\n// still fails: [{}] {}: {}\n", m.signature.0.name(), m.signature.1, m.detail);
+    s += &format!("\n// still fails: [{}, {}] {}: {}\n", m.signature.0.name(), m.signature.2, m.signature.1, m.detail);
     s += &format!("// at: {}\n", m.at);
     s += &format!(
         "// {} -> {} lines in {:.1} s: {} steps kept of {} candidates checked ({} rejected because the failure changed character)\n",
@@ -189,6 +204,68 @@ pub fn render(m: &Minimized) -> String {
         s += &format!("//   {step}\n");
     }
     s
+}
+
+/// The functions whose bodies are never edited: see [`State::protected`].
+fn protected(src: &Source) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for f in src.functions() {
+        for a in &f.attrs {
+            let name = crate::source::attr_name(a);
+            if name == "custom_derivative" || name == "zero_derivative" {
+                out.insert(f.sig.ident.to_string());
+                if let syn::Meta::List(l) = &a.meta {
+                    let rules = l.parse_args_with(
+                        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated,
+                    );
+                    for nv in rules.into_iter().flatten() {
+                        if let syn::Expr::Path(p) = &nv.value {
+                            if let Some(last) = p.path.segments.last() {
+                                out.insert(last.ident.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Is this one of the functions whose body is kept?
+fn is_protected(set: &HashSet<String>, f: &syn::ItemFn) -> bool {
+    set.contains(&f.sig.ident.to_string())
+}
+
+// ---- attributes: documentation and autodiff attributes (the check needs neither) ----
+
+fn removable(a: &syn::Attribute) -> bool {
+    let name = crate::source::attr_name(a);
+    name == "doc" || name.starts_with("autodiff_") || name == "allow"
+}
+
+fn remove_attributes(st: &mut State) {
+    if !st.file.attrs.is_empty() {
+        let mut file = st.file.clone();
+        file.attrs.clear();
+        st.attempt(file, st.at.clone(), || "removed the file's attributes".to_string());
+    }
+    let mut k = 0;
+    while k < st.file.items.len() {
+        let mut file = st.file.clone();
+        let what = match &mut file.items[k] {
+            syn::Item::Fn(f) if f.attrs.iter().any(removable) => {
+                f.attrs.retain(|a| !removable(a));
+                format!("removed documentation and autodiff attributes of `{}`", f.sig.ident)
+            }
+            _ => {
+                k += 1;
+                continue;
+            }
+        };
+        st.attempt(file, st.at.clone(), || what);
+        k += 1;
+    }
 }
 
 // ---- whole items ----
@@ -221,13 +298,20 @@ fn item_name(item: &syn::Item) -> String {
 // ---- statements ----
 
 /// Deletes the `target`-th statement (pre-order); records what it deleted.
-struct DeleteStmt {
+struct DeleteStmt<'a> {
+    protected: &'a HashSet<String>,
     target: usize,
     count: usize,
     deleted: Option<String>,
 }
 
-impl VisitMut for DeleteStmt {
+impl VisitMut for DeleteStmt<'_> {
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        if !is_protected(self.protected, f) {
+            syn::visit_mut::visit_item_fn_mut(self, f);
+        }
+    }
+
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
         let mut k = 0;
         while k < b.stmts.len() {
@@ -250,7 +334,7 @@ fn delete_statements(st: &mut State) {
     let mut k = 0;
     loop {
         let mut file = st.file.clone();
-        let mut v = DeleteStmt { target: k, count: 0, deleted: None };
+        let mut v = DeleteStmt { protected: &st.protected, target: k, count: 0, deleted: None };
         v.visit_file_mut(&mut file);
         let Some(what) = v.deleted else { return };
         if !st.attempt(file, st.at.clone(), || format!("deleted statement `{what}`")) {
@@ -275,6 +359,13 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
             out.push((*b.right).clone());
         }
         E::Unary(u) => out.push((*u.expr).clone()),
+        E::ForLoop(f) => out.push(E::Block(syn::ExprBlock { attrs: vec![], label: None, block: f.body.clone() })),
+        E::While(w) => out.push(E::Block(syn::ExprBlock { attrs: vec![], label: None, block: w.body.clone() })),
+        E::Block(b) if b.block.stmts.len() == 1 => {
+            if let syn::Stmt::Expr(e, _) = &b.block.stmts[0] {
+                out.push(e.clone());
+            }
+        }
         E::Paren(p) => out.push((*p.expr).clone()),
         E::MethodCall(m) => {
             out.push((*m.receiver).clone());
@@ -319,14 +410,21 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
 }
 
 /// Counts expressions in pre-order; at `target`, either lists replacements or applies one.
-struct AtExpr {
+struct AtExpr<'a> {
+    protected: &'a HashSet<String>,
     target: usize,
     count: usize,
     apply: Option<syn::Expr>,
     found: Option<(String, Vec<syn::Expr>)>,
 }
 
-impl VisitMut for AtExpr {
+impl VisitMut for AtExpr<'_> {
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        if !is_protected(self.protected, f) {
+            syn::visit_mut::visit_item_fn_mut(self, f);
+        }
+    }
+
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         if self.found.is_some() {
             return;
@@ -346,14 +444,14 @@ impl VisitMut for AtExpr {
 fn replace_expressions(st: &mut State) {
     let mut k = 0;
     loop {
-        let mut probe = AtExpr { target: k, count: 0, apply: None, found: None };
+        let mut probe = AtExpr { protected: &st.protected, target: k, count: 0, apply: None, found: None };
         probe.visit_file_mut(&mut st.file.clone());
         let Some((what, reps)) = probe.found else { return };
         let mut kept = false;
         for r in reps {
             let mut file = st.file.clone();
             let by = short(&r);
-            let mut v = AtExpr { target: k, count: 0, apply: Some(r), found: None };
+            let mut v = AtExpr { protected: &st.protected, target: k, count: 0, apply: Some(r), found: None };
             v.visit_file_mut(&mut file);
             if st.attempt(file, st.at.clone(), || format!("replaced `{what}` by `{by}`")) {
                 kept = true;
@@ -371,6 +469,7 @@ fn replace_expressions(st: &mut State) {
 /// Replaces the `target`-th call of a function of the file by its body, with the
 /// parameters bound by `let`.
 struct Inline<'a> {
+    protected: &'a HashSet<String>,
     fns: &'a [syn::ItemFn],
     target: usize,
     count: usize,
@@ -378,6 +477,12 @@ struct Inline<'a> {
 }
 
 impl VisitMut for Inline<'_> {
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        if !is_protected(self.protected, f) {
+            syn::visit_mut::visit_item_fn_mut(self, f);
+        }
+    }
+
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         if self.done.is_some() {
             return;
@@ -389,14 +494,25 @@ impl VisitMut for Inline<'_> {
             };
             if let Some(f) = callee.and_then(|n| self.fns.iter().find(|f| f.sig.ident == n)) {
                 if self.count == self.target {
-                    let mut stmts: Vec<syn::Stmt> = vec![];
+                    // Parameters are replaced by the arguments (without `&`/`&mut`).
+                    let mut body = (*f.block).clone();
+                    let mut subst = Subst { map: vec![] };
                     for (p, a) in f.sig.inputs.iter().zip(&c.args) {
-                        if let syn::FnArg::Typed(pt) = p {
-                            let (pat, ty) = (&pt.pat, &pt.ty);
-                            stmts.push(syn::parse_quote!(let #pat: #ty = #a;));
+                        if let (syn::FnArg::Typed(pt), syn::Pat::Ident(pi)) = (p, &*pt_pat(p)) {
+                            let _ = pt;
+                            let a = match a {
+                                syn::Expr::Reference(r) => (*r.expr).clone(),
+                                a => a.clone(),
+                            };
+                            let a = match a {
+                                syn::Expr::Path(_) | syn::Expr::Lit(_) => a,
+                                a => syn::parse_quote!((#a)),
+                            };
+                            subst.map.push((pi.ident.to_string(), a));
                         }
                     }
-                    stmts.extend(f.block.stmts.iter().cloned());
+                    subst.visit_block_mut(&mut body);
+                    let stmts = body.stmts;
                     self.done = Some(format!("inlined the call `{}`", short(c)));
                     *e = syn::Expr::Block(syn::ExprBlock {
                         attrs: vec![],
@@ -417,12 +533,38 @@ fn inline_calls(st: &mut State) {
     loop {
         let fns = Source { file: st.file.clone() }.functions();
         let mut file = st.file.clone();
-        let mut v = Inline { fns: &fns, target: k, count: 0, done: None };
+        let mut v = Inline { protected: &st.protected, fns: &fns, target: k, count: 0, done: None };
         v.visit_file_mut(&mut file);
         let Some(what) = v.done else { return };
         if !st.attempt(file, st.at.clone(), || what) {
             k += 1;
         }
+    }
+}
+
+fn pt_pat(p: &syn::FnArg) -> Box<syn::Pat> {
+    match p {
+        syn::FnArg::Typed(pt) => pt.pat.clone(),
+        syn::FnArg::Receiver(_) => Box::new(syn::parse_quote!(_)),
+    }
+}
+
+/// Replaces single-identifier paths by expressions.
+struct Subst {
+    map: Vec<(String, syn::Expr)>,
+}
+
+impl VisitMut for Subst {
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        if let syn::Expr::Path(p) = e {
+            if let Some(id) = p.path.get_ident() {
+                if let Some((_, a)) = self.map.iter().find(|(n, _)| id == n) {
+                    *e = a.clone();
+                    return;
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
     }
 }
 
@@ -446,7 +588,8 @@ fn pin_inputs(st: &mut State) {
         }
         let syn::FnArg::Typed(pt) = &f.sig.inputs[k] else { return };
         let (pat, ty) = (pt.pat.clone(), pt.ty.clone());
-        let value = &st.at[k];
+        let value = st.at[k].clone();
+        let value = &value;
         let init: Option<syn::Expr> = match (&*ty, value) {
             (syn::Type::Reference(r), Json::Array(items)) if r.mutability.is_none() => {
                 let lits: Vec<syn::Expr> = items.iter().filter_map(literal).collect();
@@ -459,6 +602,20 @@ fn pin_inputs(st: &mut State) {
             k += 1;
             continue;
         };
+        let mut dropped_fn = f.clone();
+        dropped_fn.sig.inputs =
+            f.sig.inputs.iter().enumerate().filter(|(j, _)| *j != k).map(|(_, a)| a.clone()).collect();
+        let mut dropped = st.file.clone();
+        if let Some(g) = target_fn(&mut dropped, st.name) {
+            *g = dropped_fn;
+        }
+        let mut at = st.at.clone();
+        at.remove(k);
+        let what = format!("dropped the unused input `{}`", short(&pat));
+        if st.attempt(dropped, at, || what) {
+            continue;
+        }
+        let Some(f) = target_fn(&mut file, st.name) else { return };
         f.sig.inputs = f.sig.inputs.iter().enumerate().filter(|(j, _)| *j != k).map(|(_, a)| a.clone()).collect();
         f.block.stmts.insert(0, syn::parse_quote!(let #pat: #ty = #init;));
         let mut at = st.at.clone();
@@ -504,7 +661,8 @@ fn shrink_inputs(st: &mut State) {
 fn drop_helper_params(st: &mut State) {
     let fns = Source { file: st.file.clone() }.functions();
     let name = st.name;
-    for f in fns.iter().filter(|f| f.sig.ident != name) {
+    let protected = st.protected.clone();
+    for f in fns.iter().filter(|f| f.sig.ident != name && !is_protected(&protected, f)) {
         let n = f.sig.inputs.len();
         for k in (0..n).rev() {
             let mut file = st.file.clone();
