@@ -50,8 +50,10 @@ struct State<'a> {
 /// price per parameter of the checked function, so that pinning an input (a `let` in place
 /// of a parameter) counts as progress.
 fn measure(file: &syn::File, name: &str, at: &[Json]) -> usize {
-    let params = Source { file: file.clone() }.function(name).map_or(0, |f| f.sig.inputs.len());
-    pretty(file).len() + Json::Array(at.to_vec()).to_string().len() + 60 * params
+    let params = Source { file: file.clone(), lines: 0 }.function(name).map_or(0, |f| f.sig.inputs.len());
+    let text = pretty(file);
+    // Lines first: a step that saves a line may lengthen one.
+    1000 * text.lines().count() + text.len() + Json::Array(at.to_vec()).to_string().len() + 2000 * params
 }
 
 fn pretty(file: &syn::File) -> String {
@@ -109,7 +111,7 @@ impl State<'_> {
 /// The first failure's signature and detail, and all signatures, or `None` if the candidate
 /// passes or is not a valid program.
 fn failure_of(file: &syn::File, name: &str, at: &[Json]) -> Option<(Signature, String, Vec<Signature>)> {
-    let src = Source { file: file.clone() };
+    let src = Source { file: file.clone(), lines: 0 };
     let at = Json::Array(at.to_vec()).to_string();
     let run = || {
         let p = checker::prepare(&src, name).ok()?;
@@ -156,10 +158,13 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
     };
     loop {
         let size = st.size;
+        extract_calls(&mut st);
         remove_attributes(&mut st);
         remove_items(&mut st);
         delete_statements(&mut st);
         inline_calls(&mut st);
+        flatten_blocks(&mut st);
+        inline_lets(&mut st);
         replace_expressions(&mut st);
         pin_inputs(&mut st);
         shrink_inputs(&mut st);
@@ -174,7 +179,7 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
     }
     let program = pretty(&st.file);
     Ok(Minimized {
-        before_lines: before.lines().count(),
+        before_lines: if src.lines > 0 { src.lines } else { before.lines().count() },
         after_lines: program.lines().count(),
         program,
         seconds: start.elapsed().as_secs_f64(),
@@ -361,8 +366,8 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
         E::Unary(u) => out.push((*u.expr).clone()),
         E::ForLoop(f) => out.push(E::Block(syn::ExprBlock { attrs: vec![], label: None, block: f.body.clone() })),
         E::While(w) => out.push(E::Block(syn::ExprBlock { attrs: vec![], label: None, block: w.body.clone() })),
-        E::Block(b) if b.block.stmts.len() == 1 => {
-            if let syn::Stmt::Expr(e, _) = &b.block.stmts[0] {
+        E::Block(b) => {
+            if let Some(syn::Stmt::Expr(e, _)) = b.block.stmts.last() {
                 out.push(e.clone());
             }
         }
@@ -402,7 +407,7 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
         }
         _ => {}
     }
-    if !matches!(e, E::Path(_) | E::Lit(_) | E::Range(_) | E::Reference(_) | E::Block(_)) {
+    if !matches!(e, E::Path(_) | E::Lit(_) | E::Range(_) | E::Reference(_) | E::Block(_) | E::ForLoop(_) | E::While(_)) {
         out.push(syn::parse_quote!(1.0));
         out.push(syn::parse_quote!(0.0));
     }
@@ -465,6 +470,93 @@ fn replace_expressions(st: &mut State) {
 }
 
 // ---- calls ----
+
+/// The biggest jump: the checked function's body becomes one of the calls it makes (directly),
+/// with arguments made of its own parameters (`x`, `xs[0]`, `xs`).
+fn extract_calls(st: &mut State) {
+    let Ok(target) = (Source { file: st.file.clone(), lines: 0 }).function(st.name) else { return };
+    let fns = Source { file: st.file.clone(), lines: 0 }.functions();
+    let mut calls = CollectCalls { names: fns.iter().map(|f| f.sig.ident.to_string()).collect(), calls: vec![] };
+    calls.visit_block_mut(&mut (*target.block).clone());
+    let params: Vec<(syn::Ident, Option<cotan_ir::Ty>)> = target
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => Some((pi.ident.clone(), cotan_syntax::param_type(&pt.ty))),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for (callee, n_args) in calls.calls {
+        let Some(f) = fns.iter().find(|f| f.sig.ident == callee) else { continue };
+        // Candidate arguments per parameter of the callee, from the caller's parameters.
+        let mut choices: Vec<Vec<syn::Expr>> = vec![];
+        for a in f.sig.inputs.iter().take(n_args) {
+            let syn::FnArg::Typed(pt) = a else { return };
+            let want = cotan_syntax::param_type(&pt.ty);
+            let mut c: Vec<syn::Expr> = vec![];
+            for (p, ty) in &params {
+                match (want, ty) {
+                    (Some(cotan_ir::Ty::Scalar(w)), Some(cotan_ir::Ty::Scalar(t))) if w == *t => c.push(syn::parse_quote!(#p)),
+                    (Some(cotan_ir::Ty::Scalar(w)), Some(cotan_ir::Ty::Mem(m))) if w == m.elem => {
+                        c.push(syn::parse_quote!(#p[0]))
+                    }
+                    (Some(cotan_ir::Ty::Mem(w)), Some(cotan_ir::Ty::Mem(m)))
+                        if w.elem == m.elem && (w.access == cotan_ir::Access::Shared || m.is_writable()) =>
+                    {
+                        c.push(syn::parse_quote!(#p))
+                    }
+                    _ => {}
+                }
+            }
+            if c.is_empty() {
+                c.push(match want {
+                    Some(cotan_ir::Ty::Scalar(s)) if s.is_float() => syn::parse_quote!(1.0),
+                    Some(cotan_ir::Ty::Scalar(s)) if s.is_int() => syn::parse_quote!(1),
+                    _ => syn::parse_quote!(&[1.0]),
+                });
+            }
+            choices.push(c);
+        }
+        // The first few combinations, in order.
+        let mut combos: Vec<Vec<syn::Expr>> = vec![vec![]];
+        for c in &choices {
+            combos = combos.iter().flat_map(|pre| c.iter().map(move |x| [pre.clone(), vec![x.clone()]].concat())).take(8).collect();
+        }
+        for args in combos {
+            let mut file = st.file.clone();
+            let Some(t) = target_fn(&mut file, st.name) else { return };
+            let call: syn::Expr = syn::parse_quote!(#callee(#(#args),*));
+            t.block.stmts = vec![syn::Stmt::Expr(call.clone(), None)];
+            let what = format!("reduced `{}` to the call `{}`", st.name, short(&call));
+            if st.attempt(file, st.at.clone(), || what) {
+                return;
+            }
+        }
+    }
+}
+
+/// Calls of functions of the file: callee and number of arguments.
+struct CollectCalls {
+    names: Vec<String>,
+    calls: Vec<(syn::Ident, usize)>,
+}
+
+impl VisitMut for CollectCalls {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(last) = p.path.segments.last() {
+                if self.names.iter().any(|n| last.ident == n) {
+                    self.calls.push((last.ident.clone(), c.args.len()));
+                }
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
+    }
+}
 
 /// Replaces the `target`-th call of a function of the file by its body, with the
 /// parameters bound by `let`.
@@ -531,12 +623,150 @@ impl VisitMut for Inline<'_> {
 fn inline_calls(st: &mut State) {
     let mut k = 0;
     loop {
-        let fns = Source { file: st.file.clone() }.functions();
+        let fns = Source { file: st.file.clone(), lines: 0 }.functions();
         let mut file = st.file.clone();
         let mut v = Inline { protected: &st.protected, fns: &fns, target: k, count: 0, done: None };
         v.visit_file_mut(&mut file);
         let Some(what) = v.done else { return };
+        // A callee no longer called goes in the same step, or the step would grow the file.
+        for f in &fns {
+            let mut calls = CountCalls { name: f.sig.ident.to_string(), n: 0 };
+            calls.visit_file_mut(&mut file.clone());
+            if calls.n == 0 && f.sig.ident != st.name && !is_protected(&st.protected, f) {
+                file.items.retain(|i| !matches!(i, syn::Item::Fn(g) if g.sig.ident == f.sig.ident));
+            }
+        }
         if !st.attempt(file, st.at.clone(), || what) {
+            k += 1;
+        }
+    }
+}
+
+struct CountCalls {
+    name: String,
+    n: usize,
+}
+
+impl VisitMut for CountCalls {
+    fn visit_expr_call_mut(&mut self, c: &mut syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*c.func {
+            if p.path.segments.last().is_some_and(|s| s.ident == self.name) {
+                self.n += 1;
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, c);
+    }
+}
+
+/// Splices the `target`-th block statement `{ .. }` into the enclosing block.
+struct Flatten<'a> {
+    protected: &'a HashSet<String>,
+    target: usize,
+    count: usize,
+    done: bool,
+}
+
+impl VisitMut for Flatten<'_> {
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        if !is_protected(self.protected, f) {
+            syn::visit_mut::visit_item_fn_mut(self, f);
+        }
+    }
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for k in 0..b.stmts.len() {
+            if self.done {
+                return;
+            }
+            if let syn::Stmt::Expr(syn::Expr::Block(inner), _) = &b.stmts[k] {
+                if inner.label.is_none() && k + 1 < b.stmts.len() {
+                    if self.count == self.target {
+                        let inner = inner.block.stmts.clone();
+                        b.stmts.splice(k..=k, inner);
+                        self.done = true;
+                        return;
+                    }
+                    self.count += 1;
+                }
+            }
+            self.visit_stmt_mut(&mut b.stmts[k]);
+        }
+    }
+}
+
+/// Replaces the `target`-th `let x = e;` by substituting `e` for `x` in the statements after it.
+struct InlineLet {
+    target: usize,
+    count: usize,
+    done: Option<String>,
+}
+
+impl VisitMut for InlineLet {
+    // Substituting a `let` keeps what a function computes, so the user's rules get it too.
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        for k in 0..b.stmts.len() {
+            if self.done.is_some() {
+                return;
+            }
+            if let syn::Stmt::Local(l) = &b.stmts[k] {
+                let ident = match &l.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                    syn::Pat::Type(pt) => match &*pt.pat {
+                        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let (Some(ident), Some(init)) = (ident, &l.init) {
+                    if self.count == self.target {
+                        let e = &init.expr;
+                        let e: syn::Expr = match &**e {
+                            syn::Expr::Path(_)
+                            | syn::Expr::Lit(_)
+                            | syn::Expr::MethodCall(_)
+                            | syn::Expr::Call(_)
+                            | syn::Expr::Index(_)
+                            | syn::Expr::Paren(_) => (**e).clone(),
+                            e => syn::parse_quote!((#e)),
+                        };
+                        self.done = Some(format!("substituted `{ident}` by its value"));
+                        let mut subst = Subst { map: vec![(ident, e)] };
+                        b.stmts.remove(k);
+                        for st in &mut b.stmts[k..] {
+                            subst.visit_stmt_mut(st);
+                        }
+                        return;
+                    }
+                    self.count += 1;
+                }
+            }
+            self.visit_stmt_mut(&mut b.stmts[k]);
+        }
+    }
+}
+
+fn inline_lets(st: &mut State) {
+    let mut k = 0;
+    loop {
+        let mut file = st.file.clone();
+        let mut v = InlineLet { target: k, count: 0, done: None };
+        v.visit_file_mut(&mut file);
+        let Some(what) = v.done else { return };
+        if !st.attempt(file, st.at.clone(), || what) {
+            k += 1;
+        }
+    }
+}
+
+fn flatten_blocks(st: &mut State) {
+    let mut k = 0;
+    loop {
+        let mut file = st.file.clone();
+        let mut v = Flatten { protected: &st.protected, target: k, count: 0, done: false };
+        v.visit_file_mut(&mut file);
+        if !v.done {
+            return;
+        }
+        if !st.attempt(file, st.at.clone(), || "spliced a block into its enclosing block".to_string()) {
             k += 1;
         }
     }
@@ -659,7 +889,7 @@ fn shrink_inputs(st: &mut State) {
 
 /// Drops a parameter that a helper function does not use, at every call.
 fn drop_helper_params(st: &mut State) {
-    let fns = Source { file: st.file.clone() }.functions();
+    let fns = Source { file: st.file.clone(), lines: 0 }.functions();
     let name = st.name;
     let protected = st.protected.clone();
     for f in fns.iter().filter(|f| f.sig.ident != name && !is_protected(&protected, f)) {

@@ -6,6 +6,8 @@ use crate::CliError;
 /// A parsed source file.
 pub struct Source {
     pub file: syn::File,
+    /// Lines of the text it was parsed from (0 for a syntax tree made in memory).
+    pub lines: usize,
 }
 
 impl Source {
@@ -19,7 +21,7 @@ impl Source {
             let at = e.span().start();
             CliError::new(format!("the file does not parse as Rust (line {}, column {}): {e}", at.line, at.column + 1))
         })?;
-        Ok(Source { file })
+        Ok(Source { file, lines: text.lines().count() })
     }
 
     /// Every function of the file (in nested modules and `impl` blocks too).
