@@ -261,7 +261,11 @@ impl Prepared {
                     None => per_arg.push((name.clone(), kind, rev, fwd, detail)),
                 }
             };
-            if let Some(fd) = fd {
+            // Both modes agreeing against differences that do not converge (a chaotic or
+            // badly scaled function) is no finding.
+            let modes_agree = g.is_finite() && t.is_finite() && close(g, t, AD_RTOL, AD_ATOL);
+            if let Some((fd, converged)) = fd.filter(|(_, c)| *c || !modes_agree) {
+                let _ = converged;
                 for (label, ad, rev) in [("reverse", g, true), ("forward", t, false)] {
                     if !ad.is_finite() {
                         note(Kind::NonFinite, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
@@ -404,10 +408,14 @@ impl Prepared {
         Ok(jt)
     }
 
-    /// Central differences at several steps; the one closest to `ad` (any that agrees passes).
-    fn finite_difference(&self, args: &[Arg], s: Slot, ad: f64) -> Option<f64> {
+    /// Central differences at several steps: the one closest to `ad` (any that agrees
+    /// passes), and whether two neighbouring steps agree with each other (if none do, the
+    /// differences have not converged and cannot judge a derivative).
+    fn finite_difference(&self, args: &[Arg], s: Slot, ad: f64) -> Option<(f64, bool)> {
         let x = get(args, s);
         let mut best: Option<f64> = None;
+        let mut previous: Option<f64> = None;
+        let mut converged = false;
         for h in [1e-3, 1e-4, 1e-5, 1e-6, 1e-7] {
             let h = h * x.abs().max(1.0);
             let mut a = args.to_vec();
@@ -419,11 +427,13 @@ impl Prepared {
             if !fd.is_finite() {
                 continue;
             }
+            converged |= previous.is_some_and(|p| close(p, fd, 1e-5, FD_ATOL));
+            previous = Some(fd);
             if best.map_or(true, |b| (fd - ad).abs() < (b - ad).abs() || !ad.is_finite()) {
                 best = Some(fd);
             }
         }
-        best
+        best.map(|b| (b, converged))
     }
 }
 
