@@ -92,7 +92,15 @@ impl Gen {
         let d = depth - 1;
         match self.rng.u8(0..17) {
             0 => format!("{} + {}", self.expr(d), self.expr(d)),
-            1 => format!("{} - {}", self.expr(d), self.expr(d)),
+            1 => {
+                // Not `e - e`: an exact zero whose adjoint cancels loses all precision.
+                let (l, r) = (self.expr(d), self.expr(d));
+                if l == r {
+                    l
+                } else {
+                    format!("{l} - {r}")
+                }
+            }
             2 | 3 => format!("{} * {}", self.paren(d), self.paren(d)),
             4 => {
                 let e = self.paren(d);
@@ -185,10 +193,12 @@ impl Gen {
                 Some(m) => {
                     let e = self.expr(3);
                     match self.rng.u8(0..3) {
-                        // Bounded increments: an accumulator grows at most linearly.
-                        0 => self.line(&format!("{m} += ({e}).sin();")),
-                        1 => self.line(&format!("{m} = ({m} + {e}).tanh();")),
-                        _ => self.line(&format!("{m} = 0.5 * {m} + ({e}).tanh();")),
+                        // Bounded increments and damped updates: an accumulator grows at most
+                        // linearly, and derivatives are not amplified exponentially by loops
+                        // (which rounding in reverse mode would show as false findings).
+                        0 => self.line(&format!("{m} += 0.25 * ({e}).sin();")),
+                        1 => self.line(&format!("{m} = 0.5 * ({m} + {e}).tanh();")),
+                        _ => self.line(&format!("{m} = 0.5 * {m} + 0.25 * ({e}).tanh();")),
                     }
                 }
                 None => self.stmt(depth),
@@ -429,6 +439,7 @@ pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
                 } else {
                     body += &text;
                 }
+                let _ = write!(body, "\n// The program as generated (`cotan fuzz --seed {seed} --show {index}`):\n{}", comment(&text));
                 saved.push(write(out, &format!("failure_{seed}_{index}.rs"), &body)?);
             }
         }

@@ -120,6 +120,9 @@ enum Command {
         /// Where failing programs (minimized) are written.
         #[arg(long, default_value = "fuzz-failures")]
         out: String,
+        /// Print program number INDEX of this seed instead of checking.
+        #[arg(long, value_name = "INDEX")]
+        show: Option<usize>,
     },
 }
 
@@ -165,7 +168,11 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Fuzz { count, seed, out } => {
+        Command::Fuzz { show: Some(index), seed, .. } => {
+            print!("{}", fuzz::program(seed, index));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fuzz { count, seed, out, show: None } => {
             let summary = fuzz::fuzz(count, seed, &out)?;
             Ok(if summary.failures == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
