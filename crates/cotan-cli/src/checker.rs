@@ -216,7 +216,12 @@ impl Prepared {
         let (fwd, rev) = match &self.derivs {
             Ok(d) => d,
             Err(e) => {
-                return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), how: "differentiation", detail: e.clone() }])
+                return Ok(vec![Failure {
+                    kind: Kind::Error,
+                    arg: "-".into(),
+                    how: "differentiation",
+                    detail: e.clone(),
+                }])
             }
         };
         let slots = self.slots(args);
@@ -224,7 +229,12 @@ impl Prepared {
         let grad = match self.reverse(rev, args, &slots) {
             Ok(g) => g,
             Err(e) => {
-                return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), how: "reverse", detail: format!("reverse: {e}") }])
+                return Ok(vec![Failure {
+                    kind: Kind::Error,
+                    arg: "-".into(),
+                    how: "reverse",
+                    detail: format!("reverse: {e}"),
+                }])
             }
         };
         let mut tangents = vec![];
@@ -252,14 +262,15 @@ impl Prepared {
             let fd_atol = FD_ATOL + 1e-9 * j0.abs();
             let (g, t) = (grad[k], tangents[k]);
             let what = if matches!(args[s.param], Arg::Mem(_)) { format!("{name}[{}]", s.elem) } else { name.clone() };
-            let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| {
-                match per_arg.iter_mut().find(|p| p.0 == *name && p.1 == kind) {
-                    Some(p) => {
-                        p.2 |= rev;
-                        p.3 |= fwd;
-                    }
-                    None => per_arg.push((name.clone(), kind, rev, fwd, detail)),
+            let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| match per_arg
+                .iter_mut()
+                .find(|p| p.0 == *name && p.1 == kind)
+            {
+                Some(p) => {
+                    p.2 |= rev;
+                    p.3 |= fwd;
                 }
+                None => per_arg.push((name.clone(), kind, rev, fwd, detail)),
             };
             // Both modes agreeing against differences that do not converge (a chaotic or
             // badly scaled function) is no finding.
@@ -268,7 +279,12 @@ impl Prepared {
                 let _ = converged;
                 for (label, ad, rev) in [("reverse", g, true), ("forward", t, false)] {
                     if !ad.is_finite() {
-                        note(Kind::NonFinite, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
+                        note(
+                            Kind::NonFinite,
+                            rev,
+                            !rev,
+                            format!("{label} gives {ad} for {what}, finite differences {fd}"),
+                        );
                     } else if !close(ad, fd, FD_RTOL, fd_atol) {
                         note(Kind::Wrong, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
                     }
@@ -347,7 +363,10 @@ impl Prepared {
         let outs = cotan_ir::exec_with(rev, &mut call, STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
         let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
         if outs.len() < n_scalars {
-            return Err(format!("the reverse derivative returned {} values, expected {n_scalars} gradients", outs.len()));
+            return Err(format!(
+                "the reverse derivative returned {} values, expected {n_scalars} gradients",
+                outs.len()
+            ));
         }
         let mut scalar_grads = outs[outs.len() - n_scalars..].iter();
         let mut grad = vec![];
@@ -395,9 +414,9 @@ impl Prepared {
             }
         }
         let mut w = 1;
-        for k in 0..args.len() {
+        for (k, pos) in tangent_pos.iter().enumerate() {
             if self.mut_float_mem(k) {
-                if let Some(Arg::Mem(m)) = tangent_pos[k].map(|p| &call[p]) {
+                if let Some(Arg::Mem(m)) = pos.map(|p| &call[p]) {
                     for x in m {
                         jt += weight(w) * x.as_f64().unwrap_or(f64::NAN);
                         w += 1;
@@ -429,7 +448,11 @@ impl Prepared {
             }
             converged |= previous.is_some_and(|p| close(p, fd, 1e-5, FD_ATOL));
             previous = Some(fd);
-            if best.map_or(true, |b| (fd - ad).abs() < (b - ad).abs() || !ad.is_finite()) {
+            let better = match best {
+                None => true,
+                Some(b) => (fd - ad).abs() < (b - ad).abs() || !ad.is_finite(),
+            };
+            if better {
                 best = Some(fd);
             }
         }

@@ -133,8 +133,7 @@ impl Gen {
             // A bare float literal has no type for a method call (`0.5.sin()`): scale `a`.
             e = format!("{e} * a");
         }
-        if e.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']')
-            && !e.starts_with('-')
+        if e.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']') && !e.starts_with('-')
         {
             e
         } else {
@@ -439,7 +438,11 @@ pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
                 } else {
                     body += &text;
                 }
-                let _ = write!(body, "\n// The program as generated (`cotan fuzz --seed {seed} --show {index}`):\n{}", comment(&text));
+                let _ = write!(
+                    body,
+                    "\n// The program as generated (`cotan fuzz --seed {seed} --show {index}`):\n{}",
+                    comment(&text)
+                );
                 saved.push(write(out, &format!("failure_{seed}_{index}.rs"), &body)?);
             }
         }

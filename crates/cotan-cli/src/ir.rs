@@ -107,7 +107,8 @@ fn spec(
     let n = ir.params.len();
     let (inputs, ret) = if parsed.len() > n { (parsed[..n].to_vec(), Some(parsed[n])) } else { (parsed, None) };
     let spec = Spec { mode, inputs, ret, width };
-    cotan_ad::check(ir, &spec).map_err(|e| CliError::new(format!("activities do not fit `{}`: {}", ir.name, e.message)))?;
+    cotan_ad::check(ir, &spec)
+        .map_err(|e| CliError::new(format!("activities do not fit `{}`: {}", ir.name, e.message)))?;
     Ok(spec)
 }
 
@@ -134,7 +135,9 @@ pub fn ir(
     let spec = spec(&f, &lowered.func, mode, forward, reverse)?;
     let dname = format!("d_{name}");
     let derived = match stage {
-        Stage::Optimized => cotan_expand::differentiate(&lowered, &spec, &dname).map_err(|e| CliError::lowering(name, &e))?,
+        Stage::Optimized => {
+            cotan_expand::differentiate(&lowered, &spec, &dname).map_err(|e| CliError::lowering(name, &e))?
+        }
         _ => {
             let r = match spec.mode {
                 Mode::Forward => cotan_ad::forward(&lowered.func, &spec, &dname),

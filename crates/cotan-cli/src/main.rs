@@ -35,7 +35,11 @@ impl CliError {
 }
 
 #[derive(Parser)]
-#[command(name = "cotan", version, about = "Derivatives, IR, gradient checks, minimization and fuzzing of Rust source files")]
+#[command(
+    name = "cotan",
+    version,
+    about = "Derivatives, IR, gradient checks, minimization and fuzzing of Rust source files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -152,14 +156,16 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Check { target, point } => {
             let src = source::Source::load(&target.file)?;
             let prepared = checker::prepare(&src, &target.name)?;
-            let points = checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
+            let points =
+                checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
             let report = checker::check(&prepared, &points)?;
             print!("{}", checker::render(&report));
             Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Minimize { target, point, out } => {
             let src = source::Source::load(&target.file)?;
-            let points = checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
+            let points =
+                checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
             let result = minimize::minimize(&src, &target.name, &points, true)?;
             print!("{}", minimize::render(&result));
             if let Some(path) = out {

@@ -385,10 +385,8 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
         }
         E::Lit(l) => {
             match &l.lit {
-                syn::Lit::Float(f) => {
-                    if f.base10_digits() != "0.0" && f.base10_digits() != "1.0" && f.base10_digits() != "0" {
-                        out.push(syn::parse_quote!(1.0));
-                    }
+                syn::Lit::Float(f) if !matches!(f.base10_digits(), "0.0" | "1.0" | "0") => {
+                    out.push(syn::parse_quote!(1.0));
                 }
                 syn::Lit::Int(i) => {
                     if let Ok(n) = i.base10_parse::<u64>() {
@@ -407,7 +405,8 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
         }
         _ => {}
     }
-    if !matches!(e, E::Path(_) | E::Lit(_) | E::Range(_) | E::Reference(_) | E::Block(_) | E::ForLoop(_) | E::While(_)) {
+    if !matches!(e, E::Path(_) | E::Lit(_) | E::Range(_) | E::Reference(_) | E::Block(_) | E::ForLoop(_) | E::While(_))
+    {
         out.push(syn::parse_quote!(1.0));
         out.push(syn::parse_quote!(0.0));
     }
@@ -500,7 +499,9 @@ fn extract_calls(st: &mut State) {
             let mut c: Vec<syn::Expr> = vec![];
             for (p, ty) in &params {
                 match (want, ty) {
-                    (Some(cotan_ir::Ty::Scalar(w)), Some(cotan_ir::Ty::Scalar(t))) if w == *t => c.push(syn::parse_quote!(#p)),
+                    (Some(cotan_ir::Ty::Scalar(w)), Some(cotan_ir::Ty::Scalar(t))) if w == *t => {
+                        c.push(syn::parse_quote!(#p))
+                    }
                     (Some(cotan_ir::Ty::Scalar(w)), Some(cotan_ir::Ty::Mem(m))) if w == m.elem => {
                         c.push(syn::parse_quote!(#p[0]))
                     }
@@ -524,7 +525,11 @@ fn extract_calls(st: &mut State) {
         // The first few combinations, in order.
         let mut combos: Vec<Vec<syn::Expr>> = vec![vec![]];
         for c in &choices {
-            combos = combos.iter().flat_map(|pre| c.iter().map(move |x| [pre.clone(), vec![x.clone()]].concat())).take(8).collect();
+            combos = combos
+                .iter()
+                .flat_map(|pre| c.iter().map(move |x| [pre.clone(), vec![x.clone()]].concat()))
+                .take(8)
+                .collect();
         }
         for args in combos {
             let mut file = st.file.clone();
@@ -913,7 +918,8 @@ struct DropParam {
 impl VisitMut for DropParam {
     fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
         if f.sig.ident == self.name && self.k < f.sig.inputs.len() {
-            f.sig.inputs = f.sig.inputs.iter().enumerate().filter(|(j, _)| *j != self.k).map(|(_, a)| a.clone()).collect();
+            f.sig.inputs =
+                f.sig.inputs.iter().enumerate().filter(|(j, _)| *j != self.k).map(|(_, a)| a.clone()).collect();
         }
         syn::visit_mut::visit_item_fn_mut(self, f);
     }

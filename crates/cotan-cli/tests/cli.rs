@@ -31,7 +31,10 @@ fn emit_prints_the_derivative() {
     let o = cotan(&["emit", &simple, "--fn", "loss", "--reverse", "Duplicated,Duplicated,Active,Const,Active"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("fn d_loss(\n    x: &[f64],\n    dx: &mut [f64],\n    y: &mut [f64],\n    dy: &mut [f64],"), "{out}");
+    assert!(
+        out.contains("fn d_loss(\n    x: &[f64],\n    dx: &mut [f64],\n    y: &mut [f64],\n    dy: &mut [f64],"),
+        "{out}"
+    );
     // Without activities, the file's attribute is used.
     let o = cotan(&["emit", &simple, "--fn", "loss"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -116,7 +119,14 @@ fn check_passes_on_a_correct_program() {
     let out = stdout(&o);
     assert!(out.contains("argument") && out.contains("max rel err"), "{out}");
     assert!(out.contains("ok: reverse, forward and finite differences agree at 2 point(s)"), "{out}");
-    let o = cotan(&["check", &simple, "--fn", "loss", "--at", "{\"x\": [0.5, -1.0], \"y\": [0.0, 0.0], \"a\": 0.3, \"n\": 2}"]);
+    let o = cotan(&[
+        "check",
+        &simple,
+        "--fn",
+        "loss",
+        "--at",
+        "{\"x\": [0.5, -1.0], \"y\": [0.0, 0.0], \"a\": 0.3, \"n\": 2}",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
 
