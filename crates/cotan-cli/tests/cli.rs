@@ -75,7 +75,7 @@ fn bad_input_is_exit_2_with_a_message() {
     let simple = fixture("simple.rs");
     let o = cotan(&["ir", &simple, "--fn", "nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no function `nope` in the file; it has: weight, loss"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no function `nope` in the file; it has: weight, loss, with_struct"), "{}", stderr(&o));
 
     let broken = scratch("broken.rs");
     std::fs::write(&broken, "fn f(x: f64) -> f64 { x + }").unwrap();
@@ -127,6 +127,9 @@ fn check_passes_on_a_correct_program() {
         "--at",
         "{\"x\": [0.5, -1.0], \"y\": [0.0, 0.0], \"a\": 0.3, \"n\": 2}",
     ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A custom derivative with a reverse rule only.
+    let o = cotan(&["check", &simple, "--fn", "uses_cube"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
 
