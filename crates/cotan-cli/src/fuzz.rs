@@ -8,6 +8,7 @@
 //! and roots of `1 + e * e`) so finite differences stay well conditioned.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::time::Instant;
 
 use crate::checker::{self, Points};
@@ -448,6 +449,16 @@ pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
         }
         bar.set_message(format!("{} failures, {} generator bugs", summary.failures, summary.generator_bugs));
         bar.inc(1);
+        // A log (CI) has no progress bar: a line every 1000 programs instead.
+        if !std::io::stderr().is_terminal() && (index + 1) % 1000 == 0 {
+            eprintln!(
+                "fuzz: {} of {count} programs, {} failures, {} generator bugs, {:.0} s",
+                index + 1,
+                summary.failures,
+                summary.generator_bugs,
+                start.elapsed().as_secs_f64()
+            );
+        }
     }
     std::panic::set_hook(previous_hook);
     bar.finish_and_clear();
