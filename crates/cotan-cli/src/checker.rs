@@ -16,6 +16,8 @@ use crate::CliError;
 
 /// Steps (ops) an interpreter run may take: a reduction step that makes a loop endless fails.
 pub const STEP_LIMIT: u64 = 2_000_000;
+/// A derivative may take many times the primal's steps (reverse mode re-runs calls).
+const DERIVATIVE_STEP_LIMIT: u64 = 20 * STEP_LIMIT;
 const FD_RTOL: f64 = 1e-6;
 const FD_ATOL: f64 = 1e-6;
 const AD_RTOL: f64 = 1e-9;
@@ -371,7 +373,8 @@ impl Prepared {
         if self.ret_is_float() {
             call.push(Arg::Scalar(float_like(&ret_val(&self.primal), weight(0))));
         }
-        let outs = cotan_ir::exec_with(rev, &mut call, STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
+        let outs =
+            cotan_ir::exec_with(rev, &mut call, DERIVATIVE_STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
         let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
         if outs.len() < n_scalars {
             return Err(format!(
@@ -416,7 +419,8 @@ impl Prepared {
             let p = tangent_pos[s.param].expect("a float slot has a tangent");
             set(&mut call, Slot { param: p, elem: s.elem }, *d);
         }
-        let outs = cotan_ir::exec_with(fwd, &mut call, STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
+        let outs =
+            cotan_ir::exec_with(fwd, &mut call, DERIVATIVE_STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
         let mut jt = 0.0;
         if self.ret_is_float() {
             match outs.get(1) {

@@ -27,6 +27,7 @@ pub struct Minimized {
     pub at: String,
     pub tried: usize,
     pub changed_character: usize,
+    pub out_of_time: bool,
 }
 
 struct State<'a> {
@@ -40,6 +41,10 @@ struct State<'a> {
     changed_character: usize,
     detail: String,
     bar: Option<indicatif::ProgressBar>,
+    start: Instant,
+    /// A program whose every check is slow stops being reduced after this long.
+    budget: std::time::Duration,
+    out_of_time: bool,
     /// Functions with a custom or zero derivative and their rules: the user's derivatives
     /// are what is under test, so they are kept as written (editing them would plant a
     /// different bug).
@@ -72,6 +77,10 @@ fn short(tokens: &impl ToTokens) -> String {
 impl State<'_> {
     /// Keeps `file`/`at` if they are smaller and fail the same way.
     fn attempt(&mut self, file: syn::File, at: Vec<Json>, what: impl FnOnce() -> String) -> bool {
+        if self.start.elapsed() > self.budget {
+            self.out_of_time = true;
+            return false;
+        }
         let size = measure(&file, self.name, &at);
         if size >= self.size {
             return false;
@@ -154,6 +163,9 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         changed_character: 0,
         detail: first.detail.clone(),
         bar,
+        start,
+        budget: std::time::Duration::from_secs(120),
+        out_of_time: false,
         protected: protected(src),
     };
     loop {
@@ -169,7 +181,7 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         pin_inputs(&mut st);
         shrink_inputs(&mut st);
         drop_helper_params(&mut st);
-        if st.size == size {
+        if st.size == size || st.out_of_time {
             break;
         }
     }
@@ -189,6 +201,7 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         at: Json::Array(st.at).to_string(),
         tried: st.tried,
         changed_character: st.changed_character,
+        out_of_time: st.out_of_time,
     })
 }
 
@@ -205,6 +218,9 @@ pub fn render(m: &Minimized) -> String {
         m.tried,
         m.changed_character
     );
+    if m.out_of_time {
+        s += "// stopped at the time budget (120 s); run minimize again on the output to go on\n";
+    }
     for step in &m.steps {
         s += &format!("//   {step}\n");
     }
