@@ -17,7 +17,7 @@ mod types;
 mod verify;
 
 pub use function::*;
-pub use interp::{exec, run, run_with_limit, Arg, InterpError, Val, DEFAULT_STEP_LIMIT};
+pub use interp::{exec, exec_with, run, run_with_limit, Arg, Callees, InterpError, NoCallees, Val, DEFAULT_STEP_LIMIT};
 pub use ops::*;
 pub use parse::{parse, ParseError};
 pub use print::{print, print_op, print_ty};

@@ -96,8 +96,19 @@ pub(crate) struct Lower {
 
 /// Lowers a free function (or a method without `self`) to IR.
 pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
+    lower(sig, body, false)
+}
+
+/// [`lower_fn`], also for functions returning a tuple of scalars (as custom reverse rules
+/// and generated derivatives do): tools run them in the interpreter, while the macros do
+/// not differentiate them.
+pub fn lower_fn_with_tuples(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
+    lower(sig, body, true)
+}
+
+fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<Lowered> {
     if let Some((name, sig, body)) = crate::generic::monomorphic(sig, body)? {
-        let mut lowered = lower_fn(&sig, &body)?;
+        let mut lowered = lower(&sig, &body, tuples)?;
         lowered.func.generic_float = Some(name);
         return Ok(lowered);
     }
@@ -125,6 +136,12 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
         ret_ty: None,
     };
     signature::lower_params(&mut l, sig)?;
+    if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
+        l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
+        l.tuple_body(body, &tys)?;
+        l.finalize();
+        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int });
+    }
     l.ret_ty = signature::return_type(sig)?.map(STy::Known);
     if let Some(t) = l.ret_ty {
         let s = l.infer.resolve(t);
@@ -397,6 +414,50 @@ impl Lower {
         if !self.func.returns.is_empty() {
             self.effect(OpKind::Return(ret));
         }
+        let ops = self.stack.pop().unwrap();
+        self.func.body = Region { ops };
+        Ok(())
+    }
+
+    /// The body of a function returning a tuple of scalars: it ends in a tuple `(a, b)` or in
+    /// a call of a function returning one, and has no other `return`.
+    fn tuple_body(&mut self, body: &syn::Block, tys: &[Scalar]) -> syn::Result<()> {
+        let (stmts, final_return) = split_final_return(&body.stmts);
+        let (stmts, tail) = match (final_return, stmts.split_last()) {
+            (Some(e), _) => (stmts, e),
+            (None, Some((syn::Stmt::Expr(e, None), rest))) => (rest, e),
+            _ => return err_at(&body, "a function returning a tuple must end in the tuple, as in `(value, grad)`"),
+        };
+        if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
+            return err_at(&body, "cotan supports `return` in a function returning a tuple only as its last statement");
+        }
+        let mut vals = vec![];
+        self.stmts_then(stmts, |l| {
+            match strip_parens(tail) {
+                syn::Expr::Tuple(t) if t.elems.len() == tys.len() => {
+                    for e in &t.elems {
+                        let (v, _) = l.scalar(e)?;
+                        vals.push(v);
+                    }
+                }
+                syn::Expr::Call(c) if crate::expr::is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
+                e => {
+                    return err_at(
+                        e,
+                        format!(
+                            "expected a tuple of {} values, as in `(value, grad)`, or a call returning one",
+                            tys.len()
+                        ),
+                    )
+                }
+            }
+            Ok(None)
+        })?;
+        for ((v, s), e) in vals.iter().zip(tys).zip(std::iter::repeat(tail)) {
+            let vt = self.scalar_sty(*v, e.span())?;
+            self.unify(STy::Known(*s), vt, e.span())?;
+        }
+        self.effect(OpKind::Return(vals));
         let ops = self.stack.pop().unwrap();
         self.func.body = Region { ops };
         Ok(())
@@ -841,6 +902,13 @@ fn writes_outside(r: &Region) -> bool {
         _ => {}
     });
     outside
+}
+
+fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_parens(&p.expr),
+        e => e,
+    }
 }
 
 /// Splits off a final top-level `return e;`, which needs no flag.

@@ -95,6 +95,17 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
     }
 }
 
+/// The scalars of a tuple return type `(f64, f64, ..)` (as custom reverse rules and
+/// generated derivatives return), or `None` for any other return type.
+pub fn tuple_return_types(sig: &syn::Signature) -> Option<Vec<Scalar>> {
+    let syn::ReturnType::Type(_, ty) = &sig.output else { return None };
+    let syn::Type::Tuple(t) = &**ty else { return None };
+    if t.elems.len() < 2 {
+        return None;
+    }
+    t.elems.iter().map(scalar_type).collect()
+}
+
 /// Declares the parameters as IR parameters and binds their names.
 pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<()> {
     if let Some(g) = sig.generics.params.iter().find(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {

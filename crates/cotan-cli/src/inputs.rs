@@ -1,0 +1,143 @@
+//! Argument values: from JSON (`--at`), at random (seeded), and back to JSON for reports.
+
+use cotan_ir::{Arg, Function, MemKind, Scalar, Ty, Val};
+use serde_json::Value as Json;
+
+use crate::CliError;
+
+/// The parameters of a lowered function: names and IR types.
+pub fn params(f: &Function) -> Vec<(String, Ty)> {
+    f.params.iter().map(|p| (f.value(*p).name.clone().unwrap_or_default(), f.ty(*p))).collect()
+}
+
+/// Arguments from JSON: an array with one entry per parameter, or an object by name.
+pub fn from_json(f: &Function, text: &str) -> Result<Vec<Arg>, CliError> {
+    let json: Json = serde_json::from_str(text).map_err(|e| CliError::new(format!("--at is not valid JSON: {e}")))?;
+    let ps = params(f);
+    let entries: Vec<Json> = match json {
+        Json::Array(a) if ps.len() == 1 && !matches!(ps[0].1, Ty::Scalar(_)) && a.iter().all(|v| !v.is_array()) => {
+            vec![Json::Array(a)]
+        }
+        Json::Array(a) => a,
+        Json::Object(o) => {
+            let mut out = vec![];
+            for (name, _) in &ps {
+                out.push(o.get(name).cloned().ok_or_else(|| CliError::new(format!("--at has no value for `{name}`")))?);
+            }
+            if let Some(k) = o.keys().find(|k| !ps.iter().any(|(n, _)| n == *k)) {
+                return Err(CliError::new(format!("--at names `{k}`, which is not a parameter")));
+            }
+            out
+        }
+        other if ps.len() == 1 => vec![other],
+        _ => return Err(CliError::new("--at must be a JSON array (one entry per parameter) or an object by name")),
+    };
+    if entries.len() != ps.len() {
+        return Err(CliError::new(format!(
+            "`{}` has {} parameter(s) but --at gives {} value(s)",
+            f.name,
+            ps.len(),
+            entries.len()
+        )));
+    }
+    ps.iter().zip(&entries).map(|((name, ty), v)| arg(name, *ty, v)).collect()
+}
+
+fn scalar(name: &str, s: Scalar, v: &Json) -> Result<Val, CliError> {
+    let bad = || CliError::new(format!("`{name}` expects a `{}`, got `{v}`", s.name()));
+    Ok(match s {
+        Scalar::F64 => Val::F64(v.as_f64().ok_or_else(bad)?),
+        Scalar::F32 => Val::F32(v.as_f64().ok_or_else(bad)? as f32),
+        Scalar::Bool => Val::Bool(v.as_bool().ok_or_else(bad)?),
+        _ => {
+            let i = v.as_i64().map(i128::from).or_else(|| v.as_u64().map(i128::from)).ok_or_else(bad)?;
+            let bits = s.int_bits();
+            let (lo, hi) = if s.is_signed() {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            };
+            if i < lo || i > hi {
+                return Err(bad());
+            }
+            Val::Int(i, s)
+        }
+    })
+}
+
+fn arg(name: &str, ty: Ty, v: &Json) -> Result<Arg, CliError> {
+    match ty {
+        Ty::Scalar(s) => Ok(Arg::Scalar(scalar(name, s, v)?)),
+        Ty::Mem(m) => {
+            let items: Vec<Json> = match (m.kind, v) {
+                (MemKind::Cell, Json::Array(a)) if a.len() == 1 => a.clone(),
+                (MemKind::Cell, other) => vec![other.clone()],
+                (_, Json::Array(a)) => flatten(a),
+                _ => return Err(CliError::new(format!("`{name}` expects an array, got `{v}`"))),
+            };
+            if let MemKind::Array(n) = m.kind {
+                if items.len() as u64 != n {
+                    return Err(CliError::new(format!("`{name}` expects {n} elements, got {}", items.len())));
+                }
+            }
+            Ok(Arg::Mem(items.iter().map(|x| scalar(name, m.elem, x)).collect::<Result<_, _>>()?))
+        }
+    }
+}
+
+/// Nested arrays are taken row by row.
+fn flatten(a: &[Json]) -> Vec<Json> {
+    a.iter().flat_map(|x| if let Json::Array(inner) = x { flatten(inner) } else { vec![x.clone()] }).collect()
+}
+
+/// Random arguments: floats in [-1.5, 1.5], integers in 0..=4, slices of `len` elements.
+pub fn random(f: &Function, rng: &mut fastrand::Rng, len: usize) -> Vec<Arg> {
+    params(f)
+        .iter()
+        .map(|(_, ty)| match ty {
+            Ty::Scalar(s) => Arg::Scalar(random_val(*s, rng, len)),
+            Ty::Mem(m) => {
+                let n = match m.kind {
+                    MemKind::Cell => 1,
+                    MemKind::Array(n) => n as usize,
+                    MemKind::Slice | MemKind::Vec => len,
+                    MemKind::Record(_) => 0,
+                };
+                Arg::Mem((0..n).map(|_| random_val(m.elem, rng, len)).collect())
+            }
+        })
+        .collect()
+}
+
+fn random_val(s: Scalar, rng: &mut fastrand::Rng, len: usize) -> Val {
+    // Avoid exact kinks (0, integers) by drawing from a continuous range.
+    let x = rng.f64() * 3.0 - 1.5;
+    match s {
+        Scalar::F64 => Val::F64(x),
+        Scalar::F32 => Val::F32(x as f32),
+        Scalar::Bool => Val::Bool(rng.bool()),
+        _ => Val::Int(rng.i128(0..=(len.clamp(1, 5) as i128 - 1)), s),
+    }
+}
+
+pub fn val_json(v: &Val) -> Json {
+    match v {
+        Val::F32(x) => serde_json::json!(x),
+        Val::F64(x) => serde_json::json!(x),
+        Val::Int(i, _) => serde_json::json!(*i as i64),
+        Val::Bool(b) => serde_json::json!(b),
+    }
+}
+
+/// The arguments as `--at` JSON.
+pub fn to_json(args: &[Arg]) -> String {
+    let items: Vec<Json> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Scalar(v) => val_json(v),
+            Arg::Mem(m) => Json::Array(m.iter().map(val_json).collect()),
+            Arg::Record(_) => Json::Null,
+        })
+        .collect();
+    Json::Array(items).to_string()
+}

@@ -1,0 +1,197 @@
+//! The `cotan` command end to end: exit codes 0 (ok), 1 (a derivative is wrong, or fuzzing
+//! found failures) and 2 (bad input), and what it prints.
+
+use std::process::{Command, Output};
+
+fn cotan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cotan")).args(args).output().expect("the cotan binary runs")
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn scratch(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("cotan-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn emit_prints_the_derivative() {
+    let simple = fixture("simple.rs");
+    let o = cotan(&["emit", &simple, "--fn", "loss", "--reverse", "Duplicated,Duplicated,Active,Const,Active"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("fn d_loss(\n    x: &[f64],\n    dx: &mut [f64],\n    y: &mut [f64],\n    dy: &mut [f64],"),
+        "{out}"
+    );
+    // Without activities, the file's attribute is used.
+    let o = cotan(&["emit", &simple, "--fn", "loss"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("fn d_loss("));
+    // Forward mode, space-separated.
+    let o = cotan(&["emit", &simple, "--fn", "weight", "--forward", "Dual Dual"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("fn d_weight(v: f64, dv: f64) -> (f64, f64)"), "{}", stdout(&o));
+}
+
+#[test]
+fn emit_rejects_bad_activities() {
+    let o = cotan(&["emit", &fixture("simple.rs"), "--fn", "weight", "--reverse", "Active,Sideways"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown activity `Sideways`"), "{}", stderr(&o));
+    let o = cotan(&["emit", &fixture("simple.rs"), "--fn", "weight"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("has no autodiff attribute"), "{}", stderr(&o));
+    let o = cotan(&["emit", &fixture("simple.rs"), "--fn", "weight", "--reverse", "Active"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
+#[test]
+fn ir_at_each_stage() {
+    let simple = fixture("simple.rs");
+    for stage in ["lowered", "forward", "reverse", "optimized"] {
+        let o = cotan(&["ir", &simple, "--fn", "loss", "--stage", stage]);
+        assert_eq!(o.status.code(), Some(0), "{stage}: {}", stderr(&o));
+        assert!(stdout(&o).starts_with("fn "), "{stage}: {}", stdout(&o));
+    }
+    let o = cotan(&["ir", &simple, "--fn", "weight", "--stage", "forward", "--forward", "Dual,Dual"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"dv\""), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_input_is_exit_2_with_a_message() {
+    let simple = fixture("simple.rs");
+    let o = cotan(&["ir", &simple, "--fn", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no function `nope` in the file; it has: weight, loss, with_struct"), "{}", stderr(&o));
+
+    let broken = scratch("broken.rs");
+    std::fs::write(&broken, "fn f(x: f64) -> f64 { x + }").unwrap();
+    let o = cotan(&["check", &broken, "--fn", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not parse as Rust"), "{}", stderr(&o));
+
+    let o = cotan(&["check", "/nonexistent/file.rs", "--fn", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+
+    for (at, msg) in [
+        ("[1, 2", "not valid JSON"),
+        ("[[1.0], [2.0], 0.5]", "has 4 parameter(s) but --at gives 3"),
+        ("[[1.0], [2.0], \"a\", 1]", "`a` expects a `f64`"),
+        ("[[1.0], [2.0], 0.5, -1]", "`n` expects a `usize`"),
+        ("{\"x\": [1.0], \"y\": [2.0], \"a\": 0.5}", "no value for `n`"),
+    ] {
+        let o = cotan(&["check", &simple, "--fn", "loss", "--at", at]);
+        assert_eq!(o.status.code(), Some(2), "{at}");
+        assert!(stderr(&o).contains(msg), "{at}: {}", stderr(&o));
+    }
+
+    // Structs are not supported by the engine yet: its message, exit 2.
+    let o = cotan(&["check", &simple, "--fn", "with_struct", "--at", "{\"p\": {\"x\": 1.0, \"y\": 2.0}}"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cotan cannot lower `with_struct`"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+
+    // A point where the function itself fails.
+    let o = cotan(&["check", &simple, "--fn", "loss", "--at", "[[1.0, 2.0], [0.0], 0.5, 1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("index out of bounds"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_passes_on_a_correct_program() {
+    let simple = fixture("simple.rs");
+    let o = cotan(&["check", &simple, "--fn", "loss", "--trials", "2", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("argument") && out.contains("max rel err"), "{out}");
+    assert!(out.contains("ok: reverse, forward and finite differences agree at 2 point(s)"), "{out}");
+    let o = cotan(&[
+        "check",
+        &simple,
+        "--fn",
+        "loss",
+        "--at",
+        "{\"x\": [0.5, -1.0], \"y\": [0.0, 0.0], \"a\": 0.3, \"n\": 2}",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A custom derivative with a reverse rule only.
+    let o = cotan(&["check", &simple, "--fn", "uses_cube"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn check_finds_the_planted_bug() {
+    let o = cotan(&["check", &fixture("planted.rs"), "--fn", "simulate"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL [wrong value, reverse] pos0"), "{out}");
+    // The correct function of the same file passes.
+    let o = cotan(&["check", &fixture("planted.rs"), "--fn", "objective"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn minimize_reduces_the_planted_model_and_keeps_the_bug() {
+    let planted = fixture("planted.rs");
+    let before = std::fs::read_to_string(&planted).unwrap().lines().count();
+    assert!(before >= 140, "the model has {before} lines");
+    let out_file = scratch("minimized.rs");
+    let start = std::time::Instant::now();
+    let o = cotan(&["minimize", &planted, "--fn", "simulate", "-o", &out_file]);
+    let seconds = start.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(seconds < 60.0, "minimize took {seconds:.1} s");
+    let report = stdout(&o);
+    let program = std::fs::read_to_string(&out_file).unwrap();
+    let lines = program.lines().count();
+    assert!(lines <= 15, "{lines} lines:\n{program}");
+    assert!(report.contains(&format!("{before} -> {lines} lines")), "{report}");
+    // The planted rule, as written, is still there.
+    assert!(program.contains("fn soft_clip_rev(x: f64, dret: f64) -> (f64, f64)"), "{program}");
+    assert!(program.contains("-(1.0 - "), "{program}");
+    assert!(program.contains("custom_derivative(forward = soft_clip_fwd, reverse = soft_clip_rev)"), "{program}");
+    // And the minimized program fails the check the same way at the reported point.
+    let at = report.lines().find_map(|l| l.strip_prefix("// at: ")).expect("the report gives the point");
+    let o = cotan(&["check", &out_file, "--fn", "simulate", "--at", at]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL [wrong value, reverse] pos0"), "{}", stdout(&o));
+}
+
+#[test]
+fn minimize_refuses_a_passing_function() {
+    let o = cotan(&["minimize", &fixture("simple.rs"), "--fn", "loss"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("passes the check; there is no failure to minimize"), "{}", stderr(&o));
+}
+
+#[test]
+fn fuzz_smoke_and_show() {
+    let dir = scratch("fuzz");
+    let o = cotan(&["fuzz", "--count", "8", "--seed", "1", "--out", &dir]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("fuzz: 8 programs"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("8 passed, 0 failed, 0 generator bugs"), "{}", stdout(&o));
+    let o = cotan(&["fuzz", "--seed", "1", "--show", "3"]);
+    assert_eq!(o.status.code(), Some(0));
+    let program = stdout(&o);
+    assert!(program.contains("fn f(x: &[f64], y: &mut [f64], a: f64, n: usize) -> f64"), "{program}");
+    // A generated program is checked like any file.
+    let file = scratch("p3.rs");
+    std::fs::write(&file, &program).unwrap();
+    let o = cotan(&["check", &file, "--fn", "f"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

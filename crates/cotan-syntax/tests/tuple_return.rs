@@ -1,0 +1,47 @@
+//! Functions returning a tuple of scalars (custom reverse rules, as users write them).
+
+use cotan_ir::{run, Arg, Val};
+
+fn lower(src: &str) -> syn::Result<cotan_ir::Function> {
+    let f: syn::ItemFn = syn::parse_str(src).unwrap();
+    cotan_syntax::lower_fn_with_tuples(&f.sig, &f.block).map(|l| l.func)
+}
+
+#[test]
+fn tuple_tail_is_lowered_to_several_results() {
+    let f = lower("fn r(x: f64, dret: f64) -> (f64, f64) { let t = x.tanh(); (t, (1.0 - t * t) * dret) }").unwrap();
+    assert_eq!(f.returns.len(), 2);
+    cotan_ir::verify(&f).unwrap();
+    let out = run(&f, &mut [Arg::Scalar(Val::F64(0.5)), Arg::Scalar(Val::F64(2.0))]).unwrap();
+    let t = 0.5f64.tanh();
+    assert_eq!(out, vec![Val::F64(t), Val::F64((1.0 - t * t) * 2.0)]);
+}
+
+#[test]
+fn final_return_of_a_tuple_and_mixed_types() {
+    let f = lower("fn r(x: f64, n: usize) -> (f64, usize) { let y = x * 2.0; return (y, n + 1); }").unwrap();
+    let out = run(&f, &mut [Arg::Scalar(Val::F64(1.5)), Arg::Scalar(Val::Int(3, cotan_ir::Scalar::Usize))]).unwrap();
+    assert_eq!(out, vec![Val::F64(3.0), Val::Int(4, cotan_ir::Scalar::Usize)]);
+}
+
+#[test]
+fn a_tuple_from_a_call_is_passed_on() {
+    let f = lower("fn r(x: f64, dret: f64) -> (f64, f64) { inner(x, dret) }").unwrap();
+    assert_eq!(f.returns.len(), 2);
+    cotan_ir::verify(&f).unwrap();
+}
+
+#[test]
+fn early_return_and_wrong_arity_are_errors() {
+    let e = lower("fn r(x: f64) -> (f64, f64) { if x > 0.0 { return (x, x); } (x, 0.0) }").err().unwrap();
+    assert!(e.to_string().contains("only as its last statement"), "{e}");
+    let e = lower("fn r(x: f64) -> (f64, f64) { (x, x, x) }").err().unwrap();
+    assert!(e.to_string().contains("a tuple of 2 values"), "{e}");
+}
+
+#[test]
+fn lower_fn_still_rejects_tuples() {
+    let f: syn::ItemFn = syn::parse_str("fn r(x: f64) -> (f64, f64) { (x, x) }").unwrap();
+    let e = cotan_syntax::lower_fn(&f.sig, &f.block).err().unwrap();
+    assert!(e.to_string().contains("return a number, a bool or `()`"), "{e}");
+}
