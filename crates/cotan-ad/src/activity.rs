@@ -112,10 +112,13 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Load { mem, .. } if s.mem(*mem) => {
                     s.values.insert(op.result.unwrap());
                 }
-                // A record and its fields are one piece of memory.
+                // A record and its fields are one piece of memory (fields of numbers
+                // that carry no derivative stay inactive).
                 OpKind::Field { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
                     s.mems.insert(*base);
-                    s.mems.insert(op.result.unwrap());
+                    if f.ty(op.result.unwrap()).carries_derivative() {
+                        s.mems.insert(op.result.unwrap());
+                    }
                 }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.value(*value) =>
@@ -168,9 +171,13 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);
                 }
+                // A record and its fields are one piece of memory (fields of numbers
+                // that carry no derivative stay inactive).
                 OpKind::Field { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
                     s.mems.insert(*base);
-                    s.mems.insert(op.result.unwrap());
+                    if f.ty(op.result.unwrap()).carries_derivative() {
+                        s.mems.insert(op.result.unwrap());
+                    }
                 }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.mem(*mem) =>

@@ -950,6 +950,15 @@ impl<'a> Rev<'a> {
 
     /// The reverse of a call: the callee's reverse derivative, run on the saved inputs.
     fn reverse_call(&mut self, op: &Op, callee: &str, args: &[(Value, bool)], outs: &[Var]) {
+        // The shadows of a struct and of one of its fields cannot both be lent `&mut`.
+        let bases: Vec<Value> = args.iter().filter_map(|(a, _)| self.record_of_field(*a)).collect();
+        if bases.iter().any(|b| args.iter().any(|(a, _)| a == b)) && args.iter().any(|(a, _)| self.act.mem(*a)) {
+            self.errors.push(AdError {
+                span: op.span,
+                message: "cotan cannot pass a struct and one of its fields to the same call in reverse mode; let the callee read the field from the struct".into(),
+            });
+            return;
+        }
         let mut saved = HashMap::new();
         for (k, (a, _)) in args.iter().enumerate().rev() {
             if self.checkpointed(*a) {
@@ -1064,6 +1073,18 @@ impl<'a> Rev<'a> {
         for (s, t) in extra {
             self.add_into(s, t);
         }
+    }
+
+    /// The record a field value belongs to (any level up).
+    fn record_of_field(&self, v: Value) -> Option<Value> {
+        let mut cur = v;
+        let mut found = None;
+        while let Some(op) = self.f.body.ops.iter().find(|o| o.result == Some(cur)) {
+            let OpKind::Field { base, .. } = &op.kind else { break };
+            found = Some(*base);
+            cur = *base;
+        }
+        found
     }
 
     /// `s[i] += t[i]` for every element.

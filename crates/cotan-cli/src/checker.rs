@@ -7,7 +7,7 @@
 //! gives the whole gradient.
 
 use cotan_expand::Mode;
-use cotan_ir::{Access, Arg, Function, Ty, Val};
+use cotan_ir::{Access, Arg, Function, MemKind, Ty, Val};
 
 use crate::callees::FileCallees;
 use crate::inputs;
@@ -117,28 +117,110 @@ pub fn all_active_mask(f: &Function) -> String {
     f.params.iter().filter(|p| f.ty(**p).mem().is_some_and(|m| m.elem.is_float())).map(|_| '1').collect()
 }
 
-/// Where a float input lives: parameter `param`, element `elem` (0 for a scalar).
-#[derive(Clone, Copy)]
+/// Where a float input lives: parameter `param`, then fields `path` of a struct, then
+/// element `elem` (0 for a number).
+#[derive(Clone)]
 struct Slot {
     param: usize,
+    path: Vec<usize>,
     elem: usize,
 }
 
-fn get(args: &[Arg], s: Slot) -> f64 {
-    match &args[s.param] {
-        Arg::Scalar(v) => v.as_f64().unwrap_or(0.0),
-        Arg::Mem(m) => m[s.elem].as_f64().unwrap_or(0.0),
-        Arg::Record(_) => 0.0,
+/// The argument a slot's path leads to.
+fn leaf<'a>(a: &'a Arg, path: &[usize]) -> Option<&'a Arg> {
+    match (a, path.split_first()) {
+        (_, None) => Some(a),
+        (Arg::Record(fields), Some((k, rest))) => leaf(&fields.get(*k)?.1, rest),
+        _ => None,
     }
 }
 
-fn set(args: &mut [Arg], s: Slot, x: f64) {
-    let cell = match &mut args[s.param] {
-        Arg::Scalar(v) => v,
-        Arg::Mem(m) => &mut m[s.elem],
-        Arg::Record(_) => return,
+fn leaf_mut<'a>(a: &'a mut Arg, path: &[usize]) -> Option<&'a mut Arg> {
+    match (a, path.split_first()) {
+        (a, None) => Some(a),
+        (Arg::Record(fields), Some((k, rest))) => leaf_mut(&mut fields.get_mut(*k)?.1, rest),
+        _ => None,
+    }
+}
+
+fn get(args: &[Arg], s: &Slot) -> f64 {
+    match leaf(&args[s.param], &s.path) {
+        Some(Arg::Scalar(v)) => v.as_f64().unwrap_or(0.0),
+        Some(Arg::Mem(m)) => m.get(s.elem).and_then(|v| v.as_f64()).unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+fn set(args: &mut [Arg], s: &Slot, x: f64) {
+    let cell = match leaf_mut(&mut args[s.param], &s.path) {
+        Some(Arg::Scalar(v)) => v,
+        Some(Arg::Mem(m)) if s.elem < m.len() => &mut m[s.elem],
+        _ => return,
     };
     *cell = float_like(cell, x);
+}
+
+/// The float slots inside an argument (recursing into structs).
+fn float_slots(a: &Arg, param: usize, path: &mut Vec<usize>, out: &mut Vec<Slot>) {
+    match a {
+        Arg::Scalar(v) if v.as_f64().is_some() => out.push(Slot { param, path: path.clone(), elem: 0 }),
+        Arg::Mem(m) => {
+            for (e, v) in m.iter().enumerate() {
+                if v.as_f64().is_some() {
+                    out.push(Slot { param, path: path.clone(), elem: e });
+                }
+            }
+        }
+        Arg::Record(fields) => {
+            for (k, (_, f)) in fields.iter().enumerate() {
+                path.push(k);
+                float_slots(f, param, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A copy of `a` with every float replaced by `value(k)`, k counting the floats.
+fn floats_replaced(a: &Arg, value: &mut dyn FnMut() -> f64) -> Arg {
+    match a {
+        Arg::Scalar(v) if v.as_f64().is_some() => Arg::Scalar(float_like(v, value())),
+        Arg::Mem(m) => {
+            Arg::Mem(m.iter().map(|x| if x.as_f64().is_some() { float_like(x, value()) } else { *x }).collect())
+        }
+        Arg::Record(fields) => {
+            Arg::Record(fields.iter().map(|(n, f)| (n.clone(), floats_replaced(f, value))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The floats of an argument, in order.
+fn floats_of(a: &Arg) -> Vec<f64> {
+    let mut out = vec![];
+    let mut slots = vec![];
+    float_slots(a, 0, &mut vec![], &mut slots);
+    for s in &slots {
+        out.push(get(std::slice::from_ref(a), s));
+    }
+    out
+}
+
+/// `p.w[2]`: a slot as the report names it.
+fn slot_name(args: &[Arg], s: &Slot, param_name: &str) -> String {
+    let mut name = param_name.to_string();
+    let mut a = &args[s.param];
+    for &k in &s.path {
+        if let Arg::Record(fields) = a {
+            name = format!("{name}.{}", fields[k].0);
+            a = &fields[k].1;
+        }
+    }
+    if matches!(a, Arg::Mem(_)) {
+        name = format!("{name}[{}]", s.elem);
+    }
+    name
 }
 
 fn float_like(v: &Val, x: f64) -> Val {
@@ -164,10 +246,8 @@ impl Prepared {
         let mut out = vec![];
         for (k, a) in args.iter().enumerate() {
             match (self.names[k].1, a) {
-                (Ty::Scalar(s), _) if s.is_float() => out.push(Slot { param: k, elem: 0 }),
-                (Ty::Mem(m), Arg::Mem(v)) if m.elem.is_float() => {
-                    out.extend((0..v.len()).map(|e| Slot { param: k, elem: e }))
-                }
+                (Ty::Scalar(s), _) if s.is_float() => out.push(Slot { param: k, path: vec![], elem: 0 }),
+                (Ty::Mem(m), _) if m.elem.is_float() => float_slots(a, k, &mut vec![], &mut out),
                 _ => {}
             }
         }
@@ -192,9 +272,9 @@ impl Prepared {
         }
         let mut w = 1;
         for (k, a) in args.iter().enumerate() {
-            if let (true, Arg::Mem(m)) = (self.mut_float_mem(k), a) {
-                for x in m {
-                    j += weight(w) * x.as_f64().unwrap_or(f64::NAN);
+            if self.mut_float_mem(k) {
+                for x in floats_of(a) {
+                    j += weight(w) * x;
                     w += 1;
                 }
             }
@@ -269,11 +349,11 @@ impl Prepared {
         let mut per_arg: Vec<(String, Kind, bool, bool, String)> = vec![];
         for (k, s) in slots.iter().enumerate() {
             let name = &self.names[s.param].0;
-            let fd = self.finite_difference(args, *s, grad[k]);
+            let fd = self.finite_difference(args, s, grad[k]);
             // Rounding in finite differences grows with |J|.
             let fd_atol = FD_ATOL + 1e-9 * j0.abs();
             let (g, t) = (grad[k], tangents[k]);
-            let what = if matches!(args[s.param], Arg::Mem(_)) { format!("{name}[{}]", s.elem) } else { name.clone() };
+            let what = slot_name(args, s, name);
             let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| match per_arg
                 .iter_mut()
                 .find(|p| p.0 == *name && p.1 == kind)
@@ -353,23 +433,18 @@ impl Prepared {
         let mut w = 1;
         for (k, a) in args.iter().enumerate() {
             call.push(a.clone());
-            if let (Some(m), Arg::Mem(v)) = (self.names[k].1.mem(), a) {
-                if m.elem.is_float() {
-                    let seed: Vec<Val> = v
-                        .iter()
-                        .map(|x| {
-                            let s = if m.access == Access::Mut {
-                                w += 1;
-                                weight(w - 1)
-                            } else {
-                                0.0
-                            };
-                            float_like(x, s)
-                        })
-                        .collect();
-                    shadow_pos[k] = Some(call.len());
-                    call.push(Arg::Mem(seed));
-                }
+            if let Some(m) = self.names[k].1.mem().filter(|m| m.elem.is_float()) {
+                // The shadow starts at the weights of J for memory the function writes.
+                let seed = floats_replaced(a, &mut || {
+                    if m.access == Access::Mut {
+                        w += 1;
+                        weight(w - 1)
+                    } else {
+                        0.0
+                    }
+                });
+                shadow_pos[k] = Some(call.len());
+                call.push(seed);
             }
         }
         if self.ret_is_float() {
@@ -392,10 +467,7 @@ impl Prepared {
                     Some(Arg::Scalar(v)) => v.as_f64().unwrap_or(f64::NAN),
                     _ => f64::NAN,
                 },
-                (Arg::Mem(_), Some(p)) => match &call[p] {
-                    Arg::Mem(m) => m[s.elem].as_f64().unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                },
+                (_, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
                 _ => f64::NAN,
             });
         }
@@ -411,16 +483,12 @@ impl Prepared {
             let ty = self.names[k].1;
             if ty.is_float() || ty.mem().is_some_and(|m| m.elem.is_float()) {
                 tangent_pos[k] = Some(call.len());
-                call.push(match a {
-                    Arg::Scalar(v) => Arg::Scalar(float_like(v, 0.0)),
-                    Arg::Mem(m) => Arg::Mem(m.iter().map(|x| float_like(x, 0.0)).collect()),
-                    Arg::Record(_) => a.clone(),
-                });
+                call.push(floats_replaced(a, &mut || 0.0));
             }
         }
         for (s, d) in slots.iter().zip(dir) {
             let p = tangent_pos[s.param].expect("a float slot has a tangent");
-            set(&mut call, Slot { param: p, elem: s.elem }, *d);
+            set(&mut call, &Slot { param: p, ..s.clone() }, *d);
         }
         let outs =
             cotan_ir::exec_with(fwd, &mut call, DERIVATIVE_STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
@@ -433,12 +501,10 @@ impl Prepared {
         }
         let mut w = 1;
         for (k, pos) in tangent_pos.iter().enumerate() {
-            if self.mut_float_mem(k) {
-                if let Some(Arg::Mem(m)) = pos.map(|p| &call[p]) {
-                    for x in m {
-                        jt += weight(w) * x.as_f64().unwrap_or(f64::NAN);
-                        w += 1;
-                    }
+            if let (true, Some(p)) = (self.mut_float_mem(k), pos) {
+                for x in floats_of(&call[*p]) {
+                    jt += weight(w) * x;
+                    w += 1;
                 }
             }
         }
@@ -448,7 +514,7 @@ impl Prepared {
     /// Central differences at several steps: the one closest to `ad` (any that agrees
     /// passes), and whether two neighbouring steps agree with each other (if none do, the
     /// differences have not converged and cannot judge a derivative).
-    fn finite_difference(&self, args: &[Arg], s: Slot, ad: f64) -> Option<(f64, bool)> {
+    fn finite_difference(&self, args: &[Arg], s: &Slot, ad: f64) -> Option<(f64, bool)> {
         let x = get(args, s);
         let mut best: Option<f64> = None;
         let mut previous: Option<f64> = None;
@@ -521,6 +587,12 @@ pub fn check(p: &Prepared, points: &Points) -> Result<Report, CliError> {
             .check_at(&args, &mut rows)
             .map_err(|e| CliError::new(format!("the function itself fails at this point: {e}")))?;
         return Ok(Report { rows, failures, point: inputs::to_json(&args), points: 1 });
+    }
+    if let Some((name, _)) = p.names.iter().find(|(_, t)| t.mem().is_some_and(|m| matches!(m.kind, MemKind::Record(_))))
+    {
+        return Err(CliError::new(format!(
+            "`{name}` is a struct, whose fields cotan cannot choose at random: give the point with --at (a JSON object for `{name}`)"
+        )));
     }
     let mut rng = fastrand::Rng::with_seed(points.seed);
     let mut checked = 0;

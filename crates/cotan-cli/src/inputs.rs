@@ -68,6 +68,7 @@ fn scalar(name: &str, s: Scalar, v: &Json) -> Result<Val, CliError> {
 fn arg(name: &str, ty: Ty, v: &Json) -> Result<Arg, CliError> {
     match ty {
         Ty::Scalar(s) => Ok(Arg::Scalar(scalar(name, s, v)?)),
+        Ty::Mem(m) if matches!(m.kind, MemKind::Record(_)) => record(name, v),
         Ty::Mem(m) => {
             let items: Vec<Json> = match (m.kind, v) {
                 (MemKind::Cell, Json::Array(a)) if a.len() == 1 => a.clone(),
@@ -83,6 +84,43 @@ fn arg(name: &str, ty: Ty, v: &Json) -> Result<Arg, CliError> {
             Ok(Arg::Mem(items.iter().map(|x| scalar(name, m.elem, x)).collect::<Result<_, _>>()?))
         }
     }
+}
+
+/// A struct or tuple from a JSON object (`{"w": [..], "b": 0.5}`; a tuple's fields are
+/// `"0"`, `"1"`, ...). Numbers are floats unless integral; the interpreter converts them to
+/// the field's type where it reads them.
+fn record(name: &str, v: &Json) -> Result<Arg, CliError> {
+    let Json::Object(o) = v else {
+        return Err(CliError::new(format!("`{name}` is a struct: give it as a JSON object of its fields, got `{v}`")));
+    };
+    let mut fields = vec![];
+    for (k, x) in o {
+        let path = format!("{name}.{k}");
+        let number = |x: &Json| -> Result<Val, CliError> {
+            match x {
+                Json::Bool(b) => Ok(Val::Bool(*b)),
+                Json::Number(n) if n.is_u64() => Ok(Val::Int(n.as_u64().unwrap_or(0).into(), Scalar::Usize)),
+                Json::Number(n) if n.is_i64() => Ok(Val::Int(n.as_i64().unwrap_or(0).into(), Scalar::I64)),
+                Json::Number(n) => Ok(Val::F64(n.as_f64().unwrap_or(f64::NAN))),
+                other => Err(CliError::new(format!("`{path}` expects a number, got `{other}`"))),
+            }
+        };
+        let field = match x {
+            Json::Object(_) => record(&path, x)?,
+            // Float arrays may be written with integral entries (`[1, 2.5]`).
+            Json::Array(a) => Arg::Mem(
+                flatten(a)
+                    .iter()
+                    .map(|e| {
+                        Ok(Val::F64(e.as_f64().ok_or_else(|| CliError::new(format!("`{path}` expects numbers")))?))
+                    })
+                    .collect::<Result<_, CliError>>()?,
+            ),
+            x => Arg::Scalar(number(x)?),
+        };
+        fields.push((k.clone(), field));
+    }
+    Ok(Arg::Record(fields))
 }
 
 /// Nested arrays are taken row by row.
@@ -129,6 +167,14 @@ pub fn val_json(v: &Val) -> Json {
     }
 }
 
+fn arg_json(a: &Arg) -> Json {
+    match a {
+        Arg::Scalar(v) => val_json(v),
+        Arg::Mem(m) => Json::Array(m.iter().map(val_json).collect()),
+        Arg::Record(fields) => Json::Object(fields.iter().map(|(k, f)| (k.clone(), arg_json(f))).collect()),
+    }
+}
+
 /// The arguments as `--at` JSON.
 pub fn to_json(args: &[Arg]) -> String {
     let items: Vec<Json> = args
@@ -136,7 +182,7 @@ pub fn to_json(args: &[Arg]) -> String {
         .map(|a| match a {
             Arg::Scalar(v) => val_json(v),
             Arg::Mem(m) => Json::Array(m.iter().map(val_json).collect()),
-            Arg::Record(_) => Json::Null,
+            a @ Arg::Record(_) => arg_json(a),
         })
         .collect();
     Json::Array(items).to_string()

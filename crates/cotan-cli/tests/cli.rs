@@ -99,10 +99,13 @@ fn bad_input_is_exit_2_with_a_message() {
         assert!(stderr(&o).contains(msg), "{at}: {}", stderr(&o));
     }
 
-    // Structs are not supported by the engine yet: its message, exit 2.
-    let o = cotan(&["check", &simple, "--fn", "with_struct", "--at", "{\"p\": {\"x\": 1.0, \"y\": 2.0}}"]);
+    // Structs are JSON objects; they cannot be drawn at random.
+    let o = cotan(&["check", &simple, "--fn", "with_struct", "--at", "{\"p\": [1.0, 2.0], \"w\": [0.5]}"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cotan cannot lower `with_struct`"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`p` is a struct: give it as a JSON object"), "{}", stderr(&o));
+    let o = cotan(&["check", &simple, "--fn", "with_struct"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give the point with --at"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
 
     // A point where the function itself fails.
@@ -131,6 +134,29 @@ fn check_passes_on_a_correct_program() {
     // A custom derivative with a reverse rule only.
     let o = cotan(&["check", &simple, "--fn", "uses_cube"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A struct, as a JSON object.
+    let o =
+        cotan(&["check", &simple, "--fn", "with_struct", "--at", "{\"p\": {\"x\": 0.7, \"y\": -1.5}, \"w\": [0.5]}"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("agree at 1 point(s)"), "{}", stdout(&o));
+}
+
+#[test]
+fn check_finds_a_wrong_rule_inside_a_struct_function() {
+    let file = scratch("wrong_struct.rs");
+    std::fs::write(
+        &file,
+        "struct P { a: f64, w: Vec<f64> }\n\
+         fn sq_rev(x: f64, dret: f64) -> (f64, f64) { (x * x, dret * x) }\n\
+         #[cotan::custom_derivative(reverse = sq_rev)]\n\
+         fn sq(x: f64) -> f64 { x * x }\n\
+         fn f(p: &P) -> f64 { let mut s = 0.0; for i in 0..p.w.len() { s += sq(p.w[i]) * p.a; } s }\n",
+    )
+    .unwrap();
+    let o = cotan(&["check", &file, "--fn", "f", "--at", "{\"p\": {\"a\": 1.5, \"w\": [0.5, -2.0]}}"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("FAIL [wrong value"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("p.w["), "{}", stdout(&o));
 }
 
 #[test]

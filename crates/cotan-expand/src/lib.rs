@@ -189,6 +189,12 @@ fn derive_second_order(
     callees::check(&lowered, Mode::Reverse)?;
     cotan_ir::simplify::cse(&mut lowered.func);
     let f = &lowered.func;
+    if f.generic_float.is_some() {
+        return Err(syn::Error::new(
+            func.sig.generics.span(),
+            "second-order attributes do not support generic functions yet; put them on a function of `f64` that calls this one",
+        ));
+    }
     let first_ok = f.params.first().and_then(|p| f.ty(*p).mem()).is_some_and(|m| {
         m.kind == cotan_ir::MemKind::Slice && m.access == cotan_ir::Access::Shared && m.elem.is_float()
     });

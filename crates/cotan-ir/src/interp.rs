@@ -344,6 +344,20 @@ impl Machine<'_> {
         }
     }
 
+    /// The inverse of [`Machine::lend_out`]: a callee's buffers come back to the caller.
+    fn take_back(&mut self, slot: Slot, arg: &mut Arg) {
+        match (slot, arg) {
+            (Slot::Mem(id), Arg::Mem(buf)) => self.mems[id] = std::mem::take(buf),
+            (Slot::Rec(id), Arg::Record(fields)) => {
+                let slots = self.recs[id].clone();
+                for ((_, s), (_, a)) in slots.into_iter().zip(fields.iter_mut()) {
+                    self.take_back(s, a);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// An argument that refers to the caller's memory, lent to a callee.
     fn lend_out(&mut self, slot: Slot) -> Arg {
         match slot {
@@ -371,11 +385,30 @@ impl Machine<'_> {
         }
         let g = self.callees.function(callee)?;
         let slots = args.iter().map(|&(a, _)| self.get(a)).collect::<Res<Vec<Slot>>>()?;
-        let mut call_args: Vec<Arg> = slots.iter().map(|&s| self.lend_out(s)).collect();
+        // The same memory passed twice (`dot(x, x)`, shared borrows): the second gets a copy.
+        let first: Vec<Option<usize>> = (0..slots.len())
+            .map(|k| match slots[k] {
+                Slot::Scalar(_) => None,
+                s => (0..k).find(|&j| same_slot(slots[j], s)),
+            })
+            .collect();
+        let mut call_args: Vec<Arg> = vec![];
+        for (k, &s) in slots.iter().enumerate() {
+            let arg = match first[k] {
+                Some(j) if args[k].1 || args[j].1 => {
+                    return Err(format!("`{callee}` gets the same memory twice, once as `&mut`"))
+                }
+                Some(j) => call_args[j].clone(),
+                None => self.lend_out(s),
+            };
+            call_args.push(arg);
+        }
         let budget = self.limit.saturating_sub(self.steps);
         let (result, steps) = exec_nested(&g, &mut call_args, budget, self.callees, self.depth + 1);
-        for (slot, arg) in slots.into_iter().zip(call_args.iter_mut()) {
-            self.hand_back(slot, arg);
+        for (k, (slot, arg)) in slots.into_iter().zip(call_args.iter_mut()).enumerate() {
+            if first[k].is_none() {
+                self.take_back(slot, arg);
+            }
         }
         self.charge(steps)?;
         let results = result.map_err(|e| format!("in `{callee}`: {e}"))?;
@@ -597,7 +630,15 @@ impl Machine<'_> {
                 let slot = self.recs[id].iter().find(|(n, _)| n == name).map(|(_, s)| *s);
                 let slot = slot.ok_or_else(|| format!("the struct has no field `{name}`"))?;
                 if let (Slot::Mem(m), Some(t)) = (slot, self.result_ty(op)?.mem()) {
-                    for v in &self.mems[m] {
+                    // Numbers given without their type (from JSON) take the field's.
+                    for v in self.mems[m].iter_mut() {
+                        *v = match (*v, t.elem) {
+                            (Val::Int(i, _), Scalar::F64) => Val::F64(i as f64),
+                            (Val::Int(i, _), Scalar::F32) => Val::F32(i as f32),
+                            (Val::F64(x), s) if s.is_int() && x.fract() == 0.0 => Val::Int(x as i128, s),
+                            (Val::Int(i, _), s) if s.is_int() => Val::Int(i, s),
+                            (v, _) => v,
+                        };
                         check_val(*v, t.elem).map_err(|e| format!("field `{name}`: {e}"))?;
                     }
                     if t.kind == MemKind::Cell && self.mems[m].len() != 1 {
@@ -672,6 +713,13 @@ impl Machine<'_> {
             }
         };
         Ok(Some(Slot::Scalar(val)))
+    }
+}
+
+fn same_slot(a: Slot, b: Slot) -> bool {
+    match (a, b) {
+        (Slot::Mem(x), Slot::Mem(y)) | (Slot::Rec(x), Slot::Rec(y)) => x == y,
+        _ => false,
     }
 }
 

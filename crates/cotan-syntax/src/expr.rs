@@ -174,6 +174,10 @@ impl Lower {
             }
             syn::UnOp::Not(_) => {
                 let (v, t) = self.scalar(&u.expr)?;
+                if matches!(self.infer.current(t), STy::Flex(_)) && self.infer.class_of(t).is_none() {
+                    // `!s.on` on a value nothing else types: a bool (`!` on integers is rare).
+                    self.unify(t, STy::Known(Scalar::Bool), u.span())?;
+                }
                 Ok(self.emit_s(OpKind::Unary(UnOp::Not, v), t))
             }
             _ => err_at(&u, "cotan does not support this operator"),

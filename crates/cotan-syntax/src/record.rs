@@ -273,7 +273,13 @@ impl Lower {
             }
         };
         let mut args: syn::punctuated::Punctuated<syn::Expr, syn::Token![,]> = Default::default();
-        args.push((*m.receiver).clone());
+        // A struct held by value is lent to the method, as auto-referencing does for `&self`.
+        let r = &m.receiver;
+        let receiver = match self.mem_ty(v) {
+            Some(t) if t.access == Access::Owned => syn::parse_quote_spanned!(r.span()=> &#r),
+            _ => (**r).clone(),
+        };
+        args.push(receiver);
         args.extend(m.args.iter().cloned());
         let call = syn::ExprCall {
             attrs: vec![],
