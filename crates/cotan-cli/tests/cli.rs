@@ -142,6 +142,20 @@ fn check_passes_on_a_correct_program() {
 }
 
 #[test]
+fn calls_with_the_same_buffer_twice_and_buffers_used_after_calls() {
+    let file = scratch("aliasing.rs");
+    std::fs::write(
+        &file,
+        "#[cotan::differentiable]\n\
+         fn dot(p: &[f64], q: &[f64]) -> f64 { p[0] * q[0] + p[1] * q[1] }\n\
+         fn f(x: &[f64], y: &[f64]) -> f64 { dot(x, x) * dot(x, y) + x[1] * y[0] }\n",
+    )
+    .unwrap();
+    let o = cotan(&["check", &file, "--fn", "f", "--len", "2", "--trials", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
 fn check_finds_a_wrong_rule_inside_a_struct_function() {
     let file = scratch("wrong_struct.rs");
     std::fs::write(
