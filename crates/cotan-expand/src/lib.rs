@@ -67,6 +67,7 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
         let Some(modes) = variant_modes(&func, &own) else { return Ok(quote!()) };
         let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
         internal_check(&lowered.func, "lowering")?;
+        callees::resolve_imports(&mut lowered.func);
         callees::check(&lowered, Mode::Reverse)?;
         callees::check(&lowered, Mode::Forward)?;
         cotan_ir::simplify::cse(&mut lowered.func);
@@ -186,6 +187,7 @@ fn derive_second_order(
     })?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
+    callees::resolve_imports(&mut lowered.func);
     callees::check(&lowered, Mode::Reverse)?;
     cotan_ir::simplify::cse(&mut lowered.func);
     let f = &lowered.func;
@@ -386,6 +388,7 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn, variants: Option<Ve
     let args = parse_args(mode, attr)?;
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
+    callees::resolve_imports(&mut lowered.func);
     callees::check(&lowered, mode)?;
     cotan_ir::simplify::cse(&mut lowered.func);
     let n_params = lowered.func.params.len();

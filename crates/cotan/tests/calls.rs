@@ -87,3 +87,25 @@ slice_case!(
         x[0] * c + square(x[1])
     }
 );
+
+mod imported {
+    #[cotan::differentiable]
+    pub fn cube(x: f64) -> f64 {
+        x * x * x
+    }
+}
+
+use imported::cube as cubed;
+
+/// A function imported by name (and renamed) is called with its derivatives.
+#[cotan::autodiff_reverse(d_uses_import, Active, Active)]
+fn uses_import(x: f64) -> f64 {
+    cubed(x) + 2.0 * x
+}
+
+#[test]
+fn functions_imported_by_name() {
+    let (y, dx) = d_uses_import(1.5, 1.0);
+    assert_eq!(y, 1.5f64.powi(3) + 3.0);
+    assert!((dx - (3.0 * 1.5 * 1.5 + 2.0)).abs() < 1e-12);
+}
