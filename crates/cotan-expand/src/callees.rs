@@ -16,8 +16,11 @@ use cotan_ad::Mode;
 thread_local! {
     static FILE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
     static PARSED: RefCell<HashMap<PathBuf, Rc<Vec<Defined>>>> = RefCell::new(HashMap::new());
-    static IMPORTS: RefCell<HashMap<PathBuf, Rc<Vec<(String, String)>>>> = RefCell::new(HashMap::new());
+    static IMPORTS: RefCell<HashMap<PathBuf, Rc<Imports>>> = RefCell::new(HashMap::new());
 }
+
+/// The names a file's `use` items bring in, with the paths they stand for.
+type Imports = Vec<(String, String)>;
 
 /// The file the attribute being expanded is in (from the compiler, `None` for tools).
 pub fn set_source_file(path: Option<PathBuf>) {
