@@ -620,9 +620,11 @@ fn variants_of(
     max_mems: usize,
     masks: Masks,
 ) -> syn::Result<TokenStream> {
-    // Reverse variants of a function's own code get the forward variant a Hessian-vector
-    // product through a call needs (not those of derivatives: no nesting beyond second order).
-    let nest = masks != Masks::AllActive;
+    // Reverse variants of `#[cotan::differentiable]` functions get the forward variant a
+    // Hessian-vector product through a call needs (not those of derivatives: no nesting
+    // beyond second order; not those of functions with only autodiff attributes, whose
+    // variants cost compile time in every crate that uses them).
+    let nest = masks == Masks::All;
     let f = &lowered.func;
     let mems: Vec<usize> =
         (0..f.params.len()).filter(|k| f.ty(f.params[*k]).mem().is_some_and(|m| m.elem.is_float())).collect();
