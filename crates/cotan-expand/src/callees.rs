@@ -15,12 +15,16 @@ use cotan_ad::Mode;
 
 thread_local! {
     static FILE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
-    static PARSED: RefCell<HashMap<PathBuf, Rc<Vec<Defined>>>> = RefCell::new(HashMap::new());
-    static IMPORTS: RefCell<HashMap<PathBuf, Rc<Imports>>> = RefCell::new(HashMap::new());
+    static PARSED: RefCell<HashMap<PathBuf, Rc<FileItems>>> = RefCell::new(HashMap::new());
 }
 
-/// The names a file's `use` items bring in, with the paths they stand for.
-type Imports = Vec<(String, String)>;
+/// What a source file defines and imports (parsed once per file and process).
+#[derive(Default)]
+struct FileItems {
+    defined: Vec<Defined>,
+    /// The names its `use` items bring in, with the paths they stand for.
+    imports: Vec<(String, String)>,
+}
 
 /// The file the attribute being expanded is in (from the compiler, `None` for tools).
 pub fn set_source_file(path: Option<PathBuf>) {
@@ -107,19 +111,20 @@ fn collect(items: &[syn::Item], out: &mut Vec<Defined>) {
     }
 }
 
-/// The definitions of one file (cached: the compiler runs the macros of a crate in one process).
-fn defined_in(path: &Path) -> Rc<Vec<Defined>> {
+/// What a file defines and imports (cached: the compiler runs the macros of a crate in one process).
+fn parsed(path: &Path) -> Rc<FileItems> {
     PARSED.with(|p| {
         if let Some(d) = p.borrow().get(path) {
             return d.clone();
         }
-        let mut defs = vec![];
+        let mut items = FileItems::default();
         if let Some(file) = std::fs::read_to_string(path).ok().and_then(|t| syn::parse_file(&t).ok()) {
-            collect(&file.items, &mut defs);
+            collect(&file.items, &mut items.defined);
+            imports(&file.items, &mut items.imports);
         }
-        let defs = Rc::new(defs);
-        p.borrow_mut().insert(path.to_path_buf(), defs.clone());
-        defs
+        let items = Rc::new(items);
+        p.borrow_mut().insert(path.to_path_buf(), items.clone());
+        items
     })
 }
 
@@ -156,8 +161,8 @@ pub(crate) fn check(lowered: &cotan_syntax::Lowered, mode: Mode) -> syn::Result<
         return Ok(());
     }
     let files = crate_files();
-    let all: Vec<Rc<Vec<Defined>>> = files.iter().map(|f| defined_in(f)).collect();
-    let defs: Vec<&Defined> = all.iter().flat_map(|d| d.iter()).collect();
+    let all: Vec<Rc<FileItems>> = files.iter().map(|f| parsed(f)).collect();
+    let defs: Vec<&Defined> = all.iter().flat_map(|d| d.defined.iter()).collect();
     // Module names: file modules (`src/model.rs`) and inline ones.
     let modules: Vec<String> = files
         .iter()
@@ -232,18 +237,8 @@ fn imports(items: &[syn::Item], out: &mut Vec<(String, String)>) {
 /// not import, are found.
 pub(crate) fn resolve_imports(f: &mut cotan_ir::Function) {
     let Some(path) = FILE.with(|f| f.borrow().clone()) else { return };
-    let found = IMPORTS.with(|c| {
-        if let Some(v) = c.borrow().get(&path) {
-            return v.clone();
-        }
-        let mut found = vec![];
-        if let Some(file) = std::fs::read_to_string(&path).ok().and_then(|t| syn::parse_file(&t).ok()) {
-            imports(&file.items, &mut found);
-        }
-        let found = Rc::new(found);
-        c.borrow_mut().insert(path.clone(), found.clone());
-        found
-    });
+    let items = parsed(&path);
+    let found = &items.imports;
     f.body.walk_mut(&mut |op| {
         let cotan_ir::OpKind::Call { callee, .. } = &mut op.kind else { return };
         if callee.contains("::") {
