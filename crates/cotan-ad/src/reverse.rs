@@ -912,14 +912,21 @@ impl<'a> Rev<'a> {
     /// Pushes every element of `m` (forward sweep).
     fn save_memory(&mut self, m: Value) {
         let elem = self.e.out.ty(m).mem().unwrap().elem;
+        let len = self.e.emit(OpKind::Len(m), Ty::USIZE);
+        self.index_loop(len, false, |r, i| {
+            let v = r.e.emit(OpKind::Load { mem: m, index: Some(i) }, Ty::Scalar(elem));
+            r.e.effect(OpKind::Push(v));
+        });
+    }
+
+    /// `for i in 0..len` (backwards if `reverse`), `body` emitting what it does with `i`.
+    fn index_loop(&mut self, len: Value, reverse: bool, body: impl FnOnce(&mut Self, Value)) {
         let lo = self.usize_const(0);
-        let hi = self.e.emit(OpKind::Len(m), Ty::USIZE);
         let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
         self.e.push_region();
-        let v = self.e.emit(OpKind::Load { mem: m, index: Some(i) }, Ty::Scalar(elem));
-        self.e.effect(OpKind::Push(v));
+        body(self, i);
         let body = self.e.pop_region();
-        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
+        self.e.effect(OpKind::For { index: i, lo, hi: len, step: None, inclusive: false, reverse, body, exit: None });
     }
 
     /// A copy of memory as it was saved by `save_memory` (reverse sweep).
@@ -929,21 +936,9 @@ impl<'a> Rev<'a> {
         let len = self.e.emit(OpKind::Len(m), Ty::USIZE);
         let copy = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
         self.e.out.values[copy.0 as usize].name = Some("saved".into());
-        let lo = self.usize_const(0);
-        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
-        self.e.push_region();
-        let v = self.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
-        self.e.effect(OpKind::Store { mem: copy, index: Some(i), value: v });
-        let body = self.e.pop_region();
-        self.e.effect(OpKind::For {
-            index: i,
-            lo,
-            hi: len,
-            step: None,
-            inclusive: false,
-            reverse: true,
-            body,
-            exit: None,
+        self.index_loop(len, true, |r, i| {
+            let v = r.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
+            r.e.effect(OpKind::Store { mem: copy, index: Some(i), value: v });
         });
         copy
     }
@@ -1090,16 +1085,13 @@ impl<'a> Rev<'a> {
     /// `s[i] += t[i]` for every element.
     fn add_into(&mut self, s: Value, t: Value) {
         let ty = Ty::Scalar(self.e.out.ty(s).mem().unwrap().elem);
-        let lo = self.usize_const(0);
-        let hi = self.e.emit(OpKind::Len(s), Ty::USIZE);
-        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
-        self.e.push_region();
-        let old = self.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
-        let g = self.e.emit(OpKind::Load { mem: t, index: Some(i) }, ty);
-        let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-        self.e.effect(OpKind::Store { mem: s, index: Some(i), value: new });
-        let body = self.e.pop_region();
-        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
+        let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+        self.index_loop(len, false, |r, i| {
+            let old = r.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
+            let g = r.e.emit(OpKind::Load { mem: t, index: Some(i) }, ty);
+            let new = r.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+            r.e.effect(OpKind::Store { mem: s, index: Some(i), value: new });
+        });
     }
 
     /// `shadow[idx] += g`.
@@ -1120,18 +1112,15 @@ impl<'a> Rev<'a> {
         let acc = self.e.out.new_var(elem, "sum");
         let z = self.zero(ty);
         self.e.effect(OpKind::DeclVar { var: acc, init: z });
-        let lo = self.usize_const(0);
-        let hi = self.e.emit(OpKind::Len(s), Ty::USIZE);
-        let i = self.e.out.new_value(Ty::USIZE, Some("i".into()), self.e.span);
-        self.e.push_region();
-        let g = self.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
-        let z2 = self.zero(ty);
-        self.e.effect(OpKind::Store { mem: s, index: Some(i), value: z2 });
-        let old = self.e.emit(OpKind::GetVar(acc), ty);
-        let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
-        self.e.effect(OpKind::SetVar(acc, new));
-        let body = self.e.pop_region();
-        self.e.effect(OpKind::For { index: i, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None });
+        let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+        self.index_loop(len, false, |r, i| {
+            let g = r.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
+            let z2 = r.zero(ty);
+            r.e.effect(OpKind::Store { mem: s, index: Some(i), value: z2 });
+            let old = r.e.emit(OpKind::GetVar(acc), ty);
+            let new = r.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+            r.e.effect(OpKind::SetVar(acc, new));
+        });
         self.e.emit(OpKind::GetVar(acc), ty)
     }
 }
