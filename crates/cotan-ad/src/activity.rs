@@ -39,8 +39,12 @@ impl ActivityInfo {
             OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => self.mem(*mem),
             OpKind::DeclVar { var, .. } | OpKind::SetVar(var, _) => self.var(*var),
             OpKind::Push(v) => self.tape(f.ty(*v).scalar()),
-            OpKind::Call { args, outs, .. } => {
-                outs.iter().any(|v| self.var(*v)) || args.iter().any(|(a, by_mut)| *by_mut && self.mem(*a))
+            // A call that shares an active tape must be differentiated even when nothing
+            // else about it is: its tangents are pushed (or popped) with the others.
+            OpKind::Call { args, outs, tape, .. } => {
+                outs.iter().any(|v| self.var(*v))
+                    || args.iter().any(|(a, by_mut)| *by_mut && self.mem(*a))
+                    || (*tape && floats_on_tape(self))
             }
             _ => op.result.is_some_and(|r| self.value(r) || self.mem(r)),
         };
@@ -80,6 +84,14 @@ pub fn analyze_spec(f: &Function, spec: &crate::Spec) -> ActivityInfo {
     analyze(f, &seeds, ret_useful, &out_mems)
 }
 
+/// The float tapes: memory shared with the callees that take the tape (and, for a function
+/// that takes its caller's tape, with the caller).
+const FLOAT_TAPES: [Scalar; 2] = [Scalar::F32, Scalar::F64];
+
+fn floats_on_tape(s: &ActivityInfo) -> bool {
+    FLOAT_TAPES.iter().any(|t| s.tapes.contains(t))
+}
+
 /// Runs the analysis. `seeds` are the parameters whose derivative flows in (one flag per
 /// parameter); `ret_useful` says if the returned value is an active output;
 /// `out_mems` are the memory parameters whose final contents are active outputs.
@@ -96,6 +108,10 @@ pub fn analyze(f: &Function, seeds: &[bool], ret_useful: bool, out_mems: &[Value
 
 fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
     let mut s = ActivityInfo::default();
+    if f.tape_param {
+        // What the caller pushed may carry derivatives.
+        s.tapes.extend(FLOAT_TAPES);
+    }
     for (&p, &seeded) in f.params.iter().zip(seeds) {
         if seeded && f.ty(p).carries_derivative() {
             match f.ty(p).mem() {
@@ -137,10 +153,16 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 OpKind::Push(v) if s.value(*v) => {
                     s.tapes.extend(f.ty(*v).scalar());
                 }
-                // A call's results and the memory it may write depend on all its arguments.
-                OpKind::Call { args, outs, .. } if args.iter().any(|(a, _)| s.value(*a) || s.mem(*a)) => {
+                // A call's results and the memory it may write depend on all its arguments
+                // (and on the tape, for a call that takes it; it may also push on it).
+                OpKind::Call { args, outs, tape, .. }
+                    if args.iter().any(|(a, _)| s.value(*a) || s.mem(*a)) || (*tape && floats_on_tape(&s)) =>
+                {
                     s.vars.extend(outs.iter().filter(|v| f.var(**v).ty.is_float()));
                     s.mems.extend(args.iter().filter(|(a, m)| *m && f.ty(*a).carries_derivative()).map(|a| a.0));
+                    if *tape {
+                        s.tapes.extend(FLOAT_TAPES);
+                    }
                 }
                 OpKind::Pop if result_float && s.tape(f.ty(op.result.unwrap()).scalar()) => {
                     s.values.insert(op.result.unwrap());
@@ -160,6 +182,10 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
 fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> ActivityInfo {
     let mut s = ActivityInfo::default();
     s.mems.extend(out_mems.iter().copied());
+    if f.tape_param {
+        // What the function pushes is the caller's to pop.
+        s.tapes.extend(FLOAT_TAPES);
+    }
     loop {
         let before = (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len());
         f.walk(&mut |op| {
@@ -199,9 +225,14 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 OpKind::Push(v) if s.tape(f.ty(*v).scalar()) => {
                     s.values.insert(*v);
                 }
-                OpKind::Call { args, outs, .. }
-                    if outs.iter().any(|v| s.var(*v)) || args.iter().any(|(a, m)| *m && s.mem(*a)) =>
+                OpKind::Call { args, outs, tape, .. }
+                    if outs.iter().any(|v| s.var(*v))
+                        || args.iter().any(|(a, m)| *m && s.mem(*a))
+                        || (*tape && floats_on_tape(&s)) =>
                 {
+                    if *tape {
+                        s.tapes.extend(FLOAT_TAPES);
+                    }
                     for (a, _) in args {
                         match f.ty(*a) {
                             cotan_ir::Ty::Mem(_) => s.mems.insert(*a),

@@ -6,6 +6,7 @@ use cotan_ir::{Access, Function, MemKind, MemTy, Op, OpKind, Region, Ty, Value, 
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
+use crate::link::{passed_ty, CallSite, Linker, Need};
 use crate::rules::{combine, partials};
 use crate::spec::{Activity, AdError, Spec};
 
@@ -20,6 +21,7 @@ pub(crate) enum Shadow {
 /// the primal and the partial derivatives between all directions.
 struct Fwd<'a> {
     f: &'a Function,
+    linker: &'a mut dyn Linker,
     act: ActivityInfo,
     width: usize,
     e: Emitter,
@@ -47,15 +49,19 @@ fn lane_name(name: &str, k: usize, width: usize) -> String {
 
 /// Builds the forward-mode derivative `name` of `f` with std::autodiff's signature:
 /// `width` tangent parameters after each `Dual` input; the result as `Dual` (primal, then
-/// the tangents), `DualOnly` (the tangents) or `Const` (primal).
-pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
+/// the tangents), `DualOnly` (the tangents) or `Const` (primal). Calls are linked to the
+/// callees' derivatives by `linker`. A function that shares its caller's tape
+/// (`tape_param`) keeps sharing it, and every float on that tape carries its tangents.
+pub fn forward(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -> Result<Function, AdError> {
     let act = analyze_spec(f, spec);
     let mut out = Function::new(name);
     out.vars = f.vars.clone();
     out.records = f.records.clone();
     out.generic_float = f.generic_float.clone();
+    out.tape_param = f.tape_param;
     let mut fw = Fwd {
         f,
+        linker,
         act,
         width: spec.width.max(1),
         e: Emitter::new(out),
@@ -83,7 +89,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
             if act != Activity::DualOnly {
                 outs.push(fw.map[&r]);
             }
-            if act != Activity::Const {
+            if act != Activity::Const && f.ty(r).is_float() {
                 outs.extend(fw.tangents_or_zero(r));
             }
         }
@@ -96,49 +102,6 @@ pub fn forward(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdErro
         Some(e) => Err(e),
         None => Ok(fw.e.finish()),
     }
-}
-
-/// The path of a generated derivative of a called function: `m::g` becomes
-/// `m::__cotan_{mode}_g_m{mask}`, where the mask says which float memory arguments carry
-/// derivatives. `#[cotan::differentiable]` generates every variant beside `g`.
-/// Whether a callee is the reverse variant of a function (`__cotan_rev_g_m1`).
-fn is_reverse_variant(callee: &str) -> bool {
-    callee.rsplit("::").next().is_some_and(|n| n.starts_with("__cotan_rev_"))
-}
-
-/// The memory mask of the forward variant of the reverse variant made with `rev_mask`, with
-/// `rev_params` its parameter types: arrays and shadows always have tangents, structs and
-/// cells only when active in the reverse variant.
-pub fn forward_of_reverse_mask(rev_params: &[Ty], rev_mask: &str) -> String {
-    let mut bits = rev_mask.chars();
-    let mut out = String::new();
-    let mut shadow_next = false;
-    for t in rev_params {
-        let Ty::Mem(m) = t else { continue };
-        if !m.elem.is_float() {
-            continue;
-        }
-        if shadow_next {
-            out.push('1');
-            shadow_next = false;
-            continue;
-        }
-        let b = bits.next().unwrap_or('0');
-        shadow_next = b == '1';
-        out.push(match m.kind {
-            MemKind::Record(_) | MemKind::Cell => b,
-            _ => '1',
-        });
-    }
-    out
-}
-
-pub(crate) fn variant_path(callee: &str, mode: &str, mask: &str) -> String {
-    let (prefix, name) = match callee.rsplit_once("::") {
-        Some((p, n)) => (format!("{p}::"), n),
-        None => (String::new(), callee),
-    };
-    format!("{prefix}__cotan_{mode}_{name}_m{mask}")
 }
 
 impl Fwd<'_> {
@@ -266,8 +229,8 @@ impl Fwd<'_> {
                 self.ret = vals.clone();
                 return;
             }
-            OpKind::Call { callee, args, outs } if self.act.op_is_active(self.f, op) => {
-                self.call(callee, args, outs, op);
+            OpKind::Call { callee, args, outs, tape } if self.act.op_is_active(self.f, op) => {
+                self.call(callee, args, outs, *tape, op);
                 return;
             }
             OpKind::Push(v) if self.act.tape(self.f.ty(*v).scalar()) => {
@@ -284,70 +247,76 @@ impl Fwd<'_> {
         self.tangent(op);
     }
 
-    /// A call with active arguments becomes a call of the callee's forward derivative, which
-    /// returns the primal result and its tangent.
-    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var], op: &Op) {
-        if self.width != 1 {
-            self.errors.push(AdError {
-                span: op.span,
-                message: "batched forward mode does not support calls yet; use width 1 for functions that call others"
-                    .into(),
-            });
-            return;
-        }
-        let mut mask = String::new();
+    /// A call with active arguments becomes a call of the callee's forward derivative (see
+    /// [`crate::link`]), which returns each result followed by its tangents.
+    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var], tape: bool, op: &Op) {
+        let mut active = vec![];
         let mut call_args = vec![];
         for &(a, by_mut) in args {
-            let na = self.map[&a];
-            call_args.push((na, by_mut));
+            call_args.push((self.map[&a], by_mut));
             match self.f.ty(a) {
-                Ty::Scalar(s) if s.is_float() => {
-                    let t = self.tangents_or_zero(a)[0];
-                    call_args.push((t, false));
+                Ty::Scalar(s) if s.is_float() && self.tan.contains_key(&a) => {
+                    active.push(true);
+                    call_args.extend(self.tan[&a].clone().into_iter().map(|t| (t, false)));
                 }
                 Ty::Mem(m) if m.elem.is_float() => match self.tan_mem.get(&a).map(|l| l[0]) {
-                    Some(Shadow::Mem(s)) => {
-                        mask.push('1');
-                        call_args.push((s, by_mut));
+                    Some(Shadow::Mem(_)) => {
+                        active.push(true);
+                        for sh in self.tan_mem[&a].clone() {
+                            let Shadow::Mem(s) = sh else { unreachable!("lanes are alike") };
+                            call_args.push((s, by_mut));
+                        }
                     }
-                    // Forward over a reverse variant: arrays always get a tangent (zeros
-                    // here), so that each reverse variant needs one forward variant.
-                    None if is_reverse_variant(callee) && matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) => {
-                        mask.push('1');
-                        let zero = self.zero(Ty::Scalar(m.elem));
-                        let len = self.e.emit(OpKind::Len(na), Ty::USIZE);
-                        let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m)));
-                        call_args.push((t, by_mut));
+                    Some(Shadow::Var(_)) => {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Dual`".into(),
+                        });
+                        return;
                     }
-                    Some(Shadow::Var(_)) => self.errors.push(AdError {
-                        span: op.span,
-                        message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Dual`".into(),
-                    }),
-                    None => mask.push('0'),
+                    None => active.push(false),
                 },
-                _ => {}
+                _ => active.push(false),
             }
         }
+        let ret_active = outs.iter().any(|v| self.act.var(*v));
+        let site = CallSite {
+            callee: callee.to_string(),
+            need: Need::Forward { width: self.width },
+            active,
+            avail: vec![],
+            ret_active,
+            arg_tys: args.iter().map(|&(a, m)| passed_ty(self.f.ty(a), m)).collect(),
+            ret_tys: outs.iter().map(|v| Ty::Scalar(self.f.var(*v).ty)).collect(),
+            tape,
+        };
+        let name = match self.linker.link(&site, op.span) {
+            Ok(n) => n,
+            Err(message) => {
+                self.errors.push(AdError { span: op.span, message });
+                return;
+            }
+        };
         let mut new_outs = vec![];
         for &out in outs {
             new_outs.push(out);
             let ty = self.f.var(out).ty;
-            if ty.is_float() {
-                let t = if self.act.var(out) {
-                    self.tvars(out)[0]
+            if ty.is_float() && ret_active {
+                if self.act.var(out) {
+                    new_outs.extend(self.tvars(out));
                 } else {
-                    // The tangent is not needed, but the call returns it.
-                    let var = self.e.out.new_var(ty, "unused");
-                    let z = self.zero(Ty::Scalar(ty));
-                    self.e.effect(OpKind::DeclVar { var, init: z });
-                    var
-                };
-                new_outs.push(t);
+                    // Tangents nobody needs, which the call returns with the others.
+                    for _ in 0..self.width {
+                        let var = self.e.out.new_var(ty, "unused");
+                        let z = self.zero(Ty::Scalar(ty));
+                        self.e.effect(OpKind::DeclVar { var, init: z });
+                        new_outs.push(var);
+                    }
+                }
             }
         }
-        let callee = variant_path(callee, "fwd", &mask);
         self.e.push_op(Op {
-            kind: OpKind::Call { callee, args: call_args, outs: new_outs },
+            kind: OpKind::Call { callee: name, args: call_args, outs: new_outs, tape },
             result: None,
             span: op.span,
         });

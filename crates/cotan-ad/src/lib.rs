@@ -4,10 +4,12 @@
 pub mod activity;
 mod emit;
 mod forward;
+pub mod link;
 mod reverse;
 pub mod rules;
 mod spec;
 
-pub use forward::{forward, forward_of_reverse_mask};
-pub use reverse::reverse;
+pub use forward::forward;
+pub use link::{passed_ty, Avail, CallSite, Linker, Need, NoCalls};
+pub use reverse::{reverse, reverse_split};
 pub use spec::{check, Activity, AdError, Mode, Spec, SpecError, Target};

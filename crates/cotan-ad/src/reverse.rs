@@ -15,11 +15,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, Value, Var};
+use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
-use crate::forward::{d_name, owned, variant_path, Shadow};
+use crate::forward::{d_name, owned, Shadow};
+use crate::link::{passed_ty, Avail, CallSite, Linker, Need};
 use crate::rules::{partials, scale, Partial};
 use crate::spec::{Activity, AdError, Spec};
 
@@ -47,11 +48,25 @@ struct Layout {
     top_pos: HashMap<Value, usize>,
     /// For each piece of memory, the position of the last top-level op that writes it.
     last_write: HashMap<Value, usize>,
+    /// Memory the reverse sweep can read, holding what it held at the end of the forward
+    /// sweep (reads of it after its last write can be repeated there).
+    stable_mem: HashSet<Value>,
+    /// Memory whose length the reverse sweep can read.
+    len_mem: HashSet<Value>,
+    /// Every value that is memory (never saved: the reverse sweep reads it or does not).
+    memory: HashSet<Value>,
+    /// Where each op is: its region and, for ops directly in the body, their position.
+    op_at: HashMap<*const Op, (RegionId, usize)>,
+    /// The reverse sweep is a function of its own (`reverse_split`): values of the body's
+    /// top level are saved like those of any region.
+    split: bool,
 }
 
 impl Layout {
-    fn new(f: &Function) -> Layout {
-        let mut l = Layout::default();
+    /// `avail`: for a split reverse sweep, what it may do with each parameter's memory.
+    fn new(f: &Function, avail: Option<&[Avail]>) -> Layout {
+        let mut l = Layout { split: avail.is_some(), ..Layout::default() };
+        l.memory = (0..f.values.len() as u32).map(Value).filter(|v| f.ty(*v).mem().is_some()).collect();
         for &p in &f.params {
             l.def_region.insert(p, TOP);
             l.pos.insert(p, (TOP, -1));
@@ -117,12 +132,64 @@ impl Layout {
             }
         });
         l.read_only.retain(|m| !written.contains(m));
+        // What the reverse sweep can still read: everything at the top level of a combined
+        // derivative; the parameters the caller says it may, and their fields, for a split one.
+        let mut base_param = HashMap::new();
+        for &p in &f.params {
+            base_param.insert(p, p);
+        }
+        for op in &f.body.ops {
+            if let (OpKind::Field { base, .. }, Some(r)) = (&op.kind, op.result) {
+                if let Some(&p) = base_param.get(base) {
+                    base_param.insert(r, p);
+                }
+            }
+        }
+        let memory: Vec<Value> = f
+            .params
+            .iter()
+            .copied()
+            .chain(f.body.ops.iter().filter_map(|o| o.result))
+            .filter(|v| f.ty(*v).mem().is_some())
+            .collect();
+        for m in memory {
+            let kind = f.ty(m).mem().unwrap().kind;
+            let a = match avail {
+                None => Avail::Stable,
+                Some(avail) => match base_param.get(&m).and_then(|p| f.params.iter().position(|q| q == p)) {
+                    Some(k) => avail[k],
+                    None => Avail::Absent,
+                },
+            };
+            if a == Avail::Stable {
+                l.stable_mem.insert(m);
+            }
+            if a == Avail::Stable || (a == Avail::Present && kind != MemKind::Vec) {
+                l.len_mem.insert(m);
+            }
+        }
         l
+    }
+
+    /// Whether the reverse sweep may read memory `m` passed to the call `op` and find what
+    /// the call left in it: nothing writes it later in the forward sweep.
+    fn stable_after(&self, m: Value, op: &Op) -> bool {
+        if !self.stable_mem.contains(&m) {
+            return false;
+        }
+        if self.read_only.contains(&m) {
+            return true;
+        }
+        match self.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, k)) => self.last_write.get(&m).is_none_or(|w| *w <= k),
+            _ => false,
+        }
     }
 
     fn scan(&mut self, r: &Region, id: RegionId, top: Option<usize>) {
         for (k, op) in r.ops.iter().enumerate() {
             let top_k = top.unwrap_or(k);
+            self.op_at.insert(op as *const Op, (id, k));
             for u in op.kind.operands() {
                 if self.def_region.get(&u) != Some(&id) {
                     self.used_elsewhere.insert(u);
@@ -173,12 +240,12 @@ fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
         | OpKind::Cmp(..)
         | OpKind::Cast(_)
         | OpKind::Select(..) => true,
-        // Memory cannot be saved: only the length of memory in scope everywhere is recomputed.
-        OpKind::Len(mem) => !l.pushed.contains(mem) && l.def_region.get(mem) == Some(&TOP),
+        // Memory cannot be saved: only the length of memory the reverse sweep has is recomputed.
+        OpKind::Len(mem) => !l.pushed.contains(mem) && l.len_mem.contains(mem),
         // A read can be repeated in the reverse sweep if nothing writes the memory after it:
         // never, or only in top-level statements before the one the read is in.
         OpKind::Load { mem, .. } => {
-            l.def_region.get(mem) == Some(&TOP)
+            l.stable_mem.contains(mem)
                 && (l.read_only.contains(mem)
                     || l.last_write.get(mem).is_some_and(|w| Some(w) < l.top_pos.get(&result)))
         }
@@ -191,7 +258,8 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut recompute = HashSet::new();
     let mut work: Vec<Value> = needs.into_iter().collect();
     while let Some(v) = work.pop() {
-        if l.def_region.get(&v).is_none_or(|r| *r == TOP)
+        if l.def_region.get(&v).is_none_or(|r| *r == TOP && !l.split)
+            || l.memory.contains(&v)
             || l.free_indices.contains(&v)
             || push.contains(&v)
             || recompute.contains(&v)
@@ -235,12 +303,19 @@ struct Rev<'a> {
     act: &'a ActivityInfo,
     l: &'a Layout,
     plan: Plan,
+    linker: &'a mut dyn Linker,
+    /// For a split derivative: what the reverse sweep may do with each parameter's memory.
+    avail: Option<&'a [Avail]>,
     /// Dry run: record needed values instead of resolving them.
     planning: bool,
     needs: HashSet<Value>,
     e: Emitter,
+    /// The finished augmented forward sweep of a split derivative.
+    aug: Option<Function>,
     /// Primal values as the forward sweep computed them.
     fwd: HashMap<Value, Value>,
+    /// Primal memory as the reverse sweep of a split derivative has it (its parameters).
+    rmem: HashMap<Value, Value>,
     /// Restored values and shadows of the reverse regions being built, innermost last.
     scopes: Vec<HashMap<Value, Value>>,
     shadows: Vec<HashMap<Value, Shadow>>,
@@ -256,34 +331,77 @@ struct Rev<'a> {
     errors: Vec<AdError>,
 }
 
-/// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature.
-pub fn reverse(f: &Function, spec: &Spec, name: &str) -> Result<Function, AdError> {
+/// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature: the
+/// forward sweep and the reverse sweep in one function. Calls are linked by `linker`.
+pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -> Result<Function, AdError> {
     let act = analyze_spec(f, spec);
-    let layout = Layout::new(f);
-    let dry = Rev::new(f, &act, &layout, Plan::default(), true, name).run(spec);
-    let plan = make_plan(&layout, dry.1);
-    let (g, _, mut errors) = Rev::new(f, &act, &layout, plan, false, name).run(spec);
-    match errors.pop() {
+    let layout = Layout::new(f, None);
+    let dry = Rev::new(f, &act, &layout, Plan::default(), true, name, linker, None).run(spec);
+    let plan = make_plan(&layout, dry.needs);
+    let out = Rev::new(f, &act, &layout, plan, false, name, linker, None).run(spec);
+    match out.errors.into_iter().last() {
         Some(e) => Err(e),
-        None => Ok(g),
+        None => Ok(out.rev),
     }
 }
 
+/// Builds the two halves of a derivative for calls (see [`crate::link`]): the augmented
+/// forward sweep `aug_name`, which runs `f` and pushes what the reverse sweep needs on the
+/// caller's tape, and the reverse sweep `rev_name`, which pops it. `avail` says, per
+/// parameter, what the reverse sweep may do with its memory.
+pub fn reverse_split(
+    f: &Function,
+    spec: &Spec,
+    avail: &[Avail],
+    names: (&str, &str),
+    linker: &mut dyn Linker,
+) -> Result<(Function, Function), AdError> {
+    let act = analyze_spec(f, spec);
+    let layout = Layout::new(f, Some(avail));
+    let dry = Rev::new(f, &act, &layout, Plan::default(), true, names.0, linker, Some(avail)).run(spec);
+    let plan = make_plan(&layout, dry.needs);
+    let mut out = Rev::new(f, &act, &layout, plan, false, names.0, linker, Some(avail)).run(spec);
+    if let Some(e) = out.errors.pop() {
+        return Err(e);
+    }
+    out.rev.name = names.1.to_string();
+    Ok((out.aug.expect("a split derivative has a forward sweep"), out.rev))
+}
+
+/// What one run of the transform made.
+struct Out {
+    /// The derivative, or the reverse sweep of a split one.
+    rev: Function,
+    aug: Option<Function>,
+    needs: HashSet<Value>,
+    errors: Vec<AdError>,
+}
+
 impl<'a> Rev<'a> {
-    fn new(f: &'a Function, act: &'a ActivityInfo, l: &'a Layout, plan: Plan, planning: bool, name: &str) -> Self {
-        let mut out = Function::new(name);
-        out.vars = f.vars.clone();
-        out.records = f.records.clone();
-        out.generic_float = f.generic_float.clone();
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        f: &'a Function,
+        act: &'a ActivityInfo,
+        l: &'a Layout,
+        plan: Plan,
+        planning: bool,
+        name: &str,
+        linker: &'a mut dyn Linker,
+        avail: Option<&'a [Avail]>,
+    ) -> Self {
         Rev {
             f,
             act,
             l,
             plan,
+            linker,
+            avail,
             planning,
             needs: HashSet::new(),
-            e: Emitter::new(out),
+            e: Emitter::new(Rev::function_like(f, name)),
+            aug: None,
             fwd: HashMap::new(),
+            rmem: HashMap::new(),
             scopes: vec![],
             shadows: vec![HashMap::new()],
             adj_kind: HashMap::new(),
@@ -296,18 +414,34 @@ impl<'a> Rev<'a> {
         }
     }
 
-    fn run(mut self, spec: &Spec) -> (Function, HashSet<Value>, Vec<AdError>) {
-        let dret = self.params(spec);
+    /// A new function with `f`'s variables and types.
+    fn function_like(f: &Function, name: &str) -> Function {
+        let mut out = Function::new(name);
+        out.vars = f.vars.clone();
+        out.records = f.records.clone();
+        out.generic_float = f.generic_float.clone();
+        out
+    }
+
+    fn run(mut self, spec: &Spec) -> Out {
+        let seeds = if self.l.split {
+            self.e.out.tape_param = true;
+            self.forward_params();
+            vec![]
+        } else {
+            self.params(spec)
+        };
         // Forward sweep.
         for op in &self.f.body.ops {
             self.forward_op(op);
         }
+        let seeds = if self.l.split { self.split_sweeps(spec) } else { seeds };
         // Reverse sweep.
         self.scopes.push(HashMap::new());
         self.internal_shadows();
         if !self.errors.is_empty() {
             // (A struct without a shadow: the reverse sweep would have nowhere to write.)
-            return (self.e.finish(), self.needs, self.errors);
+            return self.out();
         }
         for k in 0..self.f.vars.len() {
             let var = Var(k as u32);
@@ -319,15 +453,15 @@ impl<'a> Rev<'a> {
             }
         }
         self.prepare(&self.f.body);
-        let ret = self.ret.clone();
-        if let (Some(dret), Some(&r)) = (dret, ret.first()) {
-            self.accumulate(r, dret);
+        let floats: Vec<Value> = self.ret.iter().copied().filter(|r| self.f.ty(*r).is_float()).collect();
+        for (r, seed) in floats.into_iter().zip(seeds) {
+            self.accumulate(r, seed);
         }
         for op in self.f.body.ops.iter().rev() {
             self.reverse_op(op);
         }
         let mut outs = vec![];
-        if let (Some(act), Some(&r)) = (spec.ret, ret.first()) {
+        if let (Some(act), Some(&r), false) = (spec.ret, self.ret.first(), self.l.split) {
             if act != Activity::ActiveOnly {
                 outs.push(self.fwd[&r]);
             }
@@ -345,11 +479,16 @@ impl<'a> Rev<'a> {
         if !outs.is_empty() {
             self.e.effect(OpKind::Return(outs));
         }
-        (self.e.finish(), self.needs, self.errors)
+        self.out()
+    }
+
+    fn out(self) -> Out {
+        Out { rev: self.e.finish(), aug: self.aug, needs: self.needs, errors: self.errors }
     }
 
     /// Declares the parameters: primal ones, shadows after `Duplicated` ones, `dret` last.
-    fn params(&mut self, spec: &Spec) -> Option<Value> {
+    /// Returns the seeds of the result.
+    fn params(&mut self, spec: &Spec) -> Vec<Value> {
         for (&p, &a) in self.f.params.iter().zip(&spec.inputs) {
             let data = self.f.value(p).clone();
             let name = data.name.clone().unwrap_or_default();
@@ -364,9 +503,102 @@ impl<'a> Rev<'a> {
         }
         match (spec.ret, self.f.returns.first()) {
             (Some(Activity::Active | Activity::ActiveOnly), Some(&ty)) => {
-                Some(self.e.out.add_param(ty, "dret", cotan_ir::SpanId::NONE))
+                vec![self.e.out.add_param(ty, "dret", cotan_ir::SpanId::NONE)]
             }
-            _ => None,
+            _ => vec![],
+        }
+    }
+
+    /// The augmented forward sweep's parameters: the primal ones.
+    fn forward_params(&mut self) {
+        for &p in &self.f.params {
+            let data = self.f.value(p).clone();
+            let np = self.e.out.add_param(data.ty, data.name.clone().unwrap_or_default(), data.span);
+            self.fwd.insert(p, np);
+        }
+    }
+
+    /// Ends the augmented forward sweep of a split derivative (pushing what the reverse
+    /// sweep needs of the top level, returning the results) and starts the reverse sweep's
+    /// function: its parameters (the memory it may read, shadows, the results' seeds) and the
+    /// fields of its structs. Returns the seeds.
+    fn split_sweeps(&mut self, spec: &Spec) -> Vec<Value> {
+        // The final lengths of active vectors grown by `push`, for their shadows (popped
+        // by `prepare` in program order).
+        for op in self.f.body.ops.iter().rev() {
+            if let (OpKind::Alloc { .. }, Some(m)) = (&op.kind, op.result) {
+                if self.act.mem(m) && self.l.pushed.contains(&m) && !self.planning {
+                    let n = self.e.emit(OpKind::Len(self.fwd[&m]), Ty::USIZE);
+                    self.e.effect(OpKind::Push(n));
+                }
+            }
+        }
+        if !self.planning {
+            for v in self.plan.push.get(&TOP).cloned().unwrap_or_default() {
+                let nv = self.fwd[&v];
+                self.e.effect(OpKind::Push(nv));
+            }
+        }
+        let results: Vec<Value> = self.ret.iter().map(|r| self.fwd[r]).collect();
+        self.e.out.returns = results.iter().map(|v| self.e.out.ty(*v)).collect();
+        if !results.is_empty() {
+            self.e.effect(OpKind::Return(results));
+        }
+        let mut rev = Rev::function_like(self.f, &self.e.out.name);
+        rev.tape_param = true;
+        let aug = std::mem::replace(&mut self.e, Emitter::new(rev)).finish();
+        self.aug = Some(aug);
+        let avail = self.avail.expect("split");
+        for ((&p, &a), &av) in self.f.params.iter().zip(&spec.inputs).zip(avail) {
+            let data = self.f.value(p).clone();
+            let Some(mut m) = data.ty.mem() else { continue };
+            let name = data.name.clone().unwrap_or_default();
+            if av != Avail::Absent {
+                m.access = cotan_ir::Access::Shared;
+                let np = self.e.out.add_param(Ty::Mem(m), name.clone(), data.span);
+                self.rmem.insert(p, np);
+            }
+            if a == Activity::Duplicated {
+                m.access = cotan_ir::Access::Mut;
+                let dp = self.e.out.add_param(Ty::Mem(m), d_name(&name), data.span);
+                self.shadows[0].insert(p, Shadow::Mem(dp));
+            }
+        }
+        let mut seeds = vec![];
+        if spec.ret == Some(Activity::Active) {
+            for (k, &ty) in self.f.returns.iter().enumerate() {
+                if ty.is_float() {
+                    let name = if k == 0 { "dret".to_string() } else { format!("dret{k}") };
+                    seeds.push(self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE));
+                }
+            }
+        }
+        // The fields of the structs the reverse sweep has, and of their shadows.
+        for op in &self.f.body.ops {
+            let (OpKind::Field { base, name }, Some(r)) = (&op.kind, op.result) else { continue };
+            let mut m = self.f.ty(r).mem().unwrap();
+            if let Some(&b) = self.rmem.get(base) {
+                m.access = cotan_ir::Access::Shared;
+                let fv = self.e.emit(OpKind::Field { base: b, name: name.clone() }, Ty::Mem(m));
+                self.rmem.insert(r, fv);
+            }
+            if let Some(Shadow::Mem(s)) = self.shadows[0].get(base).copied() {
+                m.access = cotan_ir::Access::Mut;
+                let ds = self.e.emit(OpKind::Field { base: s, name: name.clone() }, Ty::Mem(m));
+                self.shadows[0].insert(r, Shadow::Mem(ds));
+            }
+        }
+        seeds
+    }
+
+    /// Primal memory `m` as the reverse sweep has it, if it has it.
+    fn primal_mem(&self, m: Value) -> Option<Value> {
+        if self.l.split {
+            self.rmem.get(&m).copied()
+        } else if self.l.def_region.get(&m) == Some(&TOP) {
+            self.fwd.get(&m).copied()
+        } else {
+            None
         }
     }
 
@@ -390,7 +622,14 @@ impl<'a> Rev<'a> {
                     self.e.effect(OpKind::DeclVar { var, init: zero });
                     Shadow::Var(var)
                 } else {
-                    let len = self.e.emit(OpKind::Len(self.fwd[&p]), Ty::USIZE);
+                    let Some(pm) = self.primal_mem(p) else {
+                        self.errors.push(AdError {
+                            span: self.f.value(p).span,
+                            message: "cotan cannot differentiate this call yet: the callee uses this argument as scratch memory for derivatives, but the caller's buffer no longer exists when the derivative runs; create the buffer at the top level of the calling function".into(),
+                        });
+                        continue;
+                    };
+                    let len = self.e.emit(OpKind::Len(pm), Ty::USIZE);
                     Shadow::Mem(self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m))))
                 };
                 self.shadows[0].insert(p, shadow);
@@ -484,34 +723,24 @@ impl<'a> Rev<'a> {
                 self.ret = vals.clone();
                 return;
             }
-            OpKind::Call { args, .. } if self.act.op_is_active(self.f, op) => {
-                // The reverse sweep re-runs the callee from its inputs: save the memory
-                // they are in, unless nothing ever writes it.
-                for (a, _) in args {
-                    if self.checkpointed(*a) {
-                        if let Some(MemKind::Record(id)) = self.f.ty(*a).mem().map(|m| m.kind) {
-                            // A struct is saved whole (it must be `Clone`); a field's struct
-                            // has no name to save it by.
-                            if self.f.records[id as usize] == "_" {
-                                self.errors.push(AdError {
-                                    span: op.span,
-                                    message: "cotan cannot yet pass a struct field that the function also changes to a call in reverse mode; pass the whole struct or the fields the callee needs".into(),
-                                });
-                            } else {
-                                self.e.effect(OpKind::SaveRecord(self.fwd[a]));
-                            }
-                            continue;
-                        }
-                        self.save_memory(self.fwd[a]);
-                    }
+            OpKind::Call { callee, args, outs, .. } if self.act.op_is_active(self.f, op) => {
+                // The callee's augmented forward sweep records what its reverse sweep needs.
+                let site = self.call_site(op, Need::Augmented, callee, args, outs);
+                match self.link(&site, op) {
+                    Some(name) => OpKind::Call {
+                        callee: name,
+                        args: args.iter().map(|&(a, m)| (self.fwd[&a], m)).collect(),
+                        outs: outs.clone(),
+                        tape: true,
+                    },
+                    None => remap(&op.kind, |v| self.fwd[&v]),
                 }
-                remap(&op.kind, |v| self.fwd[&v])
             }
             k => remap(k, |v| self.fwd[&v]),
         };
         let result = op.result.map(|r| self.new_result(r));
         self.e.push_op(Op { kind, result, span: op.span });
-        if let (OpKind::Field { base, name }, Some(r)) = (&op.kind, op.result) {
+        if let (OpKind::Field { base, name }, Some(r), false) = (&op.kind, op.result, self.l.split) {
             // The shadow of a field is the same field of the shadow.
             if let Some(Shadow::Mem(s)) = self.shadows[0].get(base).copied() {
                 let mut m = self.f.ty(r).mem().unwrap();
@@ -530,8 +759,9 @@ impl<'a> Rev<'a> {
         }
     }
 
+    /// In the body's top level of a combined derivative, whose values the reverse sweep has.
     fn in_top_region(&self) -> bool {
-        self.e.depth() == 1
+        !self.l.split && self.e.depth() == 1
     }
 
     /// Appends `counter += 1` to a loop body.
@@ -549,16 +779,20 @@ impl<'a> Rev<'a> {
 
     /// The value of primal `v` at the current point of the reverse sweep.
     fn get(&mut self, v: Value) -> Value {
-        if self.planning {
-            if self.l.def_region.get(&v) != Some(&TOP) {
-                self.needs.insert(v);
-            }
-            return self.fwd.get(&v).copied().unwrap_or_else(|| {
-                let ty = self.f.ty(v);
-                self.e.out.new_value(ty, None, cotan_ir::SpanId::NONE)
+        if self.l.memory.contains(&v) {
+            return self.primal_mem(v).unwrap_or_else(|| {
+                panic!("cotan: memory {v:?} is not available in the reverse sweep (a bug in the plan)")
             });
         }
-        if self.l.def_region.get(&v) == Some(&TOP) {
+        let top = self.l.def_region.get(&v) == Some(&TOP) && !self.l.split;
+        if self.planning {
+            if !top {
+                self.needs.insert(v);
+            }
+            let ty = self.f.ty(v);
+            return self.e.out.new_value(ty, None, cotan_ir::SpanId::NONE);
+        }
+        if top {
             return self.fwd[&v];
         }
         for s in self.scopes.iter().rev() {
@@ -673,6 +907,13 @@ impl<'a> Rev<'a> {
                 if self.act.mem(m) {
                     let len = if !self.l.pushed.contains(&m) {
                         self.get(*len)
+                    } else if id == TOP && self.l.split {
+                        // Its final length, saved by `split_sweeps`.
+                        if self.planning {
+                            self.usize_const(0)
+                        } else {
+                            self.e.emit(OpKind::Pop, Ty::USIZE)
+                        }
                     } else if id == TOP {
                         // A vector grown by `push` has its final length now.
                         self.e.emit(OpKind::Len(self.fwd[&m]), Ty::USIZE)
@@ -789,7 +1030,7 @@ impl<'a> Rev<'a> {
                 };
                 self.accumulate(*value, g);
             }
-            OpKind::Call { callee, args, outs } => self.reverse_call(op, callee, args, outs),
+            OpKind::Call { callee, args, outs, .. } => self.reverse_call(op, callee, args, outs),
             OpKind::VecPush { mem, value } => {
                 let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
                 let k = self.get(op.result.unwrap());
@@ -904,21 +1145,6 @@ impl<'a> Rev<'a> {
             .collect()
     }
 
-    /// True for memory passed to a call that must be saved for the call's reverse.
-    fn checkpointed(&self, a: Value) -> bool {
-        self.f.ty(a).mem().is_some() && !self.l.read_only.contains(&a)
-    }
-
-    /// Pushes every element of `m` (forward sweep).
-    fn save_memory(&mut self, m: Value) {
-        let elem = self.e.out.ty(m).mem().unwrap().elem;
-        let len = self.e.emit(OpKind::Len(m), Ty::USIZE);
-        self.index_loop(len, false, |r, i| {
-            let v = r.e.emit(OpKind::Load { mem: m, index: Some(i) }, Ty::Scalar(elem));
-            r.e.effect(OpKind::Push(v));
-        });
-    }
-
     /// `for i in 0..len` (backwards if `reverse`), `body` emitting what it does with `i`.
     fn index_loop(&mut self, len: Value, reverse: bool, body: impl FnOnce(&mut Self, Value)) {
         let lo = self.usize_const(0);
@@ -929,21 +1155,53 @@ impl<'a> Rev<'a> {
         self.e.effect(OpKind::For { index: i, lo, hi: len, step: None, inclusive: false, reverse, body, exit: None });
     }
 
-    /// A copy of memory as it was saved by `save_memory` (reverse sweep).
-    fn restore_memory(&mut self, m: Value) -> Value {
-        let mt = self.e.out.ty(m).mem().unwrap();
-        let zero = self.zero(Ty::Scalar(mt.elem));
-        let len = self.e.emit(OpKind::Len(m), Ty::USIZE);
-        let copy = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
-        self.e.out.values[copy.0 as usize].name = Some("saved".into());
-        self.index_loop(len, true, |r, i| {
-            let v = r.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
-            r.e.effect(OpKind::Store { mem: copy, index: Some(i), value: v });
-        });
-        copy
+    /// What a call site needs of its callee (the same in both sweeps).
+    fn call_site(&self, op: &Op, need: Need, callee: &str, args: &[(Value, bool)], outs: &[Var]) -> CallSite {
+        let active = args
+            .iter()
+            .map(|&(a, _)| match self.f.ty(a) {
+                Ty::Scalar(s) => s.is_float() && self.act.value(a),
+                Ty::Mem(m) => m.elem.is_float() && self.act.mem(a),
+            })
+            .collect();
+        let avail = args
+            .iter()
+            .map(|&(a, _)| {
+                if self.f.ty(a).mem().is_none() || self.l.stable_after(a, op) {
+                    Avail::Stable
+                } else if self.l.len_mem.contains(&a) {
+                    Avail::Present
+                } else {
+                    Avail::Absent
+                }
+            })
+            .collect();
+        let ret_active = outs.iter().any(|v| self.act.var(*v));
+        CallSite {
+            callee: callee.to_string(),
+            need,
+            active,
+            avail,
+            ret_active,
+            arg_tys: args.iter().map(|&(a, m)| passed_ty(self.f.ty(a), m)).collect(),
+            ret_tys: outs.iter().map(|v| Ty::Scalar(self.f.var(*v).ty)).collect(),
+            tape: false,
+        }
     }
 
-    /// The reverse of a call: the callee's reverse derivative, run on the saved inputs.
+    /// The name of the callee's derivative a call site needs, or `None` after an error.
+    fn link(&mut self, site: &CallSite, op: &Op) -> Option<String> {
+        match self.linker.link(site, op.span) {
+            Ok(name) => Some(name),
+            Err(message) => {
+                self.errors.push(AdError { span: op.span, message });
+                None
+            }
+        }
+    }
+
+    /// The reverse of a call: the callee's reverse sweep, which pops what its augmented
+    /// forward sweep pushed.
     fn reverse_call(&mut self, op: &Op, callee: &str, args: &[(Value, bool)], outs: &[Var]) {
         // The shadows of a struct and of one of its fields cannot both be lent `&mut`.
         let bases: Vec<Value> = args.iter().filter_map(|(a, _)| self.record_of_field(*a)).collect();
@@ -954,91 +1212,69 @@ impl<'a> Rev<'a> {
             });
             return;
         }
-        let mut saved = HashMap::new();
-        for (k, (a, _)) in args.iter().enumerate().rev() {
-            if self.checkpointed(*a) {
-                if self.l.def_region.get(a) != Some(&TOP) {
-                    self.errors.push(AdError {
-                        span: op.span,
-                        message: "cotan can pass a buffer created inside a loop or branch to a call only in forward mode; create it at the top of the function".into(),
-                    });
-                    return;
-                }
-                let copy = match self.f.ty(*a).mem() {
-                    _ if self.planning => self.fwd[a],
-                    Some(m) if matches!(m.kind, MemKind::Record(_)) => {
-                        let copy =
-                            self.e.emit(OpKind::RestoreRecord, Ty::Mem(MemTy { access: cotan_ir::Access::Owned, ..m }));
-                        self.e.out.values[copy.0 as usize].name = Some("saved".into());
-                        copy
-                    }
-                    _ => self.restore_memory(self.fwd[a]),
-                };
-                saved.insert(k, copy);
-            }
-        }
-        let mut mask = String::new();
+        let site = self.call_site(op, Need::Reverse, callee, args, outs);
+        let Some(name) = self.link(&site, op) else { return };
         let mut call_args = vec![];
         let mut grads = vec![];
         // A buffer passed twice (`dot(x, x)`) gets a second shadow, added back after the call.
         let mut passed: Vec<Value> = vec![];
         let mut extra: Vec<(Value, Value)> = vec![];
-        for (k, &(a, by_mut)) in args.iter().enumerate() {
-            let primal = match saved.get(&k) {
-                Some(&copy) => copy,
-                None => self.get(a),
-            };
-            call_args.push((primal, by_mut));
+        for (k, &(a, _)) in args.iter().enumerate() {
             match self.f.ty(a) {
-                Ty::Scalar(s) if s.is_float() => {
-                    let var = self.e.out.new_var(s, "grad");
-                    let z = self.zero(Ty::Scalar(s));
-                    self.e.effect(OpKind::DeclVar { var, init: z });
-                    grads.push((a, var));
+                Ty::Scalar(_) => {
+                    if site.active[k] {
+                        let s = self.f.ty(a).scalar().unwrap();
+                        let var = self.e.out.new_var(s, "grad");
+                        let z = self.zero(Ty::Scalar(s));
+                        self.e.effect(OpKind::DeclVar { var, init: z });
+                        grads.push((a, var));
+                    }
                 }
-                Ty::Mem(m) if m.elem.is_float() => {
-                    if self.act.mem(a) {
-                        match self.shadow(a) {
-                            Shadow::Mem(s) if passed.contains(&s) => {
-                                let mt = self.e.out.ty(s).mem().unwrap();
-                                if let MemKind::Record(_) = mt.kind {
-                                    self.errors.push(AdError {
-                                        span: op.span,
-                                        message: "cotan cannot pass the same struct twice to a call in reverse mode yet; pass a copy as the second argument".into(),
-                                    });
-                                    return;
-                                }
-                                mask.push('1');
-                                let zero = self.zero(Ty::Scalar(mt.elem));
-                                let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
-                                let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
-                                call_args.push((t, true));
-                                extra.push((s, t));
-                            }
-                            Shadow::Mem(s) => {
-                                mask.push('1');
-                                passed.push(s);
-                                call_args.push((s, true));
-                            }
-                            Shadow::Var(_) => {
+                Ty::Mem(_) => {
+                    if site.avail[k] != Avail::Absent {
+                        let pm = self.get(a);
+                        call_args.push((pm, false));
+                    }
+                    if !site.active[k] {
+                        continue;
+                    }
+                    match self.shadow(a) {
+                        Shadow::Mem(s) if passed.contains(&s) => {
+                            let mt = self.e.out.ty(s).mem().unwrap();
+                            if let MemKind::Record(_) = mt.kind {
                                 self.errors.push(AdError {
                                     span: op.span,
-                                    message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Duplicated`".into(),
+                                    message: "cotan cannot pass the same struct twice to a call in reverse mode yet; pass a copy as the second argument".into(),
                                 });
                                 return;
                             }
+                            let zero = self.zero(Ty::Scalar(mt.elem));
+                            let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+                            let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
+                            call_args.push((t, true));
+                            extra.push((s, t));
                         }
-                    } else {
-                        mask.push('0');
+                        Shadow::Mem(s) => {
+                            passed.push(s);
+                            call_args.push((s, true));
+                        }
+                        Shadow::Var(_) => {
+                            self.errors.push(AdError {
+                                span: op.span,
+                                message: "cotan cannot pass a derivative through a `&mut f64` that is `Const` to a call; mark the argument `Duplicated`".into(),
+                            });
+                            return;
+                        }
                     }
                 }
-                _ => {}
             }
         }
-        let mut new_outs = vec![];
-        for &out in outs {
-            let ty = self.f.var(out).ty;
-            if ty.is_float() {
+        if site.ret_active {
+            for &out in outs {
+                let ty = self.f.var(out).ty;
+                if !ty.is_float() {
+                    continue;
+                }
                 let d = if self.act.var(out) {
                     let d = self.dvar_of(out);
                     let g = self.e.emit(OpKind::GetVar(d), Ty::Scalar(ty));
@@ -1049,15 +1285,10 @@ impl<'a> Rev<'a> {
                 };
                 call_args.push((d, false));
             }
-            let var = self.e.out.new_var(ty, "primal");
-            let z = self.zero(Ty::Scalar(ty));
-            self.e.effect(OpKind::DeclVar { var, init: z });
-            new_outs.push(var);
         }
-        new_outs.extend(grads.iter().map(|g| g.1));
-        let callee = variant_path(callee, "rev", &mask);
+        let new_outs = grads.iter().map(|g| g.1).collect();
         self.e.push_op(Op {
-            kind: OpKind::Call { callee, args: call_args, outs: new_outs },
+            kind: OpKind::Call { callee: name, args: call_args, outs: new_outs, tape: true },
             result: None,
             span: op.span,
         });

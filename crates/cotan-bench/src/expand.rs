@@ -104,11 +104,11 @@ pub fn derive(attr: &Attr) -> Result<TokenStream, String> {
             ret: Some(Activity::Active),
             width: 1,
         };
-        let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient").map_err(|e| e.message)?;
+        let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient", &mut cotan_ad::NoCalls).map_err(|e| e.message)?;
         cotan_ir::simplify::cse(&mut rev);
         let inputs = (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
         let spec = Spec { mode: Mode::Forward, inputs, ret: Some(Activity::Const), width: 1 };
-        let mut inner = cotan_ad::forward(&rev, &spec, &words[0]).map_err(|e| e.message)?;
+        let mut inner = cotan_ad::forward(&rev, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?;
         cotan_ir::simplify::cse(&mut inner);
         return Ok(cotan_codegen::emit_fn(&inner, vis));
     }
@@ -121,8 +121,8 @@ pub fn derive(attr: &Attr) -> Result<TokenStream, String> {
     let spec = Spec { mode, inputs: acts, ret, width: 1 };
     cotan_ad::check(f, &spec).map_err(|e| e.message)?;
     let mut derived = match mode {
-        Mode::Forward => cotan_ad::forward(f, &spec, &words[0]).map_err(|e| e.message)?,
-        Mode::Reverse => cotan_ad::reverse(f, &spec, &words[0]).map_err(|e| e.message)?,
+        Mode::Forward => cotan_ad::forward(f, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?,
+        Mode::Reverse => cotan_ad::reverse(f, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?,
     };
     cotan_ir::simplify::cse(&mut derived);
     Ok(cotan_codegen::emit_fn(&derived, vis))

@@ -6,10 +6,10 @@
 //! the final contents of `&mut` float memory, with fixed weights, so one reverse sweep
 //! gives the whole gradient.
 
+use cotan_expand::tools::{all_active, derivation, primal, Derivation};
 use cotan_expand::Mode;
 use cotan_ir::{Access, Arg, Function, MemKind, Ty, Val};
 
-use crate::callees::FileCallees;
 use crate::inputs;
 use crate::source::Source;
 use crate::CliError;
@@ -85,36 +85,36 @@ impl Report {
     }
 }
 
-/// The function and its all-active derivatives, ready to run.
+/// The function and its all-active derivatives, ready to run with what they call.
 pub struct Prepared {
+    primal_run: Derivation,
     pub primal: Function,
-    derivs: Result<(Function, Function), String>,
-    callees: FileCallees,
+    /// Forward mode (absent where a custom derivative has only a reverse rule) and reverse mode.
+    derivs: Result<(Option<Derivation>, Derivation), String>,
     names: Vec<(String, Ty)>,
 }
 
-/// Lowers `name` (an error here is bad input: exit 2) and differentiates it (an error here
-/// is a finding).
+/// Lowers `name` (an error here is bad input: exit 2) and differentiates it, with every
+/// float argument active, exactly as the macros would (an error here is a finding).
 pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
     let item = src.function(name)?;
-    let lowered = cotan_syntax::lower_fn(&item.sig, &item.block).map_err(|e| CliError::lowering(name, &e))?;
-    let primal = lowered.func.clone();
-    let mut simplified = lowered;
-    cotan_ir::simplify::cse(&mut simplified.func);
+    let primal_run = primal(&src.set, &item).map_err(|e| CliError::lowering(name, &e))?;
+    let primal = primal_run.function.clone();
     let derive = |mode: Mode| {
-        let mask = all_active_mask(&simplified.func);
-        let spec = cotan_expand::variant_spec(&simplified.func, mode, &mask);
-        let kind = if mode == Mode::Forward { "fwd" } else { "rev" };
-        cotan_expand::differentiate(&simplified, &spec, &format!("__cotan_{kind}_{name}_m{mask}"))
-            .map_err(|e| format!("{} mode: {e}", if mode == Mode::Forward { "forward" } else { "reverse" }))
+        let spec = all_active(&primal, mode);
+        let which = if mode == Mode::Forward { "forward" } else { "reverse" };
+        derivation(&src.set, &item, &spec, &format!("d_{name}")).map_err(|e| format!("{which} mode: {e}"))
     };
-    let derivs = derive(Mode::Forward).and_then(|f| Ok((f, derive(Mode::Reverse)?)));
+    // A custom derivative with only a reverse rule makes forward mode unavailable (as it is
+    // for compiled callers): then reverse mode is checked against differences alone.
+    let fwd = match derive(Mode::Forward) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.contains("custom derivative without a forward rule") => Ok(None),
+        Err(e) => Err(e),
+    };
+    let derivs = fwd.and_then(|f| Ok((f, derive(Mode::Reverse)?)));
     let names = inputs::params(&primal);
-    Ok(Prepared { primal, derivs, callees: FileCallees::new(&src.functions()), names })
-}
-
-pub fn all_active_mask(f: &Function) -> String {
-    f.params.iter().filter(|p| f.ty(**p).mem().is_some_and(|m| m.elem.is_float())).map(|_| '1').collect()
+    Ok(Prepared { primal_run, primal, derivs, names })
 }
 
 /// Where a float input lives: parameter `param`, then fields `path` of a struct, then
@@ -284,7 +284,7 @@ impl Prepared {
 
     fn primal(&self, args: &[Arg]) -> Primal {
         let mut a = args.to_vec();
-        match cotan_ir::exec_with(&self.primal, &mut a, STEP_LIMIT, &self.callees) {
+        match cotan_ir::exec_with(&self.primal, &mut a, STEP_LIMIT, &self.primal_run) {
             Ok(outs) => Primal::Value(self.objective(&outs, &a)),
             Err(e) => Primal::Failed(e.to_string()),
         }
@@ -322,19 +322,16 @@ impl Prepared {
             }
         };
         let mut tangents = vec![];
-        // A custom derivative with only a reverse rule makes forward mode unavailable (as it
-        // is for compiled callers): then reverse mode is checked against differences alone.
-        let mut forward_available = true;
+        let forward_available = fwd.is_some();
+        if !forward_available {
+            tangents = grad.clone();
+        }
         for k in 0..slots.len() {
+            let Some(fwd) = fwd else { break };
             let mut dir = vec![0.0; slots.len()];
             dir[k] = 1.0;
             match self.forward(fwd, args, &slots, &dir) {
                 Ok(t) => tangents.push(t),
-                Err(e) if e.contains("without a rule for `__cotan_fwd_") => {
-                    forward_available = false;
-                    tangents = grad.clone();
-                    break;
-                }
                 Err(e) => {
                     return Ok(vec![Failure {
                         kind: Kind::Error,
@@ -401,7 +398,7 @@ impl Prepared {
             failures.push(Failure { kind, arg, how, detail });
         }
         // The dot-product test: <grad, v> = J'(x) v for a fixed direction v.
-        if !slots.is_empty() && failures.is_empty() && forward_available {
+        if let (false, true, Some(fwd)) = (slots.is_empty(), failures.is_empty(), fwd) {
             let v: Vec<f64> = (0..slots.len()).map(|k| weight(k + 7) - 1.0).collect();
             match self.forward(fwd, args, &slots, &v) {
                 Ok(jv) => {
@@ -427,7 +424,7 @@ impl Prepared {
     }
 
     /// The reverse sweep seeded with the weights: the gradient of J per slot.
-    fn reverse(&self, rev: &Function, args: &[Arg], slots: &[Slot]) -> Result<Vec<f64>, String> {
+    fn reverse(&self, rev: &Derivation, args: &[Arg], slots: &[Slot]) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut shadow_pos = vec![None; args.len()];
         let mut w = 1;
@@ -451,7 +448,7 @@ impl Prepared {
             call.push(Arg::Scalar(float_like(&ret_val(&self.primal), weight(0))));
         }
         let outs =
-            cotan_ir::exec_with(rev, &mut call, DERIVATIVE_STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
+            cotan_ir::exec_with(&rev.function, &mut call, DERIVATIVE_STEP_LIMIT, rev).map_err(|e| e.to_string())?;
         let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
         if outs.len() < n_scalars {
             return Err(format!(
@@ -475,7 +472,7 @@ impl Prepared {
     }
 
     /// Forward mode along `dir` (one entry per slot): the directional derivative of J.
-    fn forward(&self, fwd: &Function, args: &[Arg], slots: &[Slot], dir: &[f64]) -> Result<f64, String> {
+    fn forward(&self, fwd: &Derivation, args: &[Arg], slots: &[Slot], dir: &[f64]) -> Result<f64, String> {
         let mut call = vec![];
         let mut tangent_pos = vec![None; args.len()];
         for (k, a) in args.iter().enumerate() {
@@ -491,7 +488,7 @@ impl Prepared {
             set(&mut call, &Slot { param: p, ..s.clone() }, *d);
         }
         let outs =
-            cotan_ir::exec_with(fwd, &mut call, DERIVATIVE_STEP_LIMIT, &self.callees).map_err(|e| e.to_string())?;
+            cotan_ir::exec_with(&fwd.function, &mut call, DERIVATIVE_STEP_LIMIT, fwd).map_err(|e| e.to_string())?;
         let mut jt = 0.0;
         if self.ret_is_float() {
             match outs.get(1) {

@@ -95,7 +95,7 @@ fn spec(
     };
     let Some((mode, mut acts)) = requested(forward, reverse).or_else(from_attr) else {
         let mode = mode.unwrap_or(Mode::Reverse);
-        return Ok(cotan_expand::variant_spec(ir, mode, &crate::checker::all_active_mask(ir)));
+        return Ok(cotan_expand::tools::all_active(ir, mode));
     };
     check_names(&acts)?;
     let mut width = 1;
@@ -134,17 +134,8 @@ pub fn ir(
     };
     let spec = spec(&f, &lowered.func, mode, forward, reverse)?;
     let dname = format!("d_{name}");
-    let derived = match stage {
-        Stage::Optimized => {
-            cotan_expand::differentiate(&lowered, &spec, &dname).map_err(|e| CliError::lowering(name, &e))?
-        }
-        _ => {
-            let r = match spec.mode {
-                Mode::Forward => cotan_ad::forward(&lowered.func, &spec, &dname),
-                Mode::Reverse => cotan_ad::reverse(&lowered.func, &spec, &dname),
-            };
-            r.map_err(|e| CliError::new(format!("cotan cannot differentiate `{name}`: {}", e.message)))?
-        }
-    };
-    Ok(cotan_ir::print(&derived))
+    let simplify = stage == Stage::Optimized;
+    let derived = cotan_expand::tools::transform(&src.set, &f, &spec, &dname, simplify)
+        .map_err(|e| CliError::new(format!("cotan cannot differentiate `{name}`: {e}")))?;
+    Ok(cotan_ir::print(&derived.function))
 }

@@ -2,7 +2,6 @@
 //! libraries and the IR interpreter. It differentiates exactly as the macros do: the
 //! derivatives come from `cotan_expand`, never from logic of its own.
 
-mod callees;
 mod checker;
 mod fuzz;
 mod inputs;

@@ -55,7 +55,7 @@ struct State<'a> {
 /// price per parameter of the checked function, so that pinning an input (a `let` in place
 /// of a parameter) counts as progress.
 fn measure(file: &syn::File, name: &str, at: &[Json]) -> usize {
-    let params = Source { file: file.clone(), lines: 0 }.function(name).map_or(0, |f| f.sig.inputs.len());
+    let params = Source::of(file).function(name).map_or(0, |f| f.sig.inputs.len());
     let text = pretty(file);
     // Lines first: a step that saves a line may lengthen one.
     1000 * text.lines().count() + text.len() + Json::Array(at.to_vec()).to_string().len() + 2000 * params
@@ -120,7 +120,7 @@ impl State<'_> {
 /// The first failure's signature and detail, and all signatures, or `None` if the candidate
 /// passes or is not a valid program.
 fn failure_of(file: &syn::File, name: &str, at: &[Json]) -> Option<(Signature, String, Vec<Signature>)> {
-    let src = Source { file: file.clone(), lines: 0 };
+    let src = Source::reparsed(file).ok()?;
     let at = Json::Array(at.to_vec()).to_string();
     let run = || {
         let p = checker::prepare(&src, name).ok()?;
@@ -489,8 +489,8 @@ fn replace_expressions(st: &mut State) {
 /// The biggest jump: the checked function's body becomes one of the calls it makes (directly),
 /// with arguments made of its own parameters (`x`, `xs[0]`, `xs`).
 fn extract_calls(st: &mut State) {
-    let Ok(target) = (Source { file: st.file.clone(), lines: 0 }).function(st.name) else { return };
-    let fns = Source { file: st.file.clone(), lines: 0 }.functions();
+    let Ok(target) = Source::of(&st.file).function(st.name) else { return };
+    let fns = Source::of(&st.file).functions();
     let mut calls = CollectCalls { names: fns.iter().map(|f| f.sig.ident.to_string()).collect(), calls: vec![] };
     calls.visit_block_mut(&mut (*target.block).clone());
     let params: Vec<(syn::Ident, Option<cotan_ir::Ty>)> = target
@@ -644,7 +644,7 @@ impl VisitMut for Inline<'_> {
 fn inline_calls(st: &mut State) {
     let mut k = 0;
     loop {
-        let fns = Source { file: st.file.clone(), lines: 0 }.functions();
+        let fns = Source::of(&st.file).functions();
         let mut file = st.file.clone();
         let mut v = Inline { protected: &st.protected, fns: &fns, target: k, count: 0, done: None };
         v.visit_file_mut(&mut file);
@@ -910,7 +910,7 @@ fn shrink_inputs(st: &mut State) {
 
 /// Drops a parameter that a helper function does not use, at every call.
 fn drop_helper_params(st: &mut State) {
-    let fns = Source { file: st.file.clone(), lines: 0 }.functions();
+    let fns = Source::of(&st.file).functions();
     let name = st.name;
     let protected = st.protected.clone();
     for f in fns.iter().filter(|f| f.sig.ident != name && !is_protected(&protected, f)) {

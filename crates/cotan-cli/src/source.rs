@@ -8,12 +8,16 @@ pub struct Source {
     pub file: syn::File,
     /// Lines of the text it was parsed from (0 for a syntax tree made in memory).
     pub lines: usize,
+    /// Where the functions it calls are found: its crate, or the text alone.
+    pub set: cotan_expand::tools::SourceSet,
 }
 
 impl Source {
     pub fn load(path: &str) -> Result<Source, CliError> {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::new(format!("cannot read `{path}`: {e}")))?;
-        Source::parse(&text).map_err(|e| CliError::new(format!("`{path}`: {e}")))
+        let mut src = Source::parse(&text).map_err(|e| CliError::new(format!("`{path}`: {e}")))?;
+        src.set = cotan_expand::tools::SourceSet::file(std::path::Path::new(path));
+        Ok(src)
     }
 
     pub fn parse(text: &str) -> Result<Source, CliError> {
@@ -21,7 +25,18 @@ impl Source {
             let at = e.span().start();
             CliError::new(format!("the file does not parse as Rust (line {}, column {}): {e}", at.line, at.column + 1))
         })?;
-        Ok(Source { file, lines: text.lines().count() })
+        Ok(Source { file, lines: text.lines().count(), set: cotan_expand::tools::SourceSet::text(text) })
+    }
+
+    /// A syntax tree made in memory: its functions can be listed, not run with what they call.
+    pub fn of(file: &syn::File) -> Source {
+        Source { file: file.clone(), lines: 0, set: cotan_expand::tools::SourceSet::none() }
+    }
+
+    /// A syntax tree made in memory, printed and parsed again so that its functions can be
+    /// run with what they call.
+    pub fn reparsed(file: &syn::File) -> Result<Source, CliError> {
+        Source::parse(&prettyplease::unparse(file))
     }
 
     /// Every function of the file (in nested modules and `impl` blocks too).

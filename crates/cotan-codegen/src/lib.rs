@@ -38,17 +38,36 @@ pub fn emit_fn(f: &Function, vis: TokenStream) -> TokenStream {
 /// call in the generated code (a callee that is not differentiable) points at the call.
 /// `krate` is the path of the `cotan` crate in the user's crate, whose runtime the code uses.
 pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: TokenStream) -> TokenStream {
+    emit_fn_nested(f, vis, spans, krate, TokenStream::new())
+}
+
+/// Like `emit_fn_spanned`, with `nested` (the functions it calls, and checks) as statements
+/// at the start of its body, where only it sees them.
+pub fn emit_fn_nested(
+    f: &Function,
+    vis: TokenStream,
+    spans: &[Span],
+    krate: TokenStream,
+    nested: TokenStream,
+) -> TokenStream {
     let mut f = f.clone();
     cotan_ir::simplify::dead_code(&mut f);
     let mut g = Gen::new(&f);
     g.spans = spans.to_vec();
     g.krate = krate.clone();
     let name = format_ident!("{}", f.name);
-    let params = f.params.iter().map(|&p| {
-        let n = g.name(p);
-        let t = param_ty_tokens(&f, f.ty(p));
-        quote!(#n: #t)
-    });
+    let mut params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|&p| {
+            let n = g.name(p);
+            let t = param_ty_tokens(&f, f.ty(p));
+            quote!(#n: #t)
+        })
+        .collect();
+    if f.tape_param {
+        params.push(quote!(__cotan_tape: &mut #krate::rt::Tape));
+    }
     let ret = match f.returns.as_slice() {
         [] => quote!(),
         [t] => {
@@ -79,7 +98,7 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
         })
         .collect();
     body = quote!(#stacks #body);
-    if g.tape {
+    if g.owns_tape() {
         let release = if f.returns.is_empty() { quote!(__cotan_tape.release();) } else { quote!() };
         body = quote! {
             let mut __cotan_tape = #krate::rt::Tape::acquire();
@@ -100,10 +119,18 @@ pub fn emit_fn_spanned(f: &Function, vis: TokenStream, spans: &[Span], krate: To
             #body
         }
     };
-    match &f.generic_float {
+    let item = match &f.generic_float {
         Some(t) => generic::generic_tokens(item, &format_ident!("{}", t)),
         None => item,
+    };
+    if nested.is_empty() {
+        return item;
     }
+    // After the generic rewriting, which is the outer function's only.
+    let mut func: syn::ItemFn = syn::parse2(item).expect("cotan codegen: a function");
+    let block: syn::Block = syn::parse2(quote!({ #nested })).expect("cotan codegen: statements");
+    func.block.stmts.splice(0..0, block.stmts);
+    quote!(#func)
 }
 
 struct Gen<'f> {
@@ -113,6 +140,7 @@ struct Gen<'f> {
     inline: HashSet<Value>,
     def: HashMap<Value, &'f Op>,
     used: HashSet<Value>,
+    /// The function uses a tape: its own, or its caller's (`tape_param`).
     tape: bool,
     spans: Vec<Span>,
     /// The path of the `cotan` crate.
@@ -120,6 +148,11 @@ struct Gen<'f> {
 }
 
 impl<'f> Gen<'f> {
+    /// The function takes a tape from the pool (and gives it back before it returns).
+    fn owns_tape(&self) -> bool {
+        self.tape && !self.f.tape_param
+    }
+
     fn new(f: &'f Function) -> Gen<'f> {
         let mut g = Gen {
             f,
@@ -134,7 +167,7 @@ impl<'f> Gen<'f> {
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
-            if matches!(op.kind, OpKind::Push(_) | OpKind::Pop) {
+            if matches!(op.kind, OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. }) {
                 g.tape = true;
             }
             if let OpKind::Alloc { .. } = op.kind {
@@ -143,6 +176,7 @@ impl<'f> Gen<'f> {
                 }
             }
         });
+        g.tape |= f.tape_param;
         let uses = cotan_ir::simplify::use_counts(f);
         g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
@@ -433,8 +467,11 @@ impl<'f> Gen<'f> {
                     // The result may read pooled buffers: compute it before giving them back.
                     out.extend(quote!(let __result = #ret;));
                     out.extend(self.give_back(&pooled_here));
-                    out.extend(quote!(__cotan_tape.release(); __result));
-                } else if self.tape {
+                    if self.owns_tape() {
+                        out.extend(quote!(__cotan_tape.release();));
+                    }
+                    out.extend(quote!(__result));
+                } else if self.owns_tape() {
                     out.extend(quote!(__cotan_tape.release(); #ret));
                 } else {
                     out.extend(ret);
@@ -596,15 +633,19 @@ impl<'f> Gen<'f> {
                     quote!(loop { #cond_stmts if !#c { break; } #b #exit })
                 }
             }
-            OpKind::Call { callee, args, outs } => {
-                let mut path: syn::Path =
-                    syn::parse_str(callee).unwrap_or_else(|_| syn::parse_str("__cotan_bad_path").unwrap());
+            OpKind::Call { callee, args, outs, tape } => {
+                // A path, or `<Type as Trait>::method`.
+                let mut path: syn::ExprPath =
+                    syn::parse_str(callee).unwrap_or_else(|_| panic!("cotan codegen: `{callee}` is not a path"));
                 if let Some(span) = self.spans.get(op.span.0 as usize).filter(|_| op.span.0 != 0) {
-                    for seg in path.segments.iter_mut() {
+                    for seg in path.path.segments.iter_mut() {
                         seg.ident.set_span(*span);
                     }
                 }
-                let args = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut));
+                let mut args: Vec<TokenStream> = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut)).collect();
+                if *tape {
+                    args.push(if self.f.tape_param { quote!(&mut *__cotan_tape) } else { quote!(&mut __cotan_tape) });
+                }
                 let call = quote!(#path(#(#args),*));
                 let outs: Vec<Ident> = outs.iter().map(|v| self.var(*v)).collect();
                 match outs.as_slice() {

@@ -3,10 +3,13 @@
 //! errors into `compile_error!`s with spans. `cotan-macros` calls it from the compiler,
 //! `cotan-cli` from the command line.
 
-mod callees;
 mod custom;
+mod program;
+mod sources;
+pub mod tools;
 
-pub use callees::set_source_file;
+use std::cell::RefCell;
+use std::path::PathBuf;
 
 pub use cotan_ad::Mode;
 use cotan_ad::{Activity, Spec, Target};
@@ -30,14 +33,28 @@ pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream
             return quote!(#e #item);
         }
     };
-    let own = [mode];
-    finish(&func, &own, guarded(|| derive(mode, attr, &func, variant_modes(&func, &own))))
+    finish(&func, guarded(|| derive(mode, attr, &func)))
 }
 
-/// The function (marked if this attribute generated its callable variants) followed by
-/// the generated items, or by the error.
-fn finish(func: &syn::ItemFn, own: &[Mode], result: syn::Result<TokenStream>) -> TokenStream {
-    let marked = mark_variants_done(func, own);
+thread_local! {
+    static FILE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// The file the attribute being expanded is in (from the compiler, `None` for tools), whose
+/// crate's sources hold the functions a differentiated function calls.
+pub fn set_source_file(path: Option<PathBuf>) {
+    FILE.with(|f| *f.borrow_mut() = path);
+}
+
+/// The function followed by the generated items, or by the error.
+fn finish(func: &syn::ItemFn, result: syn::Result<TokenStream>) -> TokenStream {
+    let mut marked = func.clone();
+    // A function used only through its derivative is not dead code (std's derivative calls
+    // the original; cotan's is a copy).
+    if !marked.attrs.iter().any(|a| a.path().is_ident("allow") && a.to_token_stream().to_string().contains("dead_code"))
+    {
+        marked.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    }
     match result {
         Ok(d) => quote!(#marked #d),
         Err(e) => {
@@ -47,33 +64,15 @@ fn finish(func: &syn::ItemFn, own: &[Mode], result: syn::Result<TokenStream>) ->
     }
 }
 
-/// Makes a function callable from differentiated code: `#[cotan::differentiable]` keeps the
-/// function as it is and generates, beside it, the derivatives that callers use.
+/// `#[cotan::differentiable]`: a mark that cotan no longer needs within a crate (every
+/// function a differentiated function calls is differentiated from its source). The
+/// function is kept as it is.
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(_) => {
-            let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` applies to functions only")
-                .to_compile_error();
-            return quote!(#e #item);
-        }
-    };
     if !attr.is_empty() {
         let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` takes no arguments").to_compile_error();
-        return quote!(#e #func);
+        return quote!(#e #item);
     }
-    let own = [Mode::Forward, Mode::Reverse];
-    let result = guarded(|| {
-        let Some(modes) = variant_modes(&func, &own) else { return Ok(quote!()) };
-        let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
-        internal_check(&lowered.func, "lowering")?;
-        callees::resolve_imports(&mut lowered.func);
-        callees::check(&lowered, Mode::Reverse)?;
-        callees::check(&lowered, Mode::Forward)?;
-        cotan_ir::simplify::cse(&mut lowered.func);
-        callable_variants(&func, &lowered, &modes, Masks::All)
-    });
-    finish(&func, &own, result)
+    with_function(item, "differentiable", |func| exports(func, program::Rule::Body))
 }
 
 /// Uses the user's derivatives wherever the function is called from differentiated code:
@@ -82,7 +81,11 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// argument `Dual`/(`Active` or `Duplicated`) and a `Dual`/`Active` result. Either may be
 /// given alone; the other mode is then unavailable.
 pub fn custom_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
-    with_function(item, "custom_derivative", |func| custom::custom_derivative(attr, func))
+    with_function(item, "custom_derivative", |func| {
+        let (mut out, rule) = custom::custom_derivative(attr, func)?;
+        out.extend(exports(func, rule)?);
+        Ok(out)
+    })
 }
 
 /// Treats the function's results as constants in differentiated code.
@@ -91,7 +94,11 @@ pub fn zero_derivative(attr: TokenStream, item: TokenStream) -> TokenStream {
         let e = syn::Error::new(Span::call_site(), "`#[cotan::zero_derivative]` takes no arguments").to_compile_error();
         return quote!(#e #item);
     }
-    with_function(item, "zero_derivative", custom::zero_derivative)
+    with_function(item, "zero_derivative", |func| {
+        let mut out = custom::zero_derivative(func)?;
+        out.extend(exports(func, program::Rule::Zero)?);
+        Ok(out)
+    })
 }
 
 /// Parses the item as a function, runs `f`, and emits the function followed by what `f` made
@@ -172,24 +179,14 @@ pub fn second_order(kind: SecondOrder, attr: TokenStream, item: TokenStream) -> 
             return quote!(#e #item);
         }
     };
-    let own = [Mode::Reverse];
-    finish(&func, &own, guarded(|| derive_second_order(kind, attr, &func, variant_modes(&func, &own))))
+    finish(&func, guarded(|| derive_second_order(kind, attr, &func)))
 }
 
-fn derive_second_order(
-    kind: SecondOrder,
-    attr: TokenStream,
-    func: &syn::ItemFn,
-    variants: Option<Vec<Mode>>,
-) -> syn::Result<TokenStream> {
+fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let name: syn::Ident = syn::parse2(attr).map_err(|e| {
         syn::Error::new(e.span(), "expected the name of the new function, as in `#[cotan::hvp(f_hvp)]`")
     })?;
-    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
-    internal_check(&lowered.func, "lowering")?;
-    callees::resolve_imports(&mut lowered.func);
-    callees::check(&lowered, Mode::Reverse)?;
-    cotan_ir::simplify::cse(&mut lowered.func);
+    let lowered = lower_root(func)?;
     let f = &lowered.func;
     if f.generic_float.is_some() {
         return Err(syn::Error::new(
@@ -212,8 +209,10 @@ fn derive_second_order(
         ret: Some(Activity::Active),
         width: 1,
     };
-    let mut rev =
-        cotan_ad::reverse(f, &rev_spec, "gradient").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
+    let mut program = program_for(&lowered, func, program::Rule::Body);
+    program.reserve("hvp_of");
+    let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient", &mut program)
+        .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&rev, "differentiation")?;
     cotan_ir::simplify::cse(&mut rev);
     // The gradient function's parameters: x, dx, others..., dret.
@@ -221,17 +220,14 @@ fn derive_second_order(
         (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
     // Hessians take HESSIAN_LANES directions per call (batched forward mode), sharing the
     // gradient's primal work and partial derivatives between them.
-    // (Batched mode does not pass through calls yet: one direction at a time there.)
-    let mut calls = false;
-    rev.walk(&mut |op| calls |= matches!(op.kind, cotan_ir::OpKind::Call { .. }));
-    let width = if kind == SecondOrder::Hessian && !calls { HESSIAN_LANES } else { 1 };
+    let width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
     let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
-    let mut inner =
-        cotan_ad::forward(&rev, &fwd_spec, "hvp_of").map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
+    let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of", &mut program)
+        .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&inner, "differentiation")?;
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
-    let inner = cotan_codegen::emit_fn_spanned(&inner, quote!(), &lowered.spans, cotan_path());
+    let inner = emit_with_callees(&inner, quote!(), &lowered, &program)?;
     let lanes: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
     let cols: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
     let w = proc_macro2::Literal::usize_unsuffixed(width);
@@ -310,11 +306,7 @@ fn derive_second_order(
             }
         },
     };
-    let mut out = respan(out, name.span());
-    if let Some(modes) = variants {
-        out.extend(callable_variants(func, &lowered, &modes, masks_for(func))?);
-    }
-    Ok(out)
+    Ok(respan(out, name.span()))
 }
 
 fn param_ident(arg: &syn::FnArg) -> syn::Ident {
@@ -328,14 +320,14 @@ fn param_ident(arg: &syn::FnArg) -> syn::Ident {
 }
 
 /// The attribute's arguments: the new function's name and the activities with their spans.
-struct Args {
-    name: syn::Ident,
+pub(crate) struct Args {
+    pub name: syn::Ident,
     /// Batched forward mode's number of directions (1 when not given).
-    width: usize,
-    acts: Vec<(Activity, Span)>,
+    pub width: usize,
+    pub acts: Vec<(Activity, Span)>,
 }
 
-fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
+pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
     let items = syn::parse::Parser::parse2(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated, attr)?;
     let mut it = items.iter();
     let usage = match mode {
@@ -384,13 +376,9 @@ fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
     Ok(Args { name, width, acts })
 }
 
-fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn, variants: Option<Vec<Mode>>) -> syn::Result<TokenStream> {
+fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
-    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
-    internal_check(&lowered.func, "lowering")?;
-    callees::resolve_imports(&mut lowered.func);
-    callees::check(&lowered, mode)?;
-    cotan_ir::simplify::cse(&mut lowered.func);
+    let lowered = lower_root(func)?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -407,26 +395,193 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn, variants: Option<Ve
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let derived = differentiate(&lowered, &spec, &args.name.to_string())?;
+    let mut program = program_for(&lowered, func, program::Rule::Body);
+    program.reserve(&args.name.to_string());
+    program.reserve("batched");
+    let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
     let vis = func.vis.to_token_stream();
     let body = match (args.width, spec.ret) {
-        (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis),
-        _ => cotan_codegen::emit_fn_spanned(&derived, vis, &lowered.spans, cotan_path()),
+        (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis, &lowered, &program)?,
+        _ => emit_with_callees(&derived, vis, &lowered, &program)?,
     };
-    let nested = nested_variants(&derived, func.vis.to_token_stream(), &lowered.spans);
     let orig = &func.sig.ident;
     let doc = format!(
         " {} derivative of [`{orig}`], generated by cotan with activities `{}`.",
         if mode == Mode::Forward { "Forward-mode" } else { "Reverse-mode" },
         acts_text(&spec)
     );
-    let mut out = quote! {
+    Ok(quote! {
         #[doc = #doc]
         #body
-        #nested
+    })
+}
+
+/// The function with the attribute, lowered.
+fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    internal_check(&lowered.func, "lowering")?;
+    cotan_ir::simplify::cse(&mut lowered.func);
+    Ok(lowered)
+}
+
+/// The program around the function with the attribute: the crate's sources, if the macro
+/// can read them, and where in them the function is.
+fn program_for(lowered: &cotan_syntax::Lowered, func: &syn::ItemFn, rule: program::Rule) -> program::Program {
+    // The file of the function itself: a macro's attribute may be written elsewhere.
+    let file = func.sig.ident.span().local_file().or_else(|| FILE.with(|f| f.borrow().clone()));
+    let src = file.as_deref().and_then(sources::Sources::for_file);
+    program_in(lowered, func, rule, src, file)
+}
+
+/// The program around `func`, in sources `src` of which `file` holds it.
+fn program_in(
+    lowered: &cotan_syntax::Lowered,
+    func: &syn::ItemFn,
+    rule: program::Rule,
+    src: Option<std::rc::Rc<sources::Sources>>,
+    file: Option<PathBuf>,
+) -> program::Program {
+    let name = func.sig.ident.to_string();
+    let at = match (&src, &file) {
+        (Some(s), Some(file)) => s.locate(file, func.sig.ident.span().start().line, &name),
+        _ => None,
     };
-    if let Some(modes) = variants {
-        out.extend(callable_variants(func, &lowered, &modes, masks_for(func))?);
+    // Sources that do not hold the function (a doctest's code) are not its crate's.
+    let src = src.filter(|_| at.is_some());
+    program::Program::new(lowered, rule, src, at)
+}
+
+/// The derivative `f` as a Rust function, with the derivatives of the functions it calls
+/// inside it.
+fn emit_with_callees(
+    f: &cotan_ir::Function,
+    vis: TokenStream,
+    lowered: &cotan_syntax::Lowered,
+    program: &program::Program,
+) -> syn::Result<TokenStream> {
+    program.check_visibility().map_err(|e| syn::Error::new(Span::call_site(), e))?;
+    let krate = cotan_path();
+    let mut nested: TokenStream =
+        program.reachable(f).iter().map(|g| cotan_codegen::emit_fn_spanned(g, quote!(), &[], krate.clone())).collect();
+    nested.extend(field_type_checks(lowered, program));
+    Ok(cotan_codegen::emit_fn_nested(f, vis, &lowered.spans, krate, nested))
+}
+
+/// Statements that make rustc check what cotan assumed about the types of fields: that
+/// those whose use shows no number type (`p.n as f64`) are integers. The function's own
+/// fields are checked where the derivative has its parameters; a callee's in a function
+/// with its parameters, never called.
+fn field_type_checks(lowered: &cotan_syntax::Lowered, program: &program::Program) -> TokenStream {
+    let krate = cotan_path();
+    let mut out = TokenStream::new();
+    for (path, span) in &lowered.assumed_int {
+        if let Ok(e) = syn::parse_str::<syn::Expr>(path) {
+            let e = respan(e.to_token_stream(), *span);
+            out.extend(quote::quote_spanned!(*span=> #krate::rt::not_float(&#e);));
+        }
+    }
+    for (k, (f, paths)) in program.assumed_int.iter().enumerate() {
+        let params = f.params.iter().map(|&p| {
+            let n = match f.value(p).name.as_deref() {
+                Some("self") => quote::format_ident!("this"),
+                n => quote::format_ident!("{}", n.unwrap_or_default()),
+            };
+            let t = cotan_codegen::param_ty_tokens(f, f.ty(p));
+            quote!(#n: #t)
+        });
+        let checks = paths.iter().filter_map(|p| {
+            let p = p.strip_prefix("self.").map_or(p.clone(), |rest| format!("this.{rest}"));
+            let e = syn::parse_str::<syn::Expr>(&p).ok()?;
+            Some(quote!(#krate::rt::not_float(&#e);))
+        });
+        let name = quote::format_ident!("{}__field_types{k}", f.name);
+        out.extend(quote! {
+            #[allow(unused, non_snake_case)]
+            fn #name(#(#params),*) { #(#checks)* }
+        });
+    }
+    out
+}
+
+/// The derivatives a mark exports beside function `func`, for callers that cannot read its
+/// source (other crates, doctests): `NAME__fwd` (forward mode, every float argument
+/// `Dual`), `NAME__aug` and `NAME__rev` (the two sweeps of reverse mode, every float
+/// argument active, sharing the caller's tape), and the forward modes of those two,
+/// `NAME__aug__fwd` and `NAME__rev__fwd`, for second order.
+fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> {
+    let lowered = match &rule {
+        program::Rule::Body => lower_root(func)?,
+        _ => cotan_syntax::Lowered {
+            func: cotan_syntax::lower_signature(&func.sig)?,
+            spans: vec![Span::call_site()],
+            assumed_int: vec![],
+        },
+    };
+    let required = matches!(rule, program::Rule::Body);
+    let f = &lowered.func;
+    let by_value_struct = f.params.iter().any(|p| {
+        f.ty(*p)
+            .mem()
+            .is_some_and(|m| matches!(m.kind, cotan_ir::MemKind::Record(_)) && m.access == cotan_ir::Access::Owned)
+    });
+    if by_value_struct {
+        // Derivatives do not call it (structs are passed by reference), so it exports none.
+        return Ok(quote!());
+    }
+    let mut program = program_for(&lowered, func, rule);
+    let name = func.sig.ident.to_string();
+    let at = func.sig.ident.span();
+    let site = |f: &cotan_ir::Function, need: cotan_ad::Need| cotan_ad::CallSite {
+        callee: f.name.clone(),
+        need,
+        active: f.params.iter().map(|p| f.ty(*p).carries_derivative()).collect(),
+        avail: vec![cotan_ad::Avail::Absent; f.params.len()],
+        ret_active: f.returns.iter().any(|t| t.is_float()),
+        arg_tys: f.params.iter().map(|p| f.ty(*p)).collect(),
+        ret_tys: f.returns.clone(),
+        tape: f.tape_param,
+    };
+    use cotan_ad::Linker;
+    let f = lowered.func.clone();
+    let link = |program: &mut program::Program, g: &cotan_ir::Function, need| {
+        program.link(&site(g, need), cotan_ir::SpanId::NONE).map_err(|e| syn::Error::new(at, e))
+    };
+    // A custom derivative exports the modes it has rules for; a function cotan
+    // differentiates must be differentiable in both.
+    let mut exported = vec![];
+    match link(&mut program, &f, cotan_ad::Need::Forward { width: 1 }) {
+        Ok(fwd) => exported.push((format!("{name}__fwd"), fwd)),
+        Err(e) if required => return Err(e),
+        Err(_) => {}
+    }
+    let split = link(&mut program, &f, cotan_ad::Need::Augmented)
+        .and_then(|aug| Ok((aug, link(&mut program, &f, cotan_ad::Need::Reverse)?)));
+    match split {
+        Ok((aug, rev)) => {
+            exported.push((format!("{name}__aug"), aug.clone()));
+            exported.push((format!("{name}__rev"), rev.clone()));
+            // Second order through the function, where cotan can differentiate its sweeps
+            // again (not through functions it knows only by exports it has not seen).
+            for (part, sweep) in [("aug", aug), ("rev", rev)] {
+                let g = program.made_fn(&sweep);
+                let known = program.exported.clone();
+                if let Ok(n) = link(&mut program, &g, cotan_ad::Need::Forward { width: 1 }) {
+                    if program.exported.is_subset(&known) {
+                        exported.push((format!("{name}__{part}__fwd"), n));
+                    }
+                }
+            }
+        }
+        Err(e) if required => return Err(e),
+        Err(_) => {}
+    }
+    let vis = &func.vis;
+    let mut out = TokenStream::new();
+    for (export, internal) in exported {
+        let inner = program.made_fn(&internal);
+        let wrapper = program::forwarding(&inner, &export);
+        let tokens = emit_with_callees(&wrapper, quote!(#vis), &lowered, &program)?;
+        out.extend(quote!(#[doc(hidden)] #tokens));
     }
     Ok(out)
 }
@@ -442,10 +597,15 @@ fn acts_text(spec: &Spec) -> String {
 }
 
 /// Runs the transform a spec asks for, verifies and simplifies the result.
-pub fn differentiate(lowered: &cotan_syntax::Lowered, spec: &Spec, name: &str) -> syn::Result<cotan_ir::Function> {
+fn differentiate(
+    lowered: &cotan_syntax::Lowered,
+    spec: &Spec,
+    name: &str,
+    program: &mut program::Program,
+) -> syn::Result<cotan_ir::Function> {
     let result = match spec.mode {
-        Mode::Forward => cotan_ad::forward(&lowered.func, spec, name),
-        Mode::Reverse => cotan_ad::reverse(&lowered.func, spec, name),
+        Mode::Forward => cotan_ad::forward(&lowered.func, spec, name, program),
+        Mode::Reverse => cotan_ad::reverse(&lowered.func, spec, name, program),
     };
     let mut derived = result.map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&derived, "differentiation")?;
@@ -454,61 +614,8 @@ pub fn differentiate(lowered: &cotan_syntax::Lowered, spec: &Spec, name: &str) -
     Ok(derived)
 }
 
-const COTAN_ATTRIBUTES: [&str; 7] = [
-    "autodiff_forward",
-    "autodiff_reverse",
-    "differentiable",
-    "hvp",
-    "hessian",
-    "custom_derivative",
-    "zero_derivative",
-];
-
 pub(crate) fn attr_name(a: &syn::Attribute) -> String {
     a.path().segments.last().map(|s| s.ident.to_string()).unwrap_or_default()
-}
-
-/// The modes of the callable variants this attribute must generate: those of every cotan
-/// attribute on the function (the outermost one sees them all and generates them once).
-/// `None` if they are already generated, or if a custom derivative provides them.
-fn variant_modes(func: &syn::ItemFn, own: &[Mode]) -> Option<Vec<Mode>> {
-    let names: Vec<String> = func.attrs.iter().map(attr_name).collect();
-    if names.iter().any(|n| n == "__variants_done" || n == "custom_derivative" || n == "zero_derivative") {
-        return None;
-    }
-    let mut modes: Vec<Mode> = own.to_vec();
-    for n in &names {
-        match n.as_str() {
-            "autodiff_forward" => modes.push(Mode::Forward),
-            "autodiff_reverse" | "hvp" | "hessian" => modes.push(Mode::Reverse),
-            "differentiable" => modes.extend([Mode::Forward, Mode::Reverse]),
-            _ => {}
-        }
-    }
-    let mut unique = vec![];
-    for m in modes {
-        if !unique.contains(&m) {
-            unique.push(m);
-        }
-    }
-    Some(unique)
-}
-
-/// The function as re-emitted: if other cotan attributes remain on it, a hidden marker
-/// tells them that the callable variants exist.
-fn mark_variants_done(func: &syn::ItemFn, own: &[Mode]) -> syn::ItemFn {
-    let mut f = func.clone();
-    // A function used only through its derivative is not dead code (std's derivative calls
-    // the original; cotan's is a copy).
-    if !f.attrs.iter().any(|a| a.path().is_ident("allow") && a.to_token_stream().to_string().contains("dead_code")) {
-        f.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-    }
-    let remaining = func.attrs.iter().any(|a| COTAN_ATTRIBUTES.contains(&attr_name(a).as_str()));
-    if remaining && variant_modes(func, own).is_some() {
-        let krate = cotan_path();
-        f.attrs.push(syn::parse_quote!(#[#krate::__variants_done]));
-    }
-    f
 }
 
 /// The path of the `cotan` crate in the user's crate (it may be renamed in Cargo.toml).
@@ -523,199 +630,17 @@ pub(crate) fn cotan_path() -> TokenStream {
     }
 }
 
-/// Most float memory parameters for which every activity combination is generated.
-const MAX_MEMORY_PARAMS: usize = 5;
-
-/// The derivatives a differentiated caller may call: forward and reverse, for every
-/// combination of active and constant float memory parameters (float scalars are always
-/// active; a constant one costs a multiplication by zero, never a buffer).
-fn callable_variants(
-    func: &syn::ItemFn,
-    lowered: &cotan_syntax::Lowered,
-    modes: &[Mode],
-    masks: Masks,
-) -> syn::Result<TokenStream> {
-    let mut out =
-        variants_of(&func.sig.ident.to_string(), func.vis.to_token_stream(), lowered, modes, MAX_MEMORY_PARAMS, masks)?;
-    out.extend(field_type_checks(func, lowered));
-    Ok(out)
-}
-
-/// A function never called, whose body makes rustc check what cotan assumed about the
-/// types of fields: that those whose use shows no number type are integers.
-fn field_type_checks(func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> TokenStream {
-    if lowered.assumed_int.is_empty() {
-        return quote!();
-    }
-    let krate = cotan_path();
-    let name = quote::format_ident!("__cotan_field_types_{}", func.sig.ident);
-    let inputs = &func.sig.inputs;
-    let generics = &func.sig.generics;
-    let checks = lowered.assumed_int.iter().filter_map(|(path, span)| {
-        let e = respan(syn::parse_str::<syn::Expr>(path).ok()?.to_token_stream(), *span);
-        Some(quote::quote_spanned!(*span=> #krate::rt::not_float(&#e);))
-    });
-    quote! {
-        #[doc(hidden)]
-        #[allow(unused, non_snake_case, clippy::all)]
-        fn #name #generics(#inputs) {
-            #( #checks )*
-        }
-    }
-}
-
-/// Which combinations of active and constant float references get a variant. Each one is
-/// compiled (type-checked at least), so only `#[cotan::differentiable]` asks for all of
-/// them; a function with only autodiff attributes is callable with all its references
-/// active or all constant.
-#[derive(Clone, Copy, PartialEq)]
-enum Masks {
-    All,
-    AllOrNone,
-    AllActive,
-}
-
-impl Masks {
-    fn includes(self, bits: usize, n: usize) -> bool {
-        let all = (1usize << n) - 1;
-        match self {
-            Masks::All => true,
-            Masks::AllOrNone => bits == 0 || bits == all,
-            Masks::AllActive => bits == all,
-        }
-    }
-}
-
-fn masks_for(func: &syn::ItemFn) -> Masks {
-    if func.attrs.iter().any(|a| attr_name(a) == "differentiable") {
-        Masks::All
-    } else {
-        Masks::AllOrNone
-    }
-}
-
-/// Most float memory parameters of a generated derivative for which forward variants (for
-/// nested differentiation) are generated.
-const MAX_NESTED_MEMORY_PARAMS: usize = 3;
-
-/// Forward variants of a generated derivative, so that a forward-mode function may call it
-/// (forward over reverse, forward over forward), as std documents nesting. Derivatives
-/// that call other functions are left out (their callees' derivatives have none).
-fn nested_variants(derived: &cotan_ir::Function, vis: TokenStream, spans: &[Span]) -> TokenStream {
-    let mut calls = false;
-    derived.walk(&mut |op| calls |= matches!(op.kind, cotan_ir::OpKind::Call { .. }));
-    if calls || derived.returns.iter().any(|t| !t.is_float()) {
-        return quote!();
-    }
-    let lowered = cotan_syntax::Lowered { func: derived.clone(), spans: spans.to_vec(), assumed_int: vec![] };
-    variants_of(&derived.name, vis, &lowered, &[Mode::Forward], MAX_NESTED_MEMORY_PARAMS, Masks::AllActive)
-        .unwrap_or_default()
-}
-
-fn variants_of(
-    name: &str,
-    vis: TokenStream,
-    lowered: &cotan_syntax::Lowered,
-    modes: &[Mode],
-    max_mems: usize,
-    masks: Masks,
-) -> syn::Result<TokenStream> {
-    // Reverse variants of `#[cotan::differentiable]` functions get the forward variant a
-    // Hessian-vector product through a call needs (not those of derivatives: no nesting
-    // beyond second order; not those of functions with only autodiff attributes, whose
-    // variants cost compile time in every crate that uses them).
-    let nest = masks == Masks::All;
-    let f = &lowered.func;
-    let mems: Vec<usize> =
-        (0..f.params.len()).filter(|k| f.ty(f.params[*k]).mem().is_some_and(|m| m.elem.is_float())).collect();
-    if mems.len() > max_mems {
-        return Ok(quote!());
-    }
-    let mut out = TokenStream::new();
-    for bits in (0..(1usize << mems.len())).filter(|b| masks.includes(*b, mems.len())) {
-        let mask: String = (0..mems.len()).map(|k| if bits >> k & 1 == 1 { '1' } else { '0' }).collect();
-        for &mode in modes {
-            let spec = variant_spec(f, mode, &mask);
-            let kind = if mode == Mode::Forward { "fwd" } else { "rev" };
-            let variant = format!("__cotan_{kind}_{name}_m{mask}");
-            // A variant the engine cannot build is left out: only a caller that needs it
-            // is affected, and gets an error naming it.
-            if let Ok(derived) = differentiate(lowered, &spec, &variant) {
-                let tokens = cotan_codegen::emit_fn_spanned(&derived, vis.clone(), &lowered.spans, cotan_path());
-                // `#[inline]`: rustc generates code for a variant only where it is called,
-                // so the variants nobody calls cost type checking, not code generation.
-                out.extend(quote!(#[doc(hidden)] #[inline] #tokens));
-                if mode == Mode::Reverse && nest {
-                    out.extend(forward_of_reverse(&derived, &mask, vis.clone(), &lowered.spans));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The activities of the callable variant `__cotan_{fwd,rev}_NAME_m{mask}` of `f`: float
-/// scalars and the result are always active; float memory parameters are active where
-/// `mask` (one `0`/`1` per float memory parameter, in order) says so.
-pub fn variant_spec(f: &cotan_ir::Function, mode: Mode, mask: &str) -> Spec {
-    let mut bits = mask.chars();
-    let inputs = f
-        .params
-        .iter()
-        .map(|p| match f.ty(*p) {
-            cotan_ir::Ty::Scalar(s) if s.is_float() => {
-                if mode == Mode::Forward {
-                    Activity::Dual
-                } else {
-                    Activity::Active
-                }
-            }
-            cotan_ir::Ty::Mem(m) if m.elem.is_float() => match (bits.next(), mode) {
-                (Some('1'), Mode::Forward) => Activity::Dual,
-                (Some('1'), Mode::Reverse) => Activity::Duplicated,
-                _ => Activity::Const,
-            },
-            _ => Activity::Const,
-        })
-        .collect();
-    let ret = f.returns.first().map(|t| match (t.is_float(), mode) {
-        (true, Mode::Forward) => Activity::Dual,
-        (true, Mode::Reverse) => Activity::Active,
-        _ => Activity::Const,
-    });
-    Spec { mode, inputs, ret, width: 1 }
-}
-
-/// The forward variant of the reverse variant `rev` (made with memory `mask`) that forward
-/// over reverse calls: tangents for the active references and their shadows.
-fn forward_of_reverse(rev: &cotan_ir::Function, mask: &str, vis: TokenStream, spans: &[Span]) -> TokenStream {
-    // Its callees' reverse variants would need such variants too, which custom derivatives
-    // do not have: second order goes through one level of calls.
-    let mut calls = false;
-    rev.walk(&mut |op| calls |= matches!(op.kind, cotan_ir::OpKind::Call { .. }));
-    if calls {
-        return quote!();
-    }
-    let params: Vec<cotan_ir::Ty> = rev.params.iter().map(|p| rev.ty(*p)).collect();
-    let nested_mask = cotan_ad::forward_of_reverse_mask(&params, mask);
-    let spec = variant_spec(rev, Mode::Forward, &nested_mask);
-    let name = format!("__cotan_fwd_{}_m{nested_mask}", rev.name);
-    let lowered = cotan_syntax::Lowered { func: rev.clone(), spans: spans.to_vec(), assumed_int: vec![] };
-    match differentiate(&lowered, &spec, &name) {
-        Ok(derived) => {
-            let tokens = cotan_codegen::emit_fn_spanned(&derived, vis, spans, cotan_path());
-            quote!(#[doc(hidden)] #[inline] #tokens)
-        }
-        Err(_) => quote!(),
-    }
-}
-
 /// Batched forward mode returns an array `[primal, t1, .., tN]` (or `[t1, .., tN]`): the
 /// generated function returns a tuple, wrapped here.
-fn batched(derived: &cotan_ir::Function, vis: TokenStream) -> TokenStream {
+fn batched(
+    derived: &cotan_ir::Function,
+    vis: TokenStream,
+    lowered: &cotan_syntax::Lowered,
+    program: &program::Program,
+) -> syn::Result<TokenStream> {
     let mut inner = derived.clone();
     inner.name = "batched".into();
-    let inner_tokens = cotan_codegen::emit_fn_spanned(&inner, quote!(), &[], cotan_path());
+    let inner_tokens = emit_with_callees(&inner, quote!(), lowered, program)?;
     let name = syn::Ident::new(&derived.name, Span::call_site());
     // The parameters keep their names (`x`, `dx_0`, `dx_1`, ...) unless two would clash.
     let mut names: Vec<String> =
@@ -738,14 +663,14 @@ fn batched(derived: &cotan_ir::Function, vis: TokenStream) -> TokenStream {
     let elem = cotan_codegen::ty_tokens(derived.returns[0]);
     let outs: Vec<syn::Ident> = (0..n).map(|k| syn::Ident::new(&format!("r{k}"), Span::call_site())).collect();
     let n_lit = proc_macro2::Literal::usize_unsuffixed(n);
-    quote! {
+    Ok(quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
         #vis fn #name(#(#params),*) -> [#elem; #n_lit] {
             #inner_tokens
             let (#(#outs),*) = batched(#(#args),*);
             [#(#outs),*]
         }
-    }
+    })
 }
 
 /// A wrong number of activities, pointing at the first extra one or at the last one given.
@@ -820,9 +745,8 @@ fn respan(ts: TokenStream, span: Span) -> TokenStream {
 /// The derivative an attribute generates, as formatted Rust (what `cargo expand` shows),
 /// without the hidden variants that other differentiated functions call.
 pub fn derivative_source(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<String> {
-    let out = guarded(|| derive(mode, attr, func, None))?;
-    let mut file: syn::File = syn::parse2(out)?;
-    file.items.retain(|item| !matches!(item, syn::Item::Fn(f) if f.sig.ident.to_string().starts_with("__cotan_")));
+    let out = guarded(|| derive(mode, attr, func))?;
+    let file: syn::File = syn::parse2(out)?;
     Ok(prettyplease::unparse(&file))
 }
 

@@ -122,17 +122,23 @@ pub fn exec(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<Arg>, Inte
 /// [`exec`], running `Call` ops with the functions `callees` gives. The step limit covers
 /// the callees' steps too.
 pub fn exec_with(f: &Function, args: &mut [Arg], limit: u64, callees: &dyn Callees) -> Result<Vec<Arg>, InterpError> {
-    exec_nested(f, args, limit, callees, 0).0
+    exec_nested(f, args, limit, callees, 0, new_tapes()).0
 }
 
-/// Runs `f` at call depth `depth`; also returns the steps it took.
+fn new_tapes() -> Vec<Vec<Val>> {
+    vec![vec![]; Scalar::ALL.len()]
+}
+
+/// Runs `f` at call depth `depth` with the tape `tapes` (its own, or its caller's for a
+/// function with `tape_param`); also returns the steps it took and the tape.
 fn exec_nested(
     f: &Function,
     args: &mut [Arg],
     limit: u64,
     callees: &dyn Callees,
     depth: usize,
-) -> (Result<Vec<Arg>, InterpError>, u64) {
+    tapes: Vec<Vec<Val>>,
+) -> (Result<Vec<Arg>, InterpError>, u64, Vec<Vec<Val>>) {
     let mut m = Machine {
         f,
         values: vec![None; f.values.len()],
@@ -140,7 +146,7 @@ fn exec_nested(
         mems: vec![],
         recs: vec![],
         saved: vec![],
-        tapes: vec![vec![]; Scalar::ALL.len()],
+        tapes,
         steps: 0,
         limit,
         callees,
@@ -153,7 +159,7 @@ fn exec_nested(
         Flow::Next => Err(InterpError { op: None, message: "the function ended without `return`".into() }),
     });
     m.give_back(args);
-    (result, m.steps)
+    (result, m.steps, m.tapes)
 }
 
 /// The run-time content of an SSA value.
@@ -379,11 +385,18 @@ impl Machine<'_> {
     }
 
     /// Runs a callee on the caller's buffers (moved in and back, as a borrow would).
-    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var]) -> Res<()> {
+    fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var], tape: bool) -> Res<()> {
         if self.depth >= MAX_CALL_DEPTH {
             return Err(format!("calls nest deeper than {MAX_CALL_DEPTH} levels"));
         }
         let g = self.callees.function(callee)?;
+        if g.tape_param != tape {
+            return Err(format!(
+                "`{callee}` is called {}with the caller's tape, but it takes {}",
+                if tape { "" } else { "without " },
+                if g.tape_param { "one" } else { "none" }
+            ));
+        }
         let slots = args.iter().map(|&(a, _)| self.get(a)).collect::<Res<Vec<Slot>>>()?;
         // The same memory passed twice (`dot(x, x)`, shared borrows): the second gets a copy.
         let first: Vec<Option<usize>> = (0..slots.len())
@@ -404,7 +417,11 @@ impl Machine<'_> {
             call_args.push(arg);
         }
         let budget = self.limit.saturating_sub(self.steps);
-        let (result, steps) = exec_nested(&g, &mut call_args, budget, self.callees, self.depth + 1);
+        let tapes = if tape { std::mem::take(&mut self.tapes) } else { new_tapes() };
+        let (result, steps, tapes) = exec_nested(&g, &mut call_args, budget, self.callees, self.depth + 1, tapes);
+        if tape {
+            self.tapes = tapes;
+        }
         for (k, (slot, arg)) in slots.into_iter().zip(call_args.iter_mut()).enumerate() {
             if first[k].is_none() {
                 self.take_back(slot, arg);
@@ -670,7 +687,7 @@ impl Machine<'_> {
                 self.mems[id].fill(v);
                 return Ok(None);
             }
-            Call { callee, args, outs } => return self.call(callee, args, outs).map(|()| None),
+            Call { callee, args, outs, tape } => return self.call(callee, args, outs, *tape).map(|()| None),
             VecPush { mem, value } => {
                 let id = self.mem(*mem)?;
                 let v = self.scalar(*value)?;

@@ -128,11 +128,14 @@ pub enum OpKind {
     },
     /// A call of another function by its Rust path: `outs = callee(args)`. Each argument
     /// says whether it is passed as `&mut` (for memory the caller owns). The results are
-    /// written to variables (none, one, or a tuple).
+    /// written to variables (none, one, or a tuple). With `tape`, the callee also gets the
+    /// caller's tape (a generated derivative whose reverse sweep is split from its forward
+    /// sweep: see [`Function::tape_param`](crate::Function::tape_param)).
     Call {
         callee: String,
         args: Vec<(Value, bool)>,
         outs: Vec<Var>,
+        tape: bool,
     },
     /// `mem.push(value)` on an owned `Vec`; the result is the index written (the old length).
     VecPush {

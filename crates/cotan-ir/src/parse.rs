@@ -70,6 +70,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         var_uses: vec![],
         records: vec![],
         generic_float: None,
+        tape_param: false,
     };
     p.skip_newlines();
     let f = p.function()?;
@@ -262,6 +263,7 @@ struct Parser {
     /// Record types, from `struct N = "Type"` lines.
     records: Vec<String>,
     generic_float: Option<String>,
+    tape_param: bool,
 }
 
 /// A value definition before its span default (the op's span) is known.
@@ -578,7 +580,9 @@ impl Parser {
                     self.error_at(open, format!("this `{{` is never closed (input ends at line {})", self.here().0))
                 );
             }
-            if top && self.eat_keyword("generic") {
+            if top && self.eat_keyword("tape") {
+                self.tape_param = true;
+            } else if top && self.eat_keyword("generic") {
                 match self.next() {
                     Tok::Str(name) => self.generic_float = Some(name),
                     _ => {
@@ -685,6 +689,7 @@ impl Parser {
                 OpKind::VecPush { mem, value }
             }
             "call" => {
+                let tape = self.eat_keyword("tape");
                 let callee = self.string_opt().ok_or_else(|| self.expected("the callee's path as a string"))?;
                 self.expect_punct("(")?;
                 let mut args = vec![];
@@ -702,7 +707,7 @@ impl Parser {
                         outs.push(self.var()?);
                     }
                 }
-                OpKind::Call { callee, args, outs }
+                OpKind::Call { callee, args, outs, tape }
             }
             "var" => {
                 let var = self.var_decl()?;
@@ -841,6 +846,7 @@ impl Parser {
     fn finish(mut self, mut f: Function) -> PResult<Function> {
         f.records = std::mem::take(&mut self.records);
         f.generic_float = self.generic_float.take();
+        f.tape_param = self.tape_param;
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {
                 return Err(ParseError { line, col, message: format!("value %{n} is used but never defined") });

@@ -176,6 +176,10 @@ impl Printer<'_> {
             self.indent();
             writeln!(self.out, "generic {g:?}").unwrap();
         }
+        if f.tape_param {
+            self.indent();
+            self.out.push_str("tape\n");
+        }
         for (i, r) in f.records.iter().enumerate() {
             self.indent();
             writeln!(self.out, "struct {i} = {r:?}").unwrap();
@@ -287,10 +291,11 @@ impl Printer<'_> {
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
-            OpKind::Call { callee, args, outs } => {
+            OpKind::Call { callee, args, outs, tape } => {
                 let args: Vec<String> =
                     args.iter().map(|(v, m)| format!("{}%{}", if *m { "mut " } else { "" }, v.0)).collect();
-                write!(o, "call {callee:?}({})", args.join(", ")).unwrap();
+                let tape = if *tape { "tape " } else { "" };
+                write!(o, "call {tape}{callee:?}({})", args.join(", ")).unwrap();
                 if !outs.is_empty() {
                     let outs: Vec<String> = outs.iter().map(|v| format!("${}", v.0)).collect();
                     write!(o, " -> {}", outs.join(", ")).unwrap();

@@ -644,7 +644,7 @@ impl Lower {
                 (var, t)
             })
             .collect();
-        self.effect(OpKind::Call { callee, args, outs: outs.iter().map(|o| o.0).collect() });
+        self.effect(OpKind::Call { callee, args, outs: outs.iter().map(|o| o.0).collect(), tape: false });
         Ok(outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect())
     }
 

@@ -106,35 +106,32 @@ pub fn lower_fn_with_tuples(sig: &syn::Signature, body: &syn::Block) -> syn::Res
     lower(sig, body, true)
 }
 
+/// The parameters and results of a function, without its body (for functions whose body
+/// is not differentiated: custom and zero derivatives).
+pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
+    let empty: syn::Block = syn::parse_quote!({});
+    if let Some((name, sig, _)) = crate::generic::monomorphic(sig, &empty)? {
+        let mut f = lower_signature(&sig)?;
+        f.generic_float = Some(name);
+        return Ok(f);
+    }
+    let mut l = Lower::new(sig, &empty);
+    signature::lower_params(&mut l, sig)?;
+    l.func.returns = match signature::tuple_return_types(sig) {
+        Some(tys) => tys.iter().map(|s| Ty::Scalar(*s)).collect(),
+        None => signature::return_type(sig)?.map(Ty::Scalar).into_iter().collect(),
+    };
+    l.func.body.ops = l.stack.pop().unwrap_or_default();
+    Ok(l.func)
+}
+
 fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<Lowered> {
     if let Some((name, sig, body)) = crate::generic::monomorphic(sig, body)? {
         let mut lowered = lower(&sig, &body, tuples)?;
         lowered.func.generic_float = Some(name);
         return Ok(lowered);
     }
-    let mut l = Lower {
-        func: Function::new(sig.ident.to_string()),
-        spans: vec![Span::call_site()],
-        span: SpanId::NONE,
-        stack: vec![vec![]],
-        hoisted: 0,
-        fields: HashMap::new(),
-        field_paths: HashMap::new(),
-        assumed_int: vec![],
-        field_loads: Default::default(),
-        field_shapes: crate::record::field_shapes(body),
-        scopes: vec![vec![]],
-        infer: Infer::default(),
-        sty: HashMap::new(),
-        var_sty: HashMap::new(),
-        mem_elem: HashMap::new(),
-        pending_zeros: vec![],
-        pending_ones: Default::default(),
-        loops: vec![],
-        ret_flag: None,
-        ret_var: None,
-        ret_ty: None,
-    };
+    let mut l = Lower::new(sig, body);
     signature::lower_params(&mut l, sig)?;
     if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
@@ -150,6 +147,34 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
     l.body(body)?;
     l.finalize();
     Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int })
+}
+
+impl Lower {
+    fn new(sig: &syn::Signature, body: &syn::Block) -> Lower {
+        Lower {
+            func: Function::new(sig.ident.to_string()),
+            spans: vec![Span::call_site()],
+            span: SpanId::NONE,
+            stack: vec![vec![]],
+            hoisted: 0,
+            fields: HashMap::new(),
+            field_paths: HashMap::new(),
+            assumed_int: vec![],
+            field_loads: Default::default(),
+            field_shapes: crate::record::field_shapes(body),
+            scopes: vec![vec![]],
+            infer: Infer::default(),
+            sty: HashMap::new(),
+            var_sty: HashMap::new(),
+            mem_elem: HashMap::new(),
+            pending_zeros: vec![],
+            pending_ones: Default::default(),
+            loops: vec![],
+            ret_flag: None,
+            ret_var: None,
+            ret_ty: None,
+        }
+    }
 }
 
 impl Lower {

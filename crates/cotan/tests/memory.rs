@@ -15,7 +15,9 @@ fn report(name: &str, src: &str, inputs: Vec<Activity>, ret: Option<Activity>) -
     let mut f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
     cotan_ir::simplify::cse(&mut f);
     let n_loops = bytes_per_iteration(&f).len();
-    let mut g = cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev").unwrap();
+    let mut g =
+        cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev", &mut cotan_ad::NoCalls)
+            .unwrap();
     cotan_ir::simplify::cse(&mut g);
     // The forward sweep's loops come first, in the primal's order.
     let bytes: Vec<usize> = bytes_per_iteration(&g).into_iter().take(n_loops).collect();

@@ -278,7 +278,7 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         dual_inputs[1] = Activity::Const;
     }
     let dual = Spec { mode: Mode::Forward, inputs: dual_inputs, ret: has_ret.then_some(Activity::Dual), width: 1 };
-    let fwd = cotan_ad::forward(&f, &dual, "fwd").expect("differentiates");
+    let fwd = cotan_ad::forward(&f, &dual, "fwd", &mut cotan_ad::NoCalls).expect("differentiates");
     cotan_ir::verify(&fwd).unwrap_or_else(|e| panic!("forward IR invalid: {e:?}"));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x), vec_arg(u)],
@@ -300,7 +300,8 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::SliceInts(_) => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
     };
     let mut rev =
-        cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev").expect("differentiates");
+        cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev", &mut cotan_ad::NoCalls)
+            .expect("differentiates");
     cotan_ir::simplify::cse(&mut rev);
     // What the reverse sweep saves per iteration of each loop (`-- --nocapture` shows it).
     let n_loops = bytes_per_iteration(&f).len();

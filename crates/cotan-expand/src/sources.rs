@@ -1,0 +1,733 @@
+//! The crate's sources as a proc macro can read them: its files (from the crate root, by
+//! following `mod` items), its modules, functions, types and `impl` blocks, and Rust's name
+//! resolution over them, enough to find the function a call names and to write a path that
+//! reaches it from where the derivative is emitted.
+//!
+//! Files are parsed with proc-macro2's fallback implementation (the compiler's spans carry
+//! no lines for text parsed inside a macro), so nothing parsed here may reach the macro's
+//! output: lowering uses the syntax, code generation re-creates every token.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::SystemTime;
+
+use syn::spanned::Spanned;
+
+pub(crate) type ModId = usize;
+pub(crate) type FnId = usize;
+pub(crate) type TypeId = usize;
+pub(crate) type ImplId = usize;
+pub(crate) type DerivedId = usize;
+
+/// A derivative that `#[autodiff_forward(NAME, ..)]` or `#[autodiff_reverse(NAME, ..)]`
+/// generates beside function `of`.
+pub(crate) struct DerivedDef {
+    pub name: String,
+    pub of: FnId,
+    pub mode: cotan_ad::Mode,
+    /// The attribute's arguments.
+    pub args: String,
+}
+
+/// Who may name an item.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Vis {
+    Public,
+    /// `pub(crate)`, `pub(super)`, `pub(in path)`, private: visible in this module (by
+    /// path from the crate root) and below it.
+    Within(Vec<String>),
+}
+
+/// A module, or the items declared in a function's body (a block: reachable only from
+/// inside it, by name).
+pub(crate) struct Module {
+    pub parent: Option<ModId>,
+    pub block: bool,
+    /// Names from the crate root (a block has its module's path).
+    pub path: Vec<String>,
+    pub file: Rc<PathBuf>,
+    /// First and last line in `file`.
+    pub lines: (usize, usize),
+    items: Vec<(String, Item)>,
+    uses: Vec<Use>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Item {
+    Fn(FnId),
+    /// A derivative an autodiff attribute generates.
+    Derived(DerivedId),
+    Mod(ModId),
+    Type(TypeId),
+    /// A `const` or `static` (which shadows names of the value namespace).
+    Value,
+}
+
+/// `use path::name as alias;` (`name: Some(alias)`) or `use path::*;` (`name: None`).
+struct Use {
+    name: Option<String>,
+    path: Vec<String>,
+}
+
+pub(crate) struct FnDef {
+    pub name: String,
+    pub item: Rc<syn::ItemFn>,
+    /// Where the names in its signature and body resolve.
+    pub module: ModId,
+    /// The `impl` block it is a method of.
+    pub imp: Option<ImplId>,
+    pub vis: Vis,
+    pub file: Rc<PathBuf>,
+    pub lines: (usize, usize),
+}
+
+pub(crate) struct TypeDef {
+    pub name: String,
+    pub module: ModId,
+    pub vis: Vis,
+    /// Named fields of a struct and who may read them.
+    pub fields: Vec<(String, Vis)>,
+}
+
+pub(crate) struct ImplDef {
+    pub module: ModId,
+    pub self_ty: syn::Type,
+    pub trait_path: Option<syn::Path>,
+    pub generic: bool,
+}
+
+/// What a path names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Res {
+    Fn(FnId),
+    Derived(DerivedId),
+    Module(ModId),
+    Type(TypeId),
+    /// Nothing of this crate (another crate's item, or a name it does not know).
+    Outside,
+}
+
+/// Which namespace a path's last segment is looked up in.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Ns {
+    Value,
+    Type,
+}
+
+pub(crate) struct Sources {
+    pub modules: Vec<Module>,
+    pub fns: Vec<FnDef>,
+    pub types: Vec<TypeDef>,
+    pub impls: Vec<ImplDef>,
+    pub derived: Vec<DerivedDef>,
+    /// Where macros are invoked in item position (their expansion is not read).
+    macros: Vec<(Rc<PathBuf>, (usize, usize))>,
+    /// Module paths start at the crate root (else at the top of the one file read).
+    pub rooted: bool,
+    /// Every file read, with its modification time when it was read.
+    files: Vec<(PathBuf, Option<SystemTime>)>,
+}
+
+thread_local! {
+    static CACHE: RefCell<HashMap<PathBuf, Rc<Sources>>> = RefCell::new(HashMap::new());
+}
+
+fn mtime(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Runs `f` with proc-macro2's own implementation, whose spans know their lines.
+pub(crate) fn with_fallback<T>(f: impl FnOnce() -> T) -> T {
+    proc_macro2::fallback::force();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    proc_macro2::fallback::unforce();
+    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+fn lines_of(node: &impl Spanned) -> (usize, usize) {
+    let s = node.span();
+    (s.start().line, s.end().line)
+}
+
+impl Sources {
+    /// The crate containing `file` (cached per process, re-read when a file changes).
+    pub(crate) fn for_file(file: &Path) -> Option<Rc<Sources>> {
+        let file = std::fs::canonicalize(file).ok()?;
+        let roots = candidate_roots(&file);
+        for (root, rooted) in roots.into_iter().map(|r| (r, true)).chain([(file.clone(), false)]) {
+            let Some(s) = Sources::cached(&root, rooted) else { continue };
+            if s.modules.iter().any(|m| *m.file == file) {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// One file's text, in memory (for tools), read alone.
+    pub(crate) fn from_text(name: &Path, text: &str) -> Option<Sources> {
+        with_fallback(|| {
+            let file = syn::parse_file(text).ok()?;
+            let mut s = Sources {
+                modules: vec![],
+                fns: vec![],
+                types: vec![],
+                impls: vec![],
+                derived: vec![],
+                macros: vec![],
+                rooted: false,
+                files: vec![],
+            };
+            let m = s.add_module(None, false, vec![], Rc::new(name.to_path_buf()), (1, usize::MAX));
+            s.items(&file.items, m, Path::new(""));
+            Some(s)
+        })
+    }
+
+    fn cached(root: &Path, rooted: bool) -> Option<Rc<Sources>> {
+        let key = root.with_extension(if rooted { "rs.root" } else { "rs.file" });
+        let hit = CACHE.with(|c| c.borrow().get(&key).cloned());
+        if let Some(s) = hit {
+            if s.files.iter().all(|(p, t)| mtime(p) == *t) {
+                return Some(s);
+            }
+        }
+        let s = Rc::new(with_fallback(|| Sources::load(root, rooted))?);
+        CACHE.with(|c| c.borrow_mut().insert(key, s.clone()));
+        Some(s)
+    }
+
+    fn load(root: &Path, rooted: bool) -> Option<Sources> {
+        let mut s = Sources {
+            modules: vec![],
+            fns: vec![],
+            types: vec![],
+            impls: vec![],
+            derived: vec![],
+            macros: vec![],
+            rooted,
+            files: vec![],
+        };
+        let file = s.parse(root)?;
+        let dir = root.parent()?.to_path_buf();
+        let lines = (1, usize::MAX);
+        let m = s.add_module(None, false, vec![], Rc::new(root.to_path_buf()), lines);
+        s.items(&file.items, m, &dir);
+        Some(s)
+    }
+
+    fn parse(&mut self, path: &Path) -> Option<syn::File> {
+        let text = std::fs::read_to_string(path).ok()?;
+        self.files.push((path.to_path_buf(), mtime(path)));
+        syn::parse_file(&text).ok()
+    }
+
+    fn add_module(
+        &mut self,
+        parent: Option<ModId>,
+        block: bool,
+        path: Vec<String>,
+        file: Rc<PathBuf>,
+        lines: (usize, usize),
+    ) -> ModId {
+        self.modules.push(Module { parent, block, path, file, lines, items: vec![], uses: vec![] });
+        self.modules.len() - 1
+    }
+
+    fn vis(&self, v: &syn::Visibility, m: ModId) -> Vis {
+        let here = self.modules[m].path.clone();
+        match v {
+            syn::Visibility::Public(_) => Vis::Public,
+            syn::Visibility::Restricted(r) => {
+                let segs: Vec<String> = r.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                match segs.first().map(String::as_str) {
+                    Some("crate") => Vis::Within(segs[1..].to_vec()),
+                    Some("self") => Vis::Within(here),
+                    Some("super") => Vis::Within(here[..here.len().saturating_sub(segs.len())].to_vec()),
+                    _ => Vis::Within(vec![]),
+                }
+            }
+            syn::Visibility::Inherited => Vis::Within(here),
+        }
+    }
+
+    /// The items of a module or block.
+    fn items(&mut self, items: &[syn::Item], m: ModId, dir: &Path) {
+        let file = self.modules[m].file.clone();
+        for item in items {
+            match item {
+                syn::Item::Fn(f) => {
+                    let id = self.add_fn(f.clone(), m, None, &f.vis);
+                    self.modules[m].items.push((f.sig.ident.to_string(), Item::Fn(id)));
+                    for d in self.derivatives(id) {
+                        self.modules[m].items.push((self.derived[d].name.clone(), Item::Derived(d)));
+                    }
+                    self.body_items(&f.block, m, dir);
+                }
+                syn::Item::Mod(md) => {
+                    let name = md.ident.to_string();
+                    let mut path = self.modules[m].path.clone();
+                    path.push(name.clone());
+                    let explicit = md.attrs.iter().find_map(path_attr);
+                    match &md.content {
+                        Some((_, inner)) => {
+                            let id = self.add_module(Some(m), false, path, file.clone(), lines_of(md));
+                            self.modules[m].items.push((name.clone(), Item::Mod(id)));
+                            let sub = match &explicit {
+                                Some(p) => dir.join(p),
+                                None => dir.join(&name),
+                            };
+                            self.items(inner, id, &sub);
+                        }
+                        None => {
+                            let candidates = match &explicit {
+                                Some(p) => vec![dir.join(p)],
+                                None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                            };
+                            let Some(found) = candidates.into_iter().find(|p| p.is_file()) else { continue };
+                            let Some(parsed) = self.parse(&found) else { continue };
+                            let found = std::fs::canonicalize(&found).unwrap_or(found);
+                            // `x/mod.rs` (and a `#[path]` file) hold their submodules beside
+                            // them; `x.rs` in `x/`.
+                            let sub = if found.file_name().is_some_and(|f| f == "mod.rs") || explicit.is_some() {
+                                found.parent().map(Path::to_path_buf).unwrap_or_default()
+                            } else {
+                                dir.join(&name)
+                            };
+                            let id = self.add_module(Some(m), false, path, Rc::new(found), (1, usize::MAX));
+                            self.modules[m].items.push((name.clone(), Item::Mod(id)));
+                            self.items(&parsed.items, id, &sub);
+                        }
+                    }
+                }
+                syn::Item::Impl(imp) => {
+                    let generic = !imp.generics.params.is_empty();
+                    self.impls.push(ImplDef {
+                        module: m,
+                        self_ty: (*imp.self_ty).clone(),
+                        trait_path: imp.trait_.as_ref().map(|t| t.1.clone()),
+                        generic,
+                    });
+                    let iid = self.impls.len() - 1;
+                    for it in &imp.items {
+                        if let syn::ImplItem::Fn(f) = it {
+                            let item = syn::ItemFn {
+                                attrs: f.attrs.clone(),
+                                vis: f.vis.clone(),
+                                sig: f.sig.clone(),
+                                block: Box::new(f.block.clone()),
+                            };
+                            // A trait's methods are as visible as the trait: taken as public.
+                            let vis = if imp.trait_.is_some() { syn::parse_quote!(pub) } else { f.vis.clone() };
+                            let id = self.add_fn(item, m, Some(iid), &vis);
+                            self.derivatives(id);
+                            self.body_items(&f.block, m, dir);
+                        }
+                    }
+                }
+                syn::Item::Struct(st) => {
+                    let fields = match &st.fields {
+                        syn::Fields::Named(n) => n
+                            .named
+                            .iter()
+                            .map(|f| (f.ident.as_ref().unwrap().to_string(), self.vis(&f.vis, m)))
+                            .collect(),
+                        syn::Fields::Unnamed(u) => {
+                            u.unnamed.iter().enumerate().map(|(k, f)| (k.to_string(), self.vis(&f.vis, m))).collect()
+                        }
+                        syn::Fields::Unit => vec![],
+                    };
+                    self.add_type(st.ident.to_string(), m, &st.vis, fields);
+                }
+                syn::Item::Enum(e) => self.add_type(e.ident.to_string(), m, &e.vis, vec![]),
+                syn::Item::Type(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
+                syn::Item::Trait(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
+                syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
+                syn::Item::Macro(mac) => self.macros.push((file.clone(), lines_of(mac))),
+                syn::Item::Const(c) => self.modules[m].items.push((c.ident.to_string(), Item::Value)),
+                syn::Item::Static(s) => self.modules[m].items.push((s.ident.to_string(), Item::Value)),
+                _ => {}
+            }
+        }
+    }
+
+    fn add_fn(&mut self, item: syn::ItemFn, m: ModId, imp: Option<ImplId>, vis: &syn::Visibility) -> FnId {
+        let vis = self.vis(vis, m);
+        let lines = lines_of(&item);
+        let file = self.modules[m].file.clone();
+        self.fns.push(FnDef {
+            name: item.sig.ident.to_string(),
+            item: Rc::new(item),
+            module: m,
+            imp,
+            vis,
+            file,
+            lines,
+        });
+        self.fns.len() - 1
+    }
+
+    /// Records the derivatives the autodiff attributes of function `f` generate.
+    fn derivatives(&mut self, f: FnId) -> Vec<DerivedId> {
+        let mut out = vec![];
+        for a in &self.fns[f].item.attrs {
+            let mode = match crate::attr_name(a).as_str() {
+                "autodiff_forward" => cotan_ad::Mode::Forward,
+                "autodiff_reverse" => cotan_ad::Mode::Reverse,
+                _ => continue,
+            };
+            let syn::Meta::List(list) = &a.meta else { continue };
+            let args = list.tokens.to_string();
+            let Some(name) = args.split(',').next().map(|n| n.trim().to_string()) else { continue };
+            self.derived.push(DerivedDef { name, of: f, mode, args });
+            out.push(self.derived.len() - 1);
+        }
+        out
+    }
+
+    fn add_type(&mut self, name: String, m: ModId, vis: &syn::Visibility, fields: Vec<(String, Vis)>) {
+        let vis = self.vis(vis, m);
+        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields });
+        let id = self.types.len() - 1;
+        self.modules[m].items.push((name, Item::Type(id)));
+    }
+
+    /// Items declared inside a function body: a block module, below `m`.
+    fn body_items(&mut self, block: &syn::Block, m: ModId, dir: &Path) {
+        struct Found(Vec<syn::Item>);
+        impl<'ast> syn::visit::Visit<'ast> for Found {
+            fn visit_item(&mut self, i: &'ast syn::Item) {
+                // Items in this body, not those of nested functions (their own blocks).
+                self.0.push(i.clone());
+            }
+        }
+        let mut found = Found(vec![]);
+        syn::visit::Visit::visit_block(&mut found, block);
+        if found.0.is_empty() {
+            return;
+        }
+        let path = self.modules[m].path.clone();
+        let file = self.modules[m].file.clone();
+        let b = self.add_module(Some(m), true, path, file, lines_of(block));
+        self.items(&found.0, b, dir);
+    }
+
+    /// Where function `name`, at line `line` of `file`, is: the innermost module or block
+    /// around it, and the innermost function the line is in. `None` if no function of that
+    /// name is there and no macro invocation either (the code is not this file's: a
+    /// doctest's, say).
+    pub(crate) fn locate(&self, file: &Path, line: usize, name: &str) -> Option<(ModId, Option<FnId>)> {
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let within = |l: (usize, usize)| l.0 <= line && line <= l.1;
+        let here = self.fns.iter().any(|f| *f.file == file && within(f.lines) && f.name == name)
+            || self.macros.iter().any(|(f, l)| **f == file && within(*l));
+        if !here {
+            return None;
+        }
+        let module = (0..self.modules.len())
+            .filter(|&m| *self.modules[m].file == file && within(self.modules[m].lines))
+            .max_by_key(|&m| self.depth(m))?;
+        let func = (0..self.fns.len())
+            .filter(|&f| *self.fns[f].file == file && within(self.fns[f].lines))
+            .min_by_key(|&f| self.fns[f].lines.1 - self.fns[f].lines.0);
+        Some((module, func))
+    }
+
+    fn depth(&self, mut m: ModId) -> usize {
+        let mut d = 0;
+        while let Some(p) = self.modules[m].parent {
+            d += 1;
+            m = p;
+        }
+        d
+    }
+
+    /// The module (not block) a scope is in.
+    pub(crate) fn module_of(&self, mut m: ModId) -> ModId {
+        while self.modules[m].block {
+            m = self.modules[m].parent.expect("a block is inside a module");
+        }
+        m
+    }
+
+    /// Resolves `path` as written in scope `from`; `ns` is the namespace of its last segment.
+    pub(crate) fn resolve(&self, from: ModId, path: &[String], ns: Ns) -> Res {
+        self.resolve_depth(from, path, ns, 0)
+    }
+
+    fn resolve_depth(&self, from: ModId, path: &[String], ns: Ns, depth: usize) -> Res {
+        if path.is_empty() || depth > 16 {
+            return Res::Outside;
+        }
+        let last = path.len() == 1;
+        let first_ns = if last { ns } else { Ns::Type };
+        let mut cur = match path[0].as_str() {
+            "crate" if self.rooted => Res::Module(0),
+            "crate" => return Res::Outside,
+            "self" => Res::Module(self.module_of(from)),
+            "super" => match self.modules[self.module_of(from)].parent {
+                Some(p) => Res::Module(self.module_of(p)),
+                None => return Res::Outside,
+            },
+            name => self.lookup_scope(from, name, first_ns, depth),
+        };
+        for (k, seg) in path.iter().enumerate().skip(1) {
+            let seg_ns = if k + 1 == path.len() { ns } else { Ns::Type };
+            cur = match cur {
+                Res::Module(m) if seg == "super" => match self.modules[m].parent {
+                    Some(p) => Res::Module(self.module_of(p)),
+                    None => Res::Outside,
+                },
+                Res::Module(m) => self.lookup_in(m, seg, seg_ns, depth),
+                Res::Type(t) => self.method(t, seg),
+                _ => Res::Outside,
+            };
+        }
+        cur
+    }
+
+    /// A name in a scope: its items and imports, then those of the scopes around a block.
+    fn lookup_scope(&self, mut m: ModId, name: &str, ns: Ns, depth: usize) -> Res {
+        loop {
+            match self.lookup_in(m, name, ns, depth) {
+                Res::Outside if self.modules[m].block => m = self.modules[m].parent.unwrap(),
+                r => return r,
+            }
+        }
+    }
+
+    /// A name declared or imported in module `m`.
+    fn lookup_in(&self, m: ModId, name: &str, ns: Ns, depth: usize) -> Res {
+        let fits = |it: &Item| match (it, ns) {
+            (Item::Fn(_) | Item::Derived(_) | Item::Value, Ns::Value) => true,
+            (Item::Mod(_) | Item::Type(_), Ns::Type) => true,
+            // `Type::method(..)`, a unit or tuple struct's constructor.
+            (Item::Type(_), Ns::Value) => true,
+            _ => false,
+        };
+        let module = &self.modules[m];
+        if let Some((_, it)) = module.items.iter().find(|(n, it)| n == name && fits(it)) {
+            return match *it {
+                Item::Fn(f) => Res::Fn(f),
+                Item::Derived(d) => Res::Derived(d),
+                Item::Mod(md) => Res::Module(md),
+                Item::Type(t) => Res::Type(t),
+                Item::Value => Res::Outside,
+            };
+        }
+        for u in module.uses.iter().filter(|u| u.name.as_deref() == Some(name)) {
+            let r = self.resolve_use(m, &u.path, ns, depth + 1);
+            if r != Res::Outside {
+                return r;
+            }
+        }
+        for u in module.uses.iter().filter(|u| u.name.is_none()) {
+            if let Res::Module(g) = self.resolve_use(m, &u.path, Ns::Type, depth + 1) {
+                if g != m {
+                    let r = self.lookup_in(g, name, ns, depth + 1);
+                    if r != Res::Outside {
+                        return r;
+                    }
+                }
+            }
+        }
+        Res::Outside
+    }
+
+    /// The path a `use` item in scope `from` gives `name` (the first that does).
+    pub(crate) fn import_path(&self, mut m: ModId, name: &str) -> Option<Vec<String>> {
+        loop {
+            if let Some(u) = self.modules[m].uses.iter().find(|u| u.name.as_deref() == Some(name)) {
+                return Some(u.path.clone());
+            }
+            match self.modules[m].parent {
+                Some(p) if self.modules[m].block => m = p,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Whether the first segment of a path names something of this crate in scope `from`
+    /// (rather than another crate).
+    pub(crate) fn is_local(&self, from: ModId, first: &str) -> bool {
+        ["crate", "self", "super", "Self"].contains(&first)
+            || self.lookup_scope(from, first, Ns::Type, 0) != Res::Outside
+            || self.lookup_scope(from, first, Ns::Value, 0) != Res::Outside
+    }
+
+    /// A `use` path (2018: from a name in scope, `crate`, `self` or `super`).
+    fn resolve_use(&self, m: ModId, path: &[String], ns: Ns, depth: usize) -> Res {
+        self.resolve_depth(m, path, ns, depth)
+    }
+
+    /// A method (or associated function) named `name` of type `t`, inherent or from a
+    /// trait impl, or a derivative generated beside one.
+    pub(crate) fn method(&self, t: TypeId, name: &str) -> Res {
+        let mut found = Res::Outside;
+        for (f, def) in self.fns.iter().enumerate() {
+            let Some(i) = def.imp else { continue };
+            if def.name != name || self.impl_type(i) != Some(t) {
+                continue;
+            }
+            // Inherent methods come before trait methods, as in Rust.
+            if self.impls[i].trait_path.is_none() {
+                return Res::Fn(f);
+            }
+            if found == Res::Outside {
+                found = Res::Fn(f);
+            }
+        }
+        if found == Res::Outside {
+            if let Some(d) = self
+                .derived
+                .iter()
+                .position(|d| d.name == name && self.fns[d.of].imp.is_some_and(|i| self.impl_type(i) == Some(t)))
+            {
+                return Res::Derived(d);
+            }
+        }
+        found
+    }
+
+    /// The type an `impl` block is for, if it is a type of this crate named by a path.
+    pub(crate) fn impl_type(&self, i: ImplId) -> Option<TypeId> {
+        let imp = &self.impls[i];
+        let syn::Type::Path(p) = &imp.self_ty else { return None };
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        match self.resolve(imp.module, &segs, Ns::Type) {
+            Res::Type(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The trait an `impl` block implements, if it is one of this crate.
+    pub(crate) fn impl_trait(&self, i: ImplId) -> Option<TypeId> {
+        let p = self.impls[i].trait_path.as_ref()?;
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        match self.resolve(self.impls[i].module, &segs, Ns::Type) {
+            Res::Type(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A path to `name` in module or block `target`, as written in scope `from`.
+    pub(crate) fn path_to(&self, from: ModId, target: ModId, name: &str) -> Option<String> {
+        if self.modules[target].block {
+            // Items of a function body are reachable by name from inside it only.
+            let mut s = from;
+            loop {
+                if s == target {
+                    return Some(name.to_string());
+                }
+                match self.modules[s].parent {
+                    Some(p) if self.modules[s].block => s = p,
+                    _ => return None,
+                }
+            }
+        }
+        let tp = &self.modules[target].path;
+        if self.rooted {
+            let mut p = String::from("crate");
+            for seg in tp {
+                p.push_str("::");
+                p.push_str(seg);
+            }
+            return Some(format!("{p}::{name}"));
+        }
+        let fp = &self.modules[self.module_of(from)].path;
+        let common = fp.iter().zip(tp).take_while(|(a, b)| a == b).count();
+        let mut segs: Vec<String> = vec!["super".to_string(); fp.len() - common];
+        segs.extend(tp[common..].iter().cloned());
+        segs.push(name.to_string());
+        Some(segs.join("::"))
+    }
+
+    /// A path to type `t` from scope `from`.
+    pub(crate) fn type_path(&self, from: ModId, t: TypeId) -> Option<String> {
+        self.path_to(from, self.types[t].module, &self.types[t].name)
+    }
+
+    /// Whether code in scope `from` may name an item declared in `module` with `vis`.
+    pub(crate) fn visible(&self, from: ModId, vis: &Vis) -> bool {
+        match vis {
+            Vis::Public => true,
+            Vis::Within(p) => self.modules[self.module_of(from)].path.starts_with(p),
+        }
+    }
+
+    /// Where a function is, for messages: `src/model.rs:12`.
+    pub(crate) fn location(&self, f: FnId) -> String {
+        let def = &self.fns[f];
+        let file = def.file.as_path();
+        let shown = std::env::var_os("CARGO_MANIFEST_DIR")
+            .and_then(|d| file.strip_prefix(std::fs::canonicalize(d).ok()?).ok().map(Path::to_path_buf))
+            .unwrap_or_else(|| file.to_path_buf());
+        format!("{}:{}", shown.display(), def.lines.0)
+    }
+}
+
+/// The `#[path = "..."]` of a module.
+fn path_attr(a: &syn::Attribute) -> Option<String> {
+    if !a.path().is_ident("path") {
+        return None;
+    }
+    match &a.meta {
+        syn::Meta::NameValue(nv) => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn use_tree(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Use>) {
+    let with = |name: String| {
+        let mut p = prefix.clone();
+        p.push(name);
+        p
+    };
+    match tree {
+        syn::UseTree::Path(p) => use_tree(&p.tree, with(p.ident.to_string()), out),
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(last) = prefix.last() {
+                out.push(Use { name: Some(last.clone()), path: prefix.clone() });
+            }
+        }
+        syn::UseTree::Name(n) => out.push(Use { name: Some(n.ident.to_string()), path: with(n.ident.to_string()) }),
+        syn::UseTree::Rename(r) => out.push(Use { name: Some(r.rename.to_string()), path: with(r.ident.to_string()) }),
+        syn::UseTree::Glob(_) => out.push(Use { name: None, path: prefix }),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_tree(t, prefix.clone(), out)),
+    }
+}
+
+/// The crate roots `file` may belong to, most likely first: from Cargo's environment
+/// (`CARGO_MANIFEST_DIR`, and `CARGO_CRATE_NAME` for tests, examples, benches and binaries).
+/// (A file outside them all is read alone, with paths relative to its top.)
+fn candidate_roots(file: &Path) -> Vec<PathBuf> {
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {
+        return vec![];
+    };
+    let mut names = vec![];
+    if let Ok(n) = std::env::var("CARGO_CRATE_NAME") {
+        names.push(n.replace('_', "-"));
+        names.push(n);
+    }
+    let mut out = vec![];
+    for n in &names {
+        for p in [
+            format!("tests/{n}.rs"),
+            format!("examples/{n}.rs"),
+            format!("examples/{n}/main.rs"),
+            format!("benches/{n}.rs"),
+            format!("src/bin/{n}.rs"),
+            format!("src/bin/{n}/main.rs"),
+        ] {
+            out.push(dir.join(p));
+        }
+    }
+    out.push(dir.join("src/lib.rs"));
+    out.push(dir.join("src/main.rs"));
+    let _ = file;
+    out.into_iter().filter(|p| p.is_file()).filter_map(|p| std::fs::canonicalize(p).ok()).collect()
+}

@@ -1,0 +1,108 @@
+//! The macros' pipeline for tools that run derivatives in cotan's interpreter (the `cotan`
+//! command, tests): a derivative with everything it calls, as IR.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use cotan_ad::{Mode, Spec};
+use cotan_ir::Function;
+
+use crate::program::{Program, Rule};
+use crate::sources::Sources;
+
+/// The sources a function is differentiated in: a file of a crate (whose other files are
+/// read too), or one file's text in memory.
+#[derive(Clone)]
+pub struct SourceSet {
+    src: Option<Rc<Sources>>,
+    file: Option<PathBuf>,
+}
+
+impl SourceSet {
+    /// The crate of the file at `path` (the file alone outside a Cargo package).
+    pub fn file(path: &Path) -> SourceSet {
+        SourceSet { src: Sources::for_file(path), file: Some(path.to_path_buf()) }
+    }
+
+    /// One file's text, alone.
+    pub fn text(text: &str) -> SourceSet {
+        let name = PathBuf::from("<memory>.rs");
+        SourceSet { src: Sources::from_text(&name, text).map(Rc::new), file: Some(name) }
+    }
+
+    /// No sources: calls of other functions cannot be differentiated or run.
+    pub fn none() -> SourceSet {
+        SourceSet { src: None, file: None }
+    }
+}
+
+/// A function (primal or derivative) with what it calls, ready for the interpreter.
+pub struct Derivation {
+    pub function: Function,
+    program: RefCell<Program>,
+}
+
+impl cotan_ir::Callees for Derivation {
+    fn function(&self, path: &str) -> Result<Rc<Function>, String> {
+        self.program.borrow_mut().runnable(path)
+    }
+}
+
+fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Program {
+    crate::program_in(lowered, func, Rule::Body, set.src.clone(), set.file.clone())
+}
+
+/// `func` as written, with the functions it calls (parsed from `set`, so that its spans
+/// give its lines there).
+pub fn primal(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<Derivation> {
+    let lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    let program = program(set, func, &lowered);
+    Ok(Derivation { function: lowered.func, program: RefCell::new(program) })
+}
+
+/// `func` differentiated with `spec` into a function named `name`, exactly as the macros do,
+/// with the derivatives it calls.
+pub fn derivation(set: &SourceSet, func: &syn::ItemFn, spec: &Spec, name: &str) -> syn::Result<Derivation> {
+    transform(set, func, spec, name, true)
+}
+
+/// [`derivation`], with the derivative as the transform made it (before simplification)
+/// unless `simplify`.
+pub fn transform(
+    set: &SourceSet,
+    func: &syn::ItemFn,
+    spec: &Spec,
+    name: &str,
+    simplify: bool,
+) -> syn::Result<Derivation> {
+    let lowered = crate::lower_root(func)?;
+    cotan_ad::check(&lowered.func, spec).map_err(|e| syn::Error::new(func.sig.ident.span(), e.message))?;
+    let mut program = program(set, func, &lowered);
+    program.reserve(name);
+    let function = if simplify {
+        crate::differentiate(&lowered, spec, name, &mut program)?
+    } else {
+        match spec.mode {
+            Mode::Forward => cotan_ad::forward(&lowered.func, spec, name, &mut program),
+            Mode::Reverse => cotan_ad::reverse(&lowered.func, spec, name, &mut program),
+        }
+        .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?
+    };
+    program.check_visibility().map_err(|e| syn::Error::new(func.sig.ident.span(), e))?;
+    Ok(Derivation { function, program: RefCell::new(program) })
+}
+
+/// The spec with every float argument and the result active (`Dual`, or `Active` and
+/// `Duplicated`), as `cotan check` differentiates.
+pub fn all_active(f: &Function, mode: Mode) -> Spec {
+    let active = |t: cotan_ir::Ty| match (t, mode) {
+        (t, _) if !t.carries_derivative() => cotan_ad::Activity::Const,
+        (_, Mode::Forward) => cotan_ad::Activity::Dual,
+        (cotan_ir::Ty::Scalar(_), Mode::Reverse) => cotan_ad::Activity::Active,
+        (cotan_ir::Ty::Mem(_), Mode::Reverse) => cotan_ad::Activity::Duplicated,
+    };
+    let inputs = f.params.iter().map(|p| active(f.ty(*p))).collect();
+    let ret = f.returns.first().map(|t| if t.is_float() { active(*t) } else { cotan_ad::Activity::Const });
+    Spec { mode, inputs, ret, width: 1 }
+}
