@@ -188,7 +188,7 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
     }
     loop {
         let before = (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len());
-        f.walk(&mut |op| {
+        f.walk_rev(&mut |op| {
             let result_useful = op.result.is_some_and(|r| s.value(r));
             match &op.kind {
                 OpKind::Return(vals) if ret_useful => {

@@ -180,6 +180,7 @@ impl<'f> Gen<'f> {
         let uses = cotan_ir::simplify::use_counts(f);
         g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
+        g.limit_inlined_size();
         g.assign_names();
         g
     }
@@ -239,15 +240,38 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// Folded expressions stay short: a value whose expression would hold more than
+    /// `MAX_FOLDED` ops gets a `let` of its own (long chains read better, and their tokens
+    /// are not copied again at every level).
+    fn limit_inlined_size(&mut self) {
+        const MAX_FOLDED: usize = 12;
+        let mut size: HashMap<Value, usize> = HashMap::new();
+        let inline = &mut self.inline;
+        self.f.walk(&mut |op| {
+            let Some(r) = op.result else { return };
+            if !inline.contains(&r) || matches!(op.kind, OpKind::Const(_)) {
+                return;
+            }
+            let n = 1 + op.kind.operands().iter().map(|o| size.get(o).copied().unwrap_or(0)).sum::<usize>();
+            if n > MAX_FOLDED {
+                inline.remove(&r);
+            } else {
+                size.insert(r, n);
+            }
+        });
+    }
+
     fn assign_names(&mut self) {
         let mut taken: HashSet<String> = HashSet::new();
+        // The next suffix to try per base name (a long function has many `t`s).
+        let mut next: HashMap<String, usize> = HashMap::new();
         let mut fresh = |base: &str| -> Ident {
             let base = if base.is_empty() { "t" } else { base };
             let mut name = base.to_string();
-            let mut k = 1;
+            let k = next.entry(base.to_string()).or_insert(1);
             while taken.contains(&name) || is_keyword(&name) {
                 name = format!("{base}_{k}");
-                k += 1;
+                *k += 1;
             }
             taken.insert(name.clone());
             Ident::new(&name, Span::call_site())

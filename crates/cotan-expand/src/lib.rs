@@ -228,6 +228,7 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;
     let inner = emit_with_callees(&inner, quote!(), &lowered, &program)?;
+    let inner = quote!(#[inline] #inner);
     let lanes: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
     let cols: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
     let w = proc_macro2::Literal::usize_unsuffixed(width);
@@ -248,6 +249,7 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     let vis = &func.vis;
     let out = match kind {
         SecondOrder::Hvp => quote! {
+            #[inline]
             #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
             #vis fn #name(#x: &[#elem], #v: &[#elem], #(#others,)* #grad: &mut [#elem], #hv: &mut [#elem]) -> #elem {
                 #inner
@@ -258,6 +260,7 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
             }
         },
         SecondOrder::Hessian => quote! {
+            #[inline]
             #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
             #vis fn #name(#x: &[#elem], #(#others,)* #grad: &mut [#elem], #hess: &mut [#elem]) -> #elem {
                 #inner
@@ -410,8 +413,11 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
         if mode == Mode::Forward { "Forward-mode" } else { "Reverse-mode" },
         acts_text(&spec)
     );
+    // `#[inline]`: rustc generates machine code for a derivative only where it is called, so
+    // a derivative that nothing calls costs its expansion and type checking only.
     Ok(quote! {
         #[doc = #doc]
+        #[inline]
         #body
     })
 }
@@ -581,7 +587,7 @@ fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> 
         let inner = program.made_fn(&internal);
         let wrapper = program::forwarding(&inner, &export);
         let tokens = emit_with_callees(&wrapper, quote!(#vis), &lowered, &program)?;
-        out.extend(quote!(#[doc(hidden)] #tokens));
+        out.extend(quote!(#[doc(hidden)] #[inline] #tokens));
     }
     Ok(out)
 }
