@@ -19,3 +19,5 @@ pub mod peers;
 pub mod report;
 #[cfg(feature = "ad")]
 pub mod rows;
+#[cfg(feature = "ad")]
+pub mod scaling;

@@ -91,6 +91,12 @@ fn main() {
         out.push_str(&report::markdown(&results));
         out.push_str("\nTargets (goals, not assertions):\n\n");
         out.push_str(&report::targets(&results));
+        if args.rows.is_empty() || args.rows.iter().any(|r| "fft".contains(r.as_str())) {
+            out.push_str("\nScaling (ratios to the primal, one run per size):\n\n");
+            let table = cotan_bench::scaling::fft_table(budget);
+            failed |= table.contains("FAILED");
+            out.push_str(&table);
+        }
     }
     if args.compile_time || args.compile_time_only {
         out.push_str("\nCompile time:\n\n");

@@ -151,3 +151,78 @@ pub fn lstm(main: &[f64], extra: &[f64], state0: &[f64], seq: &[f64], l: usize, 
     }
     -total / (count as f64)
 }
+
+/// ADBench's FFT objective: `fft` then `ifft` in place on interleaved complex numbers
+/// (re, im, re, im, ...), with Numerical Recipes' recursive radix-2 butterflies. The slices
+/// of the reference are written here as index ranges.
+#[cfg_attr(feature = "ad", cotan::autodiff_reverse(fft_roundtrip_rev, DuplicatedOnly))]
+#[cfg_attr(feature = "ad", cotan::autodiff_forward(fft_roundtrip_fwd, Dual))]
+pub fn fft_roundtrip(data: &mut [f64]) {
+    fft(data);
+    ifft(data);
+}
+
+fn bitreversal_perm(data: &mut [f64]) {
+    let len = data.len() / 2;
+    let mut j = 1;
+    for i in (1..data.len()).step_by(2) {
+        if j > i {
+            data.swap(j - 1, i - 1);
+            data.swap(j, i);
+        }
+        let mut m = len;
+        while m >= 2 && j > m {
+            j -= m;
+            m >>= 1;
+        }
+        j += m;
+    }
+}
+
+/// The butterflies of `data[lo..lo + len]` (`len / 2` complex numbers).
+fn radix2(data: &mut [f64], lo: usize, len: usize, i_sign: i32) {
+    let n = len / 2;
+    if n == 1 {
+        return;
+    }
+    radix2(data, lo, n, i_sign);
+    radix2(data, lo + n, n, i_sign);
+    let wtemp = i_sign as f64 * (std::f64::consts::PI / n as f64).sin();
+    let wpi = -i_sign as f64 * (2.0 * (std::f64::consts::PI / n as f64)).sin();
+    let wpr = -2.0 * wtemp * wtemp;
+    let mut wr = 1.0;
+    let mut wi = 0.0;
+    for k in 0..n / 2 {
+        let a = lo + 2 * k;
+        let b = lo + n + 2 * k;
+        let tempr = data[b] * wr - data[b + 1] * wi;
+        let tempi = data[b] * wi + data[b + 1] * wr;
+        data[b] = data[a] - tempr;
+        data[b + 1] = data[a + 1] - tempi;
+        data[a] += tempr;
+        data[a + 1] += tempi;
+        let wtemp_new = wr;
+        wr = wr * (wpr + 1.0) - wi * wpi;
+        wi = wi * (wpr + 1.0) + wtemp_new * wpi;
+    }
+}
+
+fn rescale(data: &mut [f64], scale: usize) {
+    let scale = 1. / scale as f64;
+    for i in 0..data.len() {
+        data[i] *= scale;
+    }
+}
+
+fn fft(data: &mut [f64]) {
+    bitreversal_perm(data);
+    let len = data.len();
+    radix2(data, 0, len, 1);
+}
+
+fn ifft(data: &mut [f64]) {
+    bitreversal_perm(data);
+    let len = data.len();
+    radix2(data, 0, len, -1);
+    rescale(data, len / 2);
+}
