@@ -6,6 +6,7 @@
 mod custom;
 mod program;
 mod sources;
+mod split;
 pub mod tools;
 
 use std::cell::RefCell;
@@ -34,6 +35,20 @@ pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream
         }
     };
     finish(&func, guarded(|| derive(mode, attr, &func)))
+}
+
+/// `#[cotan::autodiff_split(FORWARD, REVERSE, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`:
+/// reverse mode as two functions with the record between them held by the caller.
+pub fn autodiff_split(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new(Span::call_site(), "`#[cotan::autodiff_split]` applies to functions only")
+                .to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    finish(&func, guarded(|| split::derive(attr, &func)))
 }
 
 thread_local! {
@@ -423,7 +438,7 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
 }
 
 /// The function with the attribute, lowered.
-fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
     cotan_ir::simplify::cse(&mut lowered.func);
@@ -432,7 +447,7 @@ fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
 
 /// The program around the function with the attribute: the crate's sources, if the macro
 /// can read them, and where in them the function is.
-fn program_for(lowered: &cotan_syntax::Lowered, func: &syn::ItemFn, rule: program::Rule) -> program::Program {
+pub(crate) fn program_for(lowered: &cotan_syntax::Lowered, func: &syn::ItemFn, rule: program::Rule) -> program::Program {
     // The file of the function itself: a macro's attribute may be written elsewhere.
     let file = func.sig.ident.span().local_file().or_else(|| FILE.with(|f| f.borrow().clone()));
     let src = file.as_deref().and_then(sources::Sources::for_file);
@@ -680,7 +695,7 @@ fn batched(
 }
 
 /// A wrong number of activities, pointing at the first extra one or at the last one given.
-fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_ret: bool) -> syn::Error {
+pub(crate) fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_ret: bool) -> syn::Error {
     let expected = n_params + usize::from(has_ret);
     let given = args.acts.len();
     let returns = match &func.sig.output {

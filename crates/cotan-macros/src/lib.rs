@@ -36,12 +36,13 @@ pub fn derive_differentiable(item: TokenStream) -> TokenStream {
     cotan_expand::derive_differentiable(item.into()).into()
 }
 
-/// Marks a function whose callable variants are generated: the remaining cotan attributes
-/// on it must not generate them again.
-#[doc(hidden)]
+/// Reverse mode split in two, with the record between them held by the caller:
+/// `#[cotan::autodiff_split(FORWARD, REVERSE, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`.
+/// `FORWARD` runs the function and returns its result and a `cotan::Record`; `REVERSE`
+/// takes `&Record`, the shadows and the seed, and may be called several times.
 #[proc_macro_attribute]
-pub fn __variants_done(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn autodiff_split(attr: TokenStream, item: TokenStream) -> TokenStream {
+    in_file(|| cotan_expand::autodiff_split(attr.into(), item.into()).into())
 }
 
 /// Uses the user's derivatives wherever the function is called from differentiated code:

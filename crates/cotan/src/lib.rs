@@ -17,16 +17,14 @@
 //! ```
 
 pub use cotan_macros::{
-    autodiff_forward, autodiff_reverse, custom_derivative, differentiable, hessian, hvp, zero_derivative,
+    autodiff_forward, autodiff_reverse, autodiff_split, custom_derivative, differentiable, hessian, hvp,
+    zero_derivative,
 };
 
 // The README's examples run as doctests, so what it promises is tested.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-
-#[doc(hidden)]
-pub use cotan_macros::__variants_done;
 
 pub mod check;
 mod differentiable;
@@ -36,4 +34,4 @@ pub use cotan_macros::Differentiable;
 pub use differentiable::Differentiable;
 /// `num_traits`, whose `Float` bounds generic float code.
 pub use num_traits;
-pub use rt::Real;
+pub use rt::{Real, Record};

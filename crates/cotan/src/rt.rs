@@ -94,6 +94,65 @@ impl Tape {
     }
 }
 
+impl Tape {
+    /// A tape from the pool holding a copy of `self`'s values.
+    fn copy(&self) -> Tape {
+        let mut t = Tape::acquire();
+        t.f64s.extend_from_slice(&self.f64s);
+        t.f32s.extend_from_slice(&self.f32s);
+        t.ints.extend_from_slice(&self.ints);
+        t.bools.extend_from_slice(&self.bools);
+        t
+    }
+}
+
+/// What the forward function of `#[cotan::autodiff_split]` recorded for its reverse
+/// function: the values the reverse sweep needs, held by the caller, so that one forward
+/// sweep serves reverse sweeps for several seeds.
+pub struct Record {
+    tape: Option<Tape>,
+    of: &'static str,
+}
+
+impl Record {
+    #[doc(hidden)]
+    pub fn new(tape: Tape, of: &'static str) -> Record {
+        Record { tape: Some(tape), of }
+    }
+
+    /// The function whose forward function made the record.
+    pub fn function(&self) -> &'static str {
+        self.of
+    }
+
+    /// A copy of the record for one reverse sweep, which consumes it.
+    #[doc(hidden)]
+    pub fn replay(&self, of: &'static str) -> Tape {
+        assert!(
+            self.of == of,
+            "cotan: a record of `{}` was passed to the reverse function of `{of}`",
+            self.of
+        );
+        self.tape.as_ref().expect("a record holds its tape until dropped").copy()
+    }
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        if let Some(t) = self.tape.take() {
+            t.release();
+        }
+    }
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.tape.as_ref();
+        let n = t.map_or(0, |t| t.f64s.len() + t.f32s.len() + t.ints.len() + t.bools.len());
+        write!(f, "Record {{ of: {:?}, values: {n} }}", self.of)
+    }
+}
+
 /// The integer types. cotan takes a struct field for an integer when its use shows no
 /// number type (`p.n as f64`); generated code checks that with [`not_float`].
 #[diagnostic::on_unimplemented(
