@@ -59,6 +59,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
     out.records = f.records.clone();
     out.generic_float = f.generic_float.clone();
     out.tape_param = f.tape_param;
+    out.type_params = f.type_params.clone();
     let mut fw = Fwd {
         f,
         linker,
@@ -288,6 +289,7 @@ impl Fwd<'_> {
             ret_active,
             arg_tys: args.iter().map(|&(a, m)| passed_ty(self.f.ty(a), m)).collect(),
             ret_tys: outs.iter().map(|v| Ty::Scalar(self.f.var(*v).ty)).collect(),
+            records: self.f.records.clone(),
             tape,
         };
         let name = match self.linker.link(&site, op.span) {
@@ -426,6 +428,13 @@ impl Fwd<'_> {
             }
             // The tangents of a pushed value were pushed with it (see `op`).
             OpKind::Push(_) => {}
+            // A zeroed struct is a constant: its tangents are zeroed structs too.
+            OpKind::ZeroRecord(v) => {
+                let r = op.result.unwrap();
+                let lanes =
+                    (0..w).map(|_| Shadow::Mem(self.e.emit(OpKind::ZeroRecord(self.map[v]), self.f.ty(r)))).collect();
+                self.tan_mem.insert(r, lanes);
+            }
             kind => {
                 let Some(r) = op.result else { return };
                 let ty = self.f.ty(r).scalar().unwrap();

@@ -61,6 +61,8 @@ pub struct CallSite {
     /// its results: what a linker needs to adapt a callee whose source it cannot read.
     pub arg_tys: Vec<Ty>,
     pub ret_tys: Vec<Ty>,
+    /// The Rust types of the structs among `arg_tys` (the caller's `Function::records`).
+    pub records: Vec<String>,
     /// The call passes the caller's tape (the callee is a split derivative).
     pub tape: bool,
 }

@@ -420,6 +420,7 @@ impl<'a> Rev<'a> {
         out.vars = f.vars.clone();
         out.records = f.records.clone();
         out.generic_float = f.generic_float.clone();
+        out.type_params = f.type_params.clone();
         out
     }
 
@@ -1185,6 +1186,7 @@ impl<'a> Rev<'a> {
             ret_active,
             arg_tys: args.iter().map(|&(a, m)| passed_ty(self.f.ty(a), m)).collect(),
             ret_tys: outs.iter().map(|v| Ty::Scalar(self.f.var(*v).ty)).collect(),
+            records: self.f.records.clone(),
             tape: false,
         }
     }

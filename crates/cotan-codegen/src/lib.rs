@@ -68,36 +68,8 @@ pub fn emit_fn_nested(
     if f.tape_param {
         params.push(quote!(__cotan_tape: &mut #krate::rt::Tape));
     }
-    let ret = match f.returns.as_slice() {
-        [] => quote!(),
-        [t] => {
-            let t = ty_tokens(*t);
-            quote!(-> #t)
-        }
-        ts => {
-            let ts = ts.iter().map(|t| ty_tokens(*t));
-            quote!(-> (#(#ts),*))
-        }
-    };
+    let ret = ret_tokens(&f);
     let mut body = g.region(&f.body, true);
-    // The stacks of structs saved for the reverse sweep (`SaveRecord`).
-    let mut saved = vec![];
-    f.walk(&mut |op| {
-        if let OpKind::SaveRecord(v) = op.kind {
-            if !saved.contains(&f.ty(v)) {
-                saved.push(f.ty(v));
-            }
-        }
-    });
-    let stacks: TokenStream = saved
-        .iter()
-        .filter_map(|t| {
-            let stack = saved_stack(*t);
-            let ty = record_ty_tokens(&f, Ty::Mem(MemTy { access: Access::Owned, ..t.mem()? }))?;
-            Some(quote!(let mut #stack: Vec<#ty> = Vec::new();))
-        })
-        .collect();
-    body = quote!(#stacks #body);
     if g.owns_tape() {
         let release = if f.returns.is_empty() { quote!(__cotan_tape.release();) } else { quote!() };
         body = quote! {
@@ -106,13 +78,7 @@ pub fn emit_fn_nested(
             #release
         };
     }
-    let generics = match &f.generic_float {
-        Some(t) => {
-            let t = format_ident!("{}", t);
-            quote!(<#t: #krate::Real>)
-        }
-        None => quote!(),
-    };
+    let generics = generics_tokens(&f, &krate);
     let item = quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
         #vis fn #name #generics(#(#params),*) #ret {
@@ -131,6 +97,74 @@ pub fn emit_fn_nested(
     let block: syn::Block = syn::parse2(quote!({ #nested })).expect("cotan codegen: statements");
     func.block.stmts.splice(0..0, block.stmts);
     quote!(#func)
+}
+
+/// `-> T`, `-> (T, U)` or nothing.
+fn ret_tokens(f: &Function) -> TokenStream {
+    match f.returns.as_slice() {
+        [] => quote!(),
+        [t] => {
+            let t = ty_tokens(*t);
+            quote!(-> #t)
+        }
+        ts => {
+            let ts = ts.iter().map(|t| ty_tokens(*t));
+            quote!(-> (#(#ts),*))
+        }
+    }
+}
+
+/// `<T: cotan::Real, M: Model>` for a function generic over its float type or other types.
+fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
+    let mut type_params: Vec<TokenStream> = vec![];
+    if let Some(t) = &f.generic_float {
+        let t = format_ident!("{}", t);
+        type_params.push(quote!(#t: #krate::Real));
+    }
+    for t in &f.type_params {
+        type_params.push(t.parse().expect("cotan codegen: a type parameter"));
+    }
+    if type_params.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#type_params),*>)
+    }
+}
+
+/// `fn NAME<..>(params) -> ret` of `f`, for a declaration (parameters by their names, a
+/// receiver named `self` as `this`).
+pub fn signature_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
+    let name = format_ident!("{}", f.name);
+    let mut taken = HashSet::new();
+    let mut params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| {
+            let mut n = match f.value(p).name.as_deref() {
+                Some("self") | None | Some("") => {
+                    if k == 0 {
+                        "this".to_string()
+                    } else {
+                        format!("arg{k}")
+                    }
+                }
+                Some(n) => n.to_string(),
+            };
+            while !taken.insert(n.clone()) {
+                n.push('_');
+            }
+            let n = format_ident!("{}", n);
+            let t = param_ty_tokens(f, f.ty(p));
+            quote!(#n: #t)
+        })
+        .collect();
+    if f.tape_param {
+        params.push(quote!(__cotan_tape: &mut #krate::rt::Tape));
+    }
+    let generics = generics_tokens(f, krate);
+    let ret = ret_tokens(f);
+    quote!(fn #name #generics(#(#params),*) #ret)
 }
 
 struct Gen<'f> {
@@ -408,9 +442,10 @@ impl<'f> Gen<'f> {
                 (quote!(#n), Prec::Atom)
             }
             OpKind::Pop => (pop(self.f.ty(r)), Prec::Atom),
-            OpKind::RestoreRecord => {
-                let stack = saved_stack(self.f.ty(r));
-                (quote!(#stack.pop().expect("cotan: a struct saved for the reverse sweep")), Prec::Atom)
+            OpKind::ZeroRecord(v) => {
+                let n = self.mem_ref(*v);
+                let krate = &self.krate;
+                (quote!(#krate::Differentiable::zero_like(&*#n)), Prec::Atom)
             }
             OpKind::Alloc { len, init } => {
                 let init = self.expr(*init).0;
@@ -522,22 +557,6 @@ impl<'f> Gen<'f> {
         if let OpKind::Field { .. } = op.kind {
             // Written out where used (`mem_ref`).
             return quote!();
-        }
-        if let OpKind::SaveRecord(v) = op.kind {
-            let stack = saved_stack(self.f.ty(v));
-            let krate = &self.krate;
-            let n = self.mem_ref(v);
-            // A struct that is not `Clone` is reported at the call it is saved for.
-            let span = self.spans.get(op.span.0 as usize).filter(|_| op.span.0 != 0).copied();
-            let span = span.unwrap_or_else(Span::call_site);
-            let n: TokenStream = n
-                .into_iter()
-                .map(|mut t| {
-                    t.set_span(span);
-                    t
-                })
-                .collect();
-            return quote::quote_spanned!(span=> #stack.push(#krate::rt::checkpoint(&*#n)););
         }
         if let OpKind::VecPush { mem, value } = &op.kind {
             let m = self.name(*mem);
@@ -830,14 +849,6 @@ fn pop(t: Ty) -> TokenStream {
 fn scalar_tokens(s: Scalar) -> TokenStream {
     let i = format_ident!("{}", s.name());
     quote!(#i)
-}
-
-/// The stack of saved copies of a struct type.
-fn saved_stack(t: Ty) -> Ident {
-    match t.mem().map(|m| m.kind) {
-        Some(MemKind::Record(id)) => format_ident!("__cotan_saved_{}", id),
-        _ => format_ident!("__cotan_saved"),
-    }
 }
 
 /// The Rust type of a parameter of `f` (structs by their name).

@@ -283,6 +283,7 @@ impl Ir {
         let mut f = Function::new(name);
         f.records = like.records.clone();
         f.generic_float = like.generic_float.clone();
+        f.type_params = like.type_params.clone();
         f.tape_param = tape;
         Ir { f, ops: vec![] }
     }
@@ -339,9 +340,12 @@ impl Ir {
         });
     }
 
-    /// A zeroed buffer shaped like memory `m`.
+    /// A zeroed buffer (or struct) shaped like memory `m`.
     fn zeros_like(&mut self, m: Value) -> Value {
         let mt = self.f.ty(m).mem().unwrap();
+        if let MemKind::Record(_) = mt.kind {
+            return self.op(OpKind::ZeroRecord(m), Ty::Mem(cotan_ir::MemTy { access: Access::Owned, ..mt }));
+        }
         let len = self.op(OpKind::Len(m), Ty::USIZE);
         let z = self.zero(mt.elem);
         let kind = match mt.kind {
@@ -375,6 +379,13 @@ fn writable(t: Ty) -> bool {
 
 fn no_cells(c: &Callee) -> Result<(), String> {
     let f = &c.func;
+    if let Use::Exported(_) = c.rule {
+        // Structs get zeroed copies for constant arguments (`Differentiable::zero_like`).
+        if f.params.iter().any(|p| f.ty(*p).mem().is_some_and(|m| m.kind == MemKind::Cell)) {
+            return Err(format!("cotan cannot call {} from a derivative yet: a function known only by its exported derivatives takes numbers, slices, arrays, vectors and structs (not `&mut f64`)", c.shown));
+        }
+        return Ok(());
+    }
     if f.params
         .iter()
         .any(|p| f.ty(*p).mem().is_some_and(|m| m.kind == MemKind::Cell || matches!(m.kind, MemKind::Record(_))))
@@ -515,7 +526,7 @@ pub(crate) fn split(
         Use::Zero => Ok(zero_split(c, site, names)),
         Use::Custom { reverse: Some(r), .. } => Ok(rule_split(c, site, names, r)),
         Use::Custom { forward: Some(f), .. } => transpose_split(c, site, names, f, prog),
-        Use::Exported(path) => Ok(export_split(c, site, names, path)),
+        Use::Exported(path) => export_split(c, site, names, path),
         _ => unreachable!("a custom derivative has a rule"),
     }
 }
@@ -523,14 +534,23 @@ pub(crate) fn split(
 /// The two sweeps of a function whose derivatives were exported (`{path}__aug`,
 /// `{path}__rev`, made with every float argument active and no memory readable by the
 /// reverse sweep): zero shadows stand in for those of constant arguments.
-fn export_split(c: &Callee, site: &CallSite, (aug, rev): (&str, &str), path: &str) -> (Function, Function) {
+fn export_split(
+    c: &Callee,
+    site: &CallSite,
+    (aug, rev): (&str, &str),
+    path: &str,
+) -> Result<(Function, Function), String> {
     let sig = &c.func;
+    let record = |k: usize| sig.ty(sig.params[k]).mem().is_some_and(|m| matches!(m.kind, MemKind::Record(_)));
     // Constant float memory the reverse sweep cannot size from its primal: its length is
     // saved, after the exported sweep's own record.
     let sized = |k: usize| {
         let ty = sig.ty(sig.params[k]);
-        is_float_mem(ty) && !site.active[k] && site.avail[k] == Avail::Absent
+        is_float_mem(ty) && !record(k) && !site.active[k] && site.avail[k] == Avail::Absent
     };
+    if let Some(k) = (0..sig.params.len()).find(|&k| record(k) && !site.active[k] && site.avail[k] == Avail::Absent) {
+        return Err(format!("cotan cannot yet pass the constant struct argument {} of {} to its exported derivatives from here: the struct no longer exists when the derivative runs; mark the argument `Duplicated`", k + 1, c.shown));
+    }
     let mut a = Ir::new(aug, sig, true);
     let prim = aug_params(&mut a, sig);
     let outs: Vec<cotan_ir::Var> = sig.returns.iter().map(|t| a.var(t.scalar().unwrap(), "value")).collect();
@@ -594,7 +614,7 @@ fn export_split(c: &Callee, site: &CallSite, (aug, rev): (&str, &str), path: &st
     }
     r.call(&format!("{path}__rev"), args, outs, true);
     let grads = grads.into_iter().map(|v| r.get(v)).collect();
-    (a.finish(results), r.finish(grads))
+    Ok((a.finish(results), r.finish(grads)))
 }
 
 /// The reverse sweep's parameters (see `cotan_ad::link`): the memory it may read and the
@@ -806,6 +826,7 @@ fn transpose_split(
         ret_active: site.ret_active,
         arg_tys: arg_tys.clone(),
         ret_tys: ret_tys.clone(),
+        records: sig.records.clone(),
         tape: false,
     };
     let f_aug = prog.link(&f_site(Need::Augmented), SpanId::NONE)?;

@@ -8,6 +8,7 @@ mod program;
 mod sources;
 mod split;
 pub mod tools;
+mod traits;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -86,6 +87,18 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !attr.is_empty() {
         let e = syn::Error::new(Span::call_site(), "`#[cotan::differentiable]` takes no arguments").to_compile_error();
         return quote!(#e #item);
+    }
+    if let Ok(t) = syn::parse2::<syn::ItemTrait>(item.clone()) {
+        return guarded(|| traits::trait_exports(&t)).unwrap_or_else(|e| {
+            let e = e.to_compile_error();
+            quote!(#t #e)
+        });
+    }
+    if let Ok(i) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return guarded(|| traits::impl_exports(&i)).unwrap_or_else(|e| {
+            let e = e.to_compile_error();
+            quote!(#i #e)
+        });
     }
     with_function(item, "differentiable", |func| exports(func, program::Rule::Body))
 }
@@ -262,11 +275,14 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     };
     let (v, grad, hv, hess) = (fresh("v"), fresh("grad"), fresh("hv"), fresh("hess"));
     let vis = &func.vis;
+    // Generic over the types the function is generic over (`M: Model`).
+    let generics = &func.sig.generics;
+    let where_clause = &func.sig.generics.where_clause;
     let out = match kind {
         SecondOrder::Hvp => quote! {
             #[inline]
             #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-            #vis fn #name(#x: &[#elem], #v: &[#elem], #(#others,)* #grad: &mut [#elem], #hv: &mut [#elem]) -> #elem {
+            #vis fn #name #generics(#x: &[#elem], #v: &[#elem], #(#others,)* #grad: &mut [#elem], #hv: &mut [#elem]) -> #elem #where_clause {
                 #inner
                 assert!(#v.len() == #x.len() && #grad.len() == #x.len() && #hv.len() == #x.len(), "cotan::hvp: v, grad and hv must have the length of x");
                 #grad.fill(0.0);
@@ -277,7 +293,7 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         SecondOrder::Hessian => quote! {
             #[inline]
             #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-            #vis fn #name(#x: &[#elem], #(#others,)* #grad: &mut [#elem], #hess: &mut [#elem]) -> #elem {
+            #vis fn #name #generics(#x: &[#elem], #(#others,)* #grad: &mut [#elem], #hess: &mut [#elem]) -> #elem #where_clause {
                 #inner
                 let n = #x.len();
                 assert!(#grad.len() == n && #hess.len() == n * n, "cotan::hessian: grad must have the length n of x, hess n * n");
@@ -447,7 +463,11 @@ pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowere
 
 /// The program around the function with the attribute: the crate's sources, if the macro
 /// can read them, and where in them the function is.
-pub(crate) fn program_for(lowered: &cotan_syntax::Lowered, func: &syn::ItemFn, rule: program::Rule) -> program::Program {
+pub(crate) fn program_for(
+    lowered: &cotan_syntax::Lowered,
+    func: &syn::ItemFn,
+    rule: program::Rule,
+) -> program::Program {
     // The file of the function itself: a macro's attribute may be written elsewhere.
     let file = func.sig.ident.span().local_file().or_else(|| FILE.with(|f| f.borrow().clone()));
     let src = file.as_deref().and_then(sources::Sources::for_file);
@@ -529,7 +549,7 @@ fn field_type_checks(lowered: &cotan_syntax::Lowered, program: &program::Program
 /// `Dual`), `NAME__aug` and `NAME__rev` (the two sweeps of reverse mode, every float
 /// argument active, sharing the caller's tape), and the forward modes of those two,
 /// `NAME__aug__fwd` and `NAME__rev__fwd`, for second order.
-fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> {
+pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> {
     let lowered = match &rule {
         program::Rule::Body => lower_root(func)?,
         _ => cotan_syntax::Lowered {
@@ -560,6 +580,7 @@ fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> 
         ret_active: f.returns.iter().any(|t| t.is_float()),
         arg_tys: f.params.iter().map(|p| f.ty(*p)).collect(),
         ret_tys: f.returns.clone(),
+        records: f.records.clone(),
         tape: f.tape_param,
     };
     use cotan_ad::Linker;
@@ -722,6 +743,11 @@ pub(crate) fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_
 /// Runs a derivation, turning a panic (a bug in cotan) into a compile error: the macro must
 /// never take the compiler down with it.
 fn guarded(f: impl FnOnce() -> syn::Result<TokenStream>) -> syn::Result<TokenStream> {
+    if std::env::var_os("COTAN_PANIC").is_some() {
+        // (For cotan's developers: the panic's backtrace.)
+        std::panic::set_hook(Box::new(|i| eprintln!("{i}\n{}", std::backtrace::Backtrace::force_capture())));
+        return f();
+    }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<String>()

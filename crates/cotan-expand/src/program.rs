@@ -236,23 +236,49 @@ impl Program {
         if simple == self.root.name && (callee == simple || callee == format!("Self::{simple}")) {
             return Ok(Origin::Root);
         }
+        // A method of a type parameter's trait: its derivatives are the trait's exports.
+        if let Some((param, method)) = callee.split_once("::").filter(|(_, m)| !m.contains("::")) {
+            if let Some(bounds) = self.type_param_bounds(param) {
+                let traits: Vec<&String> = bounds.iter().filter(|b| !STD_TRAITS.contains(&b.as_str())).collect();
+                let declares = |t: &&&String| match (&self.src, self.scope) {
+                    (Some(src), Some(scope)) => {
+                        let segs: Vec<String> = t.split("::").map(str::to_string).collect();
+                        matches!(src.resolve(scope, &segs, Ns::Type), Res::Type(d) if src.types[d].methods.iter().any(|m| m == method))
+                    }
+                    _ => true,
+                };
+                return match traits.iter().find(declares) {
+                    Some(t) => Ok(Origin::Exported(format!("<{param} as {t}>::{method}"))),
+                    None => Err(format!("cotan cannot find the trait of `{param}` that declares `{method}`")),
+                };
+            }
+        }
         // Another crate's function, or one cotan cannot read: its mark exported derivatives.
         match (&self.src, self.scope) {
             (Some(src), Some(scope)) => {
                 let first = callee.split("::").next().unwrap_or_default();
                 if callee.contains("::") && !src.is_local(scope, first) {
-                    return Ok(Origin::Exported(callee.to_string()));
+                    return external(callee);
                 }
                 if let Some(path) = src.import_path(scope, first).filter(|p| !src.is_local(scope, &p[0])) {
                     let rest: Vec<&str> = callee.split("::").skip(1).collect();
                     let full =
                         path.into_iter().chain(rest.into_iter().map(str::to_string)).collect::<Vec<_>>().join("::");
-                    return Ok(Origin::Exported(full));
+                    return external(&full);
                 }
                 Err(self.not_found(callee))
             }
             _ => Ok(Origin::Exported(callee.to_string())),
         }
+    }
+
+    /// The trait bounds of the root's type parameter `name` (`M: Model + Clone` gives
+    /// `Model`, `Clone`).
+    fn type_param_bounds(&self, name: &str) -> Option<Vec<String>> {
+        self.root.type_params.iter().find_map(|decl| {
+            let (n, bounds) = decl.split_once(':')?;
+            (n.trim() == name).then(|| bounds.split('+').map(|b| b.trim().replace(' ', "")).collect())
+        })
     }
 
     fn def_or_root(&self, f: FnId) -> Origin {
@@ -382,6 +408,9 @@ impl Program {
                 let lowered = with_fallback(|| cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block))
                     .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
                 let mut func = lowered.func;
+                if !func.type_params.is_empty() {
+                    return Err(format!("cotan cannot yet differentiate calls of {shown}, which is generic over a type other than its float type; make it take the concrete type, or mark a trait it calls through `#[cotan::differentiable]` and call it from the function with the attribute"));
+                }
                 cotan_ir::simplify::cse(&mut func);
                 assumed = lowered.assumed_int.into_iter().map(|(p, _)| p).collect();
                 (func, lowered.spans)
@@ -578,6 +607,26 @@ impl Program {
     }
 
     fn add(&mut self, mut f: Function) -> Result<(), String> {
+        // A function of the root's type parameters (a derivative of a trait method called on
+        // one) is generic over them too.
+        if f.type_params.is_empty() && !self.root.type_params.is_empty() {
+            let mut names: Vec<String> = f.records.clone();
+            f.walk(&mut |op| {
+                if let OpKind::Call { callee, .. } = &op.kind {
+                    names.push(callee.clone());
+                }
+            });
+            f.type_params = self
+                .root
+                .type_params
+                .iter()
+                .filter(|decl| {
+                    let n = decl.split(':').next().unwrap_or_default().trim();
+                    names.iter().any(|t| mentions(t, n))
+                })
+                .cloned()
+                .collect();
+        }
         check(&f)?;
         cotan_ir::simplify::cse(&mut f);
         check(&f)?;
@@ -679,6 +728,7 @@ pub(crate) fn forwarding(inner: &Function, name: &str) -> Function {
     let mut f = Function::new(name);
     f.records = inner.records.clone();
     f.generic_float = inner.generic_float.clone();
+    f.type_params = inner.type_params.clone();
     f.tape_param = inner.tape_param;
     let params: Vec<(cotan_ir::Value, bool)> = inner
         .params
@@ -714,6 +764,28 @@ pub(crate) fn forwarding(inner: &Function, name: &str) -> Function {
     f
 }
 
+/// A function of another crate: differentiated through its exports if its mark made them
+/// (checked in its source when cotan can find it), else an error naming it.
+fn external(path: &str) -> Result<Origin, String> {
+    let segs: Vec<String> = path.trim_start_matches("::").split("::").map(str::to_string).collect();
+    let krate = segs[0].as_str();
+    let wrap = "wrap it in a function of your own with `#[cotan::custom_derivative(forward = .., reverse = ..)]` (or `#[cotan::zero_derivative]` if its result is a constant)";
+    if ["std", "core", "alloc"].contains(&krate) {
+        return Err(format!("cotan cannot differentiate through `{path}`, which is in the standard library: write it with the operations cotan supports, or {wrap}"));
+    }
+    if let Some(dep) = crate::sources::dependency(krate) {
+        if let Res::Fn(f) = dep.resolve(0, &segs[1..], Ns::Value) {
+            if !dep.exports(f) {
+                return Err(format!(
+                    "cotan cannot differentiate through `{path}` ({}): cotan differentiates another crate's functions through the derivatives they export, and `{krate}` does not mark it; mark it `#[cotan::differentiable]` in `{krate}`, or {wrap}",
+                    dep.location(f)
+                ));
+            }
+        }
+    }
+    Ok(Origin::Exported(path.to_string()))
+}
+
 /// A callee known only by the call: its signature is the call's.
 fn exported_callee(path: &str, site: &CallSite) -> Callee {
     let mut f = Function::new(path.rsplit("::").next().unwrap_or(path));
@@ -721,6 +793,7 @@ fn exported_callee(path: &str, site: &CallSite) -> Callee {
         f.add_param(t, format!("a{k}"), SpanId::NONE);
     }
     f.returns = site.ret_tys.clone();
+    f.records = site.records.clone();
     f.tape_param = site.tape;
     Callee {
         func: Rc::new(f),
@@ -729,6 +802,15 @@ fn exported_callee(path: &str, site: &CallSite) -> Callee {
         shown: format!("`{path}`"),
         spans: vec![],
     }
+}
+
+/// Traits of the standard library that bound type parameters without giving methods cotan
+/// calls.
+const STD_TRAITS: [&str; 8] = ["Clone", "Copy", "Debug", "Default", "Send", "Sync", "Sized", "PartialEq"];
+
+/// Whether a path or type's text names the identifier `name`.
+fn mentions(text: &str, name: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == name)
 }
 
 /// The IR verifier's verdict, as an internal error.

@@ -81,6 +81,8 @@ pub(crate) struct FnDef {
     pub vis: Vis,
     pub file: Rc<PathBuf>,
     pub lines: (usize, usize),
+    /// The line of its name (where messages point).
+    pub line: usize,
 }
 
 pub(crate) struct TypeDef {
@@ -89,6 +91,8 @@ pub(crate) struct TypeDef {
     pub vis: Vis,
     /// Named fields of a struct and who may read them.
     pub fields: Vec<(String, Vis)>,
+    /// The methods a trait declares.
+    pub methods: Vec<String>,
 }
 
 pub(crate) struct ImplDef {
@@ -96,6 +100,8 @@ pub(crate) struct ImplDef {
     pub self_ty: syn::Type,
     pub trait_path: Option<syn::Path>,
     pub generic: bool,
+    /// Marked `#[cotan::differentiable]`: its methods export their derivatives.
+    pub marked: bool,
 }
 
 /// What a path names.
@@ -308,6 +314,7 @@ impl Sources {
                         self_ty: (*imp.self_ty).clone(),
                         trait_path: imp.trait_.as_ref().map(|t| t.1.clone()),
                         generic,
+                        marked: imp.attrs.iter().any(|a| crate::attr_name(a) == "differentiable"),
                     });
                     let iid = self.impls.len() - 1;
                     for it in &imp.items {
@@ -342,7 +349,14 @@ impl Sources {
                 }
                 syn::Item::Enum(e) => self.add_type(e.ident.to_string(), m, &e.vis, vec![]),
                 syn::Item::Type(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
-                syn::Item::Trait(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
+                syn::Item::Trait(t) => {
+                    self.add_type(t.ident.to_string(), m, &t.vis, vec![]);
+                    let methods = t.items.iter().filter_map(|i| match i {
+                        syn::TraitItem::Fn(f) => Some(f.sig.ident.to_string()),
+                        _ => None,
+                    });
+                    self.types.last_mut().unwrap().methods = methods.collect();
+                }
                 syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
                 syn::Item::Macro(mac) => self.macros.push((file.clone(), lines_of(mac))),
                 syn::Item::Const(c) => self.modules[m].items.push((c.ident.to_string(), Item::Value)),
@@ -355,6 +369,7 @@ impl Sources {
     fn add_fn(&mut self, item: syn::ItemFn, m: ModId, imp: Option<ImplId>, vis: &syn::Visibility) -> FnId {
         let vis = self.vis(vis, m);
         let lines = lines_of(&item);
+        let line = item.sig.ident.span().start().line;
         let file = self.modules[m].file.clone();
         self.fns.push(FnDef {
             name: item.sig.ident.to_string(),
@@ -364,6 +379,7 @@ impl Sources {
             vis,
             file,
             lines,
+            line,
         });
         self.fns.len() - 1
     }
@@ -388,7 +404,7 @@ impl Sources {
 
     fn add_type(&mut self, name: String, m: ModId, vis: &syn::Visibility, fields: Vec<(String, Vis)>) {
         let vis = self.vis(vis, m);
-        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields });
+        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields, methods: vec![] });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));
     }
@@ -656,6 +672,16 @@ impl Sources {
         }
     }
 
+    /// Whether function `f` exports its derivatives (`#[cotan::differentiable]`, custom and
+    /// zero derivatives, or a marked impl).
+    pub(crate) fn exports(&self, f: FnId) -> bool {
+        let def = &self.fns[f];
+        def.imp.is_some_and(|i| self.impls[i].marked)
+            || def.item.attrs.iter().any(|a| {
+                matches!(crate::attr_name(a).as_str(), "differentiable" | "custom_derivative" | "zero_derivative")
+            })
+    }
+
     /// Where a function is, for messages: `src/model.rs:12`.
     pub(crate) fn location(&self, f: FnId) -> String {
         let def = &self.fns[f];
@@ -663,7 +689,7 @@ impl Sources {
         let shown = std::env::var_os("CARGO_MANIFEST_DIR")
             .and_then(|d| file.strip_prefix(std::fs::canonicalize(d).ok()?).ok().map(Path::to_path_buf))
             .unwrap_or_else(|| file.to_path_buf());
-        format!("{}:{}", shown.display(), def.lines.0)
+        format!("{}:{}", shown.display(), def.line)
     }
 }
 
@@ -730,4 +756,79 @@ fn candidate_roots(file: &Path) -> Vec<PathBuf> {
     out.push(dir.join("src/main.rs"));
     let _ = file;
     out.into_iter().filter(|p| p.is_file()).filter_map(|p| std::fs::canonicalize(p).ok()).collect()
+}
+
+/// The sources of the dependency `name` of the crate being compiled (a path dependency, a
+/// workspace member or a crate from the registry), if they can be found.
+pub(crate) fn dependency(name: &str) -> Option<Rc<Sources>> {
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    let root = dependency_dir(&dir, name).and_then(|d| library_root(&d))?;
+    Sources::cached(&std::fs::canonicalize(root).ok()?, true)
+}
+
+fn manifest(dir: &Path) -> Option<toml_edit::DocumentMut> {
+    std::fs::read_to_string(dir.join("Cargo.toml")).ok()?.parse().ok()
+}
+
+/// Where the package of dependency `name` (as the code names it) of the package in `dir` is.
+fn dependency_dir(dir: &Path, name: &str) -> Option<PathBuf> {
+    let doc = manifest(dir)?;
+    let tables = ["dependencies", "dev-dependencies", "build-dependencies"];
+    for t in tables {
+        let Some(deps) = doc.get(t).and_then(|d| d.as_table_like()) else { continue };
+        for (key, spec) in deps.iter() {
+            let package = spec.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+            if key.replace('-', "_") != name {
+                continue;
+            }
+            if let Some(path) = spec.get("path").and_then(|p| p.as_str()) {
+                return Some(dir.join(path));
+            }
+            if spec.get("workspace").and_then(|w| w.as_bool()) == Some(true) {
+                return workspace_dependency(dir, key);
+            }
+            return registry_dir(dir, package);
+        }
+    }
+    None
+}
+
+/// A dependency the workspace declares (`name = { workspace = true }` in a member).
+fn workspace_dependency(dir: &Path, key: &str) -> Option<PathBuf> {
+    let ws = dir.ancestors().skip(1).find(|d| manifest(d).is_some_and(|m| m.get("workspace").is_some()))?;
+    let doc = manifest(ws)?;
+    let spec = doc.get("workspace")?.get("dependencies")?.get(key)?;
+    match spec.get("path").and_then(|p| p.as_str()) {
+        Some(path) => Some(ws.join(path)),
+        None => registry_dir(ws, spec.get("package").and_then(|p| p.as_str()).unwrap_or(key)),
+    }
+}
+
+/// A registry crate's unpacked sources, at the version the lock file holds.
+fn registry_dir(dir: &Path, package: &str) -> Option<PathBuf> {
+    let lock = dir.ancestors().map(|d| d.join("Cargo.lock")).find(|p| p.is_file())?;
+    let doc: toml_edit::DocumentMut = std::fs::read_to_string(lock).ok()?.parse().ok()?;
+    let version = doc
+        .get("package")?
+        .as_array_of_tables()?
+        .iter()
+        .find(|p| p.get("name").and_then(|n| n.as_str()) == Some(package))?
+        .get("version")?
+        .as_str()?
+        .to_string();
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .flatten()
+        .map(|index| index.path().join(format!("{package}-{version}")))
+        .find(|p| p.is_dir())
+}
+
+/// The library target's root file of the package in `dir`.
+fn library_root(dir: &Path) -> Option<PathBuf> {
+    let declared =
+        manifest(dir).and_then(|m| m.get("lib")?.get("path")?.as_str().map(str::to_string)).map(|p| dir.join(p));
+    declared.or_else(|| Some(dir.join("src/lib.rs"))).filter(|p| p.is_file())
 }

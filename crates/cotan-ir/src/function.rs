@@ -59,6 +59,9 @@ pub struct Function {
     /// For a function generic over its float type (`fn f<T: Float>`), the parameter's
     /// name: `f64` in the IR stands for it.
     pub generic_float: Option<String>,
+    /// Generic type parameters other than the float type, as declared (`M: Model`): records
+    /// may be of these types, and calls may be of their traits' methods.
+    pub type_params: Vec<String>,
     /// The function pushes to and pops from its caller's tape rather than its own (the
     /// augmented forward sweep and the reverse sweep of a call, which share one record).
     pub tape_param: bool,
@@ -75,6 +78,7 @@ impl Function {
             vars: vec![],
             records: vec![],
             generic_float: None,
+            type_params: vec![],
             tape_param: false,
             body: Region::default(),
         }

@@ -145,7 +145,6 @@ fn exec_nested(
         vars: vec![None; f.vars.len()],
         mems: vec![],
         recs: vec![],
-        saved: vec![],
         tapes,
         steps: 0,
         limit,
@@ -204,8 +203,6 @@ struct Machine<'f> {
     mems: Vec<Vec<Val>>,
     /// Records: their fields' slots, by name.
     recs: Vec<Vec<(String, Slot)>>,
-    /// Copies of records saved for the reverse sweep.
-    saved: Vec<Arg>,
     /// One LIFO stack per scalar type, in the order of `Scalar::ALL`.
     tapes: Vec<Vec<Val>>,
     steps: u64,
@@ -711,15 +708,10 @@ impl Machine<'_> {
                 self.tapes[tape_index(v.scalar())].push(v);
                 return Ok(None);
             }
-            SaveRecord(v) => {
+            ZeroRecord(v) => {
                 let slot = self.get(*v)?;
-                let copy = self.to_arg(slot);
-                self.saved.push(copy);
-                return Ok(None);
-            }
-            RestoreRecord => {
-                let mut arg = self.saved.pop().ok_or("restore from an empty struct stack")?;
-                return Ok(Some(self.lend_in(&mut arg)));
+                let mut copy = zeroed(self.to_arg(slot));
+                return Ok(Some(self.lend_in(&mut copy)));
             }
             Pop => {
                 let s = self.result_scalar(op)?;
@@ -730,6 +722,20 @@ impl Machine<'_> {
             }
         };
         Ok(Some(Slot::Scalar(val)))
+    }
+}
+
+/// An argument with its floats set to zero.
+fn zeroed(a: Arg) -> Arg {
+    let zero = |v: Val| match v {
+        Val::F64(_) => Val::F64(0.0),
+        Val::F32(_) => Val::F32(0.0),
+        v => v,
+    };
+    match a {
+        Arg::Scalar(v) => Arg::Scalar(zero(v)),
+        Arg::Mem(m) => Arg::Mem(m.into_iter().map(zero).collect()),
+        Arg::Record(fields) => Arg::Record(fields.into_iter().map(|(n, f)| (n, zeroed(f))).collect()),
     }
 }
 

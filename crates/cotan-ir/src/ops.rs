@@ -106,10 +106,9 @@ pub enum OpKind {
     },
     /// `mem.len()`, a `usize`.
     Len(Value),
-    /// Saves a copy of a record on the record stack (`Clone`), for the reverse sweep.
-    SaveRecord(Value),
-    /// The last record saved, taken off the stack: an owned record of the result's type.
-    RestoreRecord,
+    /// A zeroed copy of a record (its numbers 0, as `Differentiable::zero_like` makes it): an
+    /// owned record of the result's type, for a shadow or tangent that carries nothing.
+    ZeroRecord(Value),
     /// A field of a record (`base.name`, `base.0`): memory that aliases part of the base,
     /// a cell, an array, a `Vec` or another record, with the base's access.
     Field {
@@ -192,8 +191,8 @@ impl OpKind {
     pub fn operands(&self) -> Vec<Value> {
         use OpKind::*;
         match self {
-            Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![*a],
+            Const(_) | GetVar(_) | Pop => vec![],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![*a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
@@ -215,8 +214,8 @@ impl OpKind {
     pub fn operands_mut(&mut self) -> Vec<&mut Value> {
         use OpKind::*;
         match self {
-            Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
-            Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![a],
+            Const(_) | GetVar(_) | Pop => vec![],
+            Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],

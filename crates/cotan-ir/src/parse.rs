@@ -71,6 +71,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         records: vec![],
         generic_float: None,
         tape_param: false,
+        type_params: vec![],
     };
     p.skip_newlines();
     let f = p.function()?;
@@ -264,6 +265,7 @@ struct Parser {
     records: Vec<String>,
     generic_float: Option<String>,
     tape_param: bool,
+    type_params: Vec<String>,
 }
 
 /// A value definition before its span default (the op's span) is known.
@@ -582,6 +584,14 @@ impl Parser {
             }
             if top && self.eat_keyword("tape") {
                 self.tape_param = true;
+            } else if top && self.eat_keyword("typeparam") {
+                match self.next() {
+                    Tok::Str(t) => self.type_params.push(t),
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.expected("the type parameter's declaration, quoted"));
+                    }
+                }
             } else if top && self.eat_keyword("generic") {
                 match self.next() {
                     Tok::Str(name) => self.generic_float = Some(name),
@@ -655,8 +665,7 @@ impl Parser {
             }
             "push" => OpKind::Push(self.value()?),
             "pop" => OpKind::Pop,
-            "save" => OpKind::SaveRecord(self.value()?),
-            "restore" => OpKind::RestoreRecord,
+            "zeroed" => OpKind::ZeroRecord(self.value()?),
             "select" => {
                 let c = self.value()?;
                 let [a, b] = self.comma_pair()?;
@@ -847,6 +856,7 @@ impl Parser {
         f.records = std::mem::take(&mut self.records);
         f.generic_float = self.generic_float.take();
         f.tape_param = self.tape_param;
+        f.type_params = std::mem::take(&mut self.type_params);
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {
                 return Err(ParseError { line, col, message: format!("value %{n} is used but never defined") });

@@ -180,6 +180,10 @@ impl Printer<'_> {
             self.indent();
             self.out.push_str("tape\n");
         }
+        for t in &f.type_params {
+            self.indent();
+            writeln!(self.out, "typeparam {t:?}").unwrap();
+        }
         for (i, r) in f.records.iter().enumerate() {
             self.indent();
             writeln!(self.out, "struct {i} = {r:?}").unwrap();
@@ -311,8 +315,7 @@ impl Printer<'_> {
             OpKind::Assert { cond, message } => write!(o, "assert %{}, {message:?}", cond.0).unwrap(),
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
-            OpKind::SaveRecord(v) => write!(o, "save %{}", v.0).unwrap(),
-            OpKind::RestoreRecord => o.push_str("restore"),
+            OpKind::ZeroRecord(v) => write!(o, "zeroed %{}", v.0).unwrap(),
             OpKind::Return(vs) => {
                 o.push_str("return");
                 if !vs.is_empty() {

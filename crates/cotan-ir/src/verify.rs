@@ -264,7 +264,7 @@ impl Verifier<'_> {
                 | Load { .. }
                 | Len(_)
                 | Field { .. }
-                | RestoreRecord
+                | ZeroRecord(_)
                 | Alloc { .. }
                 | GetVar(_)
                 | Pop
@@ -465,14 +465,12 @@ impl Verifier<'_> {
             Pop => {
                 rs.ok_or("pops memory; only scalars go on the tape")?;
             }
-            SaveRecord(v) => {
+            ZeroRecord(v) => {
                 if !matches!(self.mem(*v)?.kind, MemKind::Record(_)) {
-                    return Err(format!("%{} is not a struct; save pushes structs", v.0));
+                    return Err(format!("%{} is not a struct; zeroed copies structs", v.0));
                 }
-            }
-            RestoreRecord => {
                 if !r.mem().is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == crate::Access::Owned) {
-                    return Err("restore gives an owned struct".into());
+                    return Err("zeroed gives an owned struct".into());
                 }
             }
             Return(vs) => {

@@ -12,12 +12,20 @@ use crate::lower::err_at;
 /// Float bounds that make a type parameter the function's float type.
 const FLOAT_TRAITS: [&str; 3] = ["Float", "Real", "FloatCore"];
 
-/// The float type parameter's name and the function rewritten for `f64`, or `None` if the
-/// function is not generic.
-pub(crate) fn monomorphic(
-    sig: &syn::Signature,
-    body: &syn::Block,
-) -> syn::Result<Option<(String, syn::Signature, syn::Block)>> {
+/// A generic function as cotan lowers it: the signature and body rewritten for `f64` in
+/// place of the float type parameter (if there is one), and the other type parameters kept
+/// as they are declared.
+pub(crate) struct Generic {
+    /// The float type parameter's name.
+    pub float: Option<String>,
+    /// The other type parameters with their bounds (`M: Model`), as the IR keeps them.
+    pub others: Vec<String>,
+    pub sig: syn::Signature,
+    pub body: syn::Block,
+}
+
+/// The function as cotan lowers it, or `None` if it is not generic.
+pub(crate) fn monomorphic(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Option<Generic>> {
     let types: Vec<&syn::TypeParam> = sig.generics.type_params().collect();
     if types.is_empty() {
         return Ok(None);
@@ -25,23 +33,41 @@ pub(crate) fn monomorphic(
     if let Some(c) = sig.generics.const_params().next() {
         return err_at(c, "cotan does not support const generic parameters yet");
     }
-    let is_float = |t: &syn::TypeParam| {
-        let bound_here = t.bounds.iter().any(float_bound);
-        let in_where = sig.generics.where_clause.iter().flat_map(|w| &w.predicates).any(|p| match p {
-            syn::WherePredicate::Type(pt) => {
-                matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&t.ident))
-                    && pt.bounds.iter().any(float_bound)
-            }
-            _ => false,
-        });
-        bound_here || in_where
+    let where_bounds = |t: &syn::TypeParam| -> Vec<syn::TypeParamBound> {
+        sig.generics
+            .where_clause
+            .iter()
+            .flat_map(|w| &w.predicates)
+            .filter_map(|p| match p {
+                syn::WherePredicate::Type(pt)
+                    if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&t.ident)) =>
+                {
+                    Some(pt.bounds.iter().cloned().collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
     };
-    let [t] = types.as_slice() else {
-        return err_at(&sig.generics, "cotan supports one generic parameter, the float type (`T: num_traits::Float`)");
-    };
-    if !is_float(t) {
-        return err_at(t, "cotan supports a generic parameter only as the float type: bound it by `num_traits::Float`");
+    let is_float = |t: &syn::TypeParam| t.bounds.iter().chain(where_bounds(t).iter()).any(float_bound);
+    let floats: Vec<&&syn::TypeParam> = types.iter().filter(|t| is_float(t)).collect();
+    if floats.len() > 1 {
+        return err_at(&sig.generics, "cotan supports one float type parameter (`T: num_traits::Float`)");
     }
+    let mut others = vec![];
+    for t in types.iter().filter(|t| !is_float(t)) {
+        let bounds: Vec<syn::TypeParamBound> = t.bounds.iter().cloned().chain(where_bounds(t)).collect();
+        if bounds.is_empty() {
+            return err_at(t, "cotan supports a generic parameter as the float type (bound it by `num_traits::Float`) or as a type bound by a trait whose methods the function calls (`M: Model`)");
+        }
+        let name = &t.ident;
+        others.push(quote::quote!(#name: #(#bounds)+*).to_string().replace(" :: ", "::"));
+    }
+    let mut sig = sig.clone();
+    sig.generics = syn::Generics::default();
+    let Some(t) = floats.first() else {
+        return Ok(Some(Generic { float: None, others, sig, body: body.clone() }));
+    };
     let name = t.ident.to_string();
     let mut concrete = ConcreteFloats(None);
     concrete.visit_signature_mut(&mut sig.clone());
@@ -52,13 +78,11 @@ pub(crate) fn monomorphic(
             format!("a function generic over its float type `{name}` cannot use `f64`/`f32` directly; write `{name}` (and `{name}::from(..).unwrap()` for constants)"),
         ));
     }
-    let mut sig = sig.clone();
-    sig.generics = syn::Generics::default();
     let mut body = body.clone();
     let mut r = Rewrite { name: name.clone() };
     r.visit_signature_mut(&mut sig);
     r.visit_block_mut(&mut body);
-    Ok(Some((name, sig, body)))
+    Ok(Some(Generic { float: Some(name), others, sig, body }))
 }
 
 fn float_bound(b: &syn::TypeParamBound) -> bool {

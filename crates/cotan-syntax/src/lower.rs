@@ -110,9 +110,10 @@ pub fn lower_fn_with_tuples(sig: &syn::Signature, body: &syn::Block) -> syn::Res
 /// is not differentiated: custom and zero derivatives).
 pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
     let empty: syn::Block = syn::parse_quote!({});
-    if let Some((name, sig, _)) = crate::generic::monomorphic(sig, &empty)? {
-        let mut f = lower_signature(&sig)?;
-        f.generic_float = Some(name);
+    if let Some(g) = crate::generic::monomorphic(sig, &empty)? {
+        let mut f = lower_signature(&g.sig)?;
+        f.generic_float = g.float;
+        f.type_params = g.others;
         return Ok(f);
     }
     let mut l = Lower::new(sig, &empty);
@@ -126,9 +127,10 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
 }
 
 fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<Lowered> {
-    if let Some((name, sig, body)) = crate::generic::monomorphic(sig, body)? {
-        let mut lowered = lower(&sig, &body, tuples)?;
-        lowered.func.generic_float = Some(name);
+    if let Some(g) = crate::generic::monomorphic(sig, body)? {
+        let mut lowered = lower(&g.sig, &g.body, tuples)?;
+        lowered.func.generic_float = g.float;
+        lowered.func.type_params = g.others;
         return Ok(lowered);
     }
     let mut l = Lower::new(sig, body);

@@ -4,6 +4,10 @@
 
 /// A value with a zero derivative of the same shape: floats zero, lengths kept, integers
 /// and bools copied (they carry no derivative).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `cotan::Differentiable`: cotan makes zeroed copies of it (shadows and tangents of constant arguments, for a trait marked `#[cotan::differentiable]`)",
+    note = "add `#[derive(cotan::Differentiable)]` to the struct"
+)]
 pub trait Differentiable {
     /// A value of the same shape whose floats are all zero: a fresh shadow.
     fn zero_like(&self) -> Self;

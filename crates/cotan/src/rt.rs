@@ -128,11 +128,7 @@ impl Record {
     /// A copy of the record for one reverse sweep, which consumes it.
     #[doc(hidden)]
     pub fn replay(&self, of: &'static str) -> Tape {
-        assert!(
-            self.of == of,
-            "cotan: a record of `{}` was passed to the reverse function of `{of}`",
-            self.of
-        );
+        assert!(self.of == of, "cotan: a record of `{}` was passed to the reverse function of `{of}`", self.of);
         self.tape.as_ref().expect("a record holds its tape until dropped").copy()
     }
 }
@@ -257,20 +253,4 @@ impl Tape {
 #[inline]
 pub fn cast<A: num_traits::ToPrimitive, B: num_traits::NumCast>(a: A) -> B {
     B::from(a).expect("cotan: a number does not fit the type it is converted to")
-}
-
-/// Structs passed `&mut` to a call in reverse mode are saved before the call, so that the
-/// reverse sweep can re-run the callee from them: they must be `Clone`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is passed `&mut` to a call in reverse mode, so cotan saves a copy of it: it must be `Clone`",
-    note = "add `#[derive(Clone)]` to it"
-)]
-pub trait Checkpoint: Clone {}
-
-impl<T: Clone> Checkpoint for T {}
-
-/// A copy of a struct for the reverse sweep.
-#[inline]
-pub fn checkpoint<T: Checkpoint>(value: &T) -> T {
-    value.clone()
 }

@@ -1,0 +1,62 @@
+//! Calls into another crate: functions it marks `#[cotan::differentiable]` are
+//! differentiated through the derivatives they export (their private helpers included).
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+use cotan_test_dep::damp;
+
+slice_case!(
+    a_marked_function_of_another_crate,
+    [[0.3, -1.2, 2.5, 0.8]],
+    fn f(x: &[f64]) -> f64 {
+        let c = [0.5, 1.0, -1.0, 2.0];
+        // Active and constant slices, an active and a constant scalar.
+        cotan_test_dep::energy(x, x[0]) + cotan_test_dep::energy(&c, x[1]) + cotan_test_dep::energy(x, 2.0)
+    }
+);
+
+inplace_case!(
+    an_imported_in_place_function_of_another_crate,
+    [[0.3, -1.2, 2.5, 0.8]],
+    fn f(x: &mut [f64]) {
+        damp(x, 0.3);
+        for i in 0..x.len() {
+            x[i] = x[i] * x[i];
+        }
+        damp(x, 0.1);
+    }
+);
+
+#[cotan::hvp(hvp_energy)]
+fn energy_of_two(x: &[f64]) -> f64 {
+    cotan_test_dep::energy(x, 1.5) * x[0]
+}
+
+#[test]
+fn second_order_through_another_crate() {
+    let x = [0.4, -0.7, 1.1];
+    let v = [1.0, 0.5, -0.25];
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    hvp_energy(&x, &v, &mut g, &mut hv);
+    let grad = |y: &[f64]| -> Vec<f64> {
+        (0..3)
+            .map(|k| {
+                let (mut p, mut m) = (y.to_vec(), y.to_vec());
+                p[k] += 1e-5;
+                m[k] -= 1e-5;
+                (energy_of_two(&p) - energy_of_two(&m)) / 2e-5
+            })
+            .collect()
+    };
+    let h = 1e-4;
+    let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+    let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+    let (gp, gm) = (grad(&xp), grad(&xm));
+    for k in 0..3 {
+        let want = (gp[k] - gm[k]) / (2.0 * h);
+        assert!((hv[k] - want).abs() <= 1e-4 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
+}

@@ -1,0 +1,151 @@
+//! Traits: an autodiff attribute on a method of a trait impl (the trait declares the
+//! derivative, as in std), and generic functions that call the methods of a trait marked
+//! `#[cotan::differentiable]` (its impls marked too), in every mode.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+use cotan::{autodiff_forward, autodiff_reverse, hvp, Differentiable};
+
+/// std's pattern: the trait declares the derivative, the impl's attribute defines it.
+trait Volumetric {
+    fn psi(&self, j: f64) -> f64;
+    fn d_psi(&self, j: f64, b_psi: f64) -> (f64, f64);
+    fn stress(&self, j: f64) -> f64 {
+        let (_, d) = self.d_psi(j, 1.0);
+        d * j
+    }
+}
+
+struct Ogden {
+    k: f64,
+}
+
+impl Volumetric for Ogden {
+    #[autodiff_reverse(d_psi, Const, Active, Active)]
+    fn psi(&self, j: f64) -> f64 {
+        self.k * 0.25 * (j * j - 1.0 - 2.0 * j.ln())
+    }
+}
+
+#[test]
+fn an_attribute_on_a_method_of_a_trait_impl() {
+    let vol = Ogden { k: 1.3 };
+    for j in [0.6, 0.8, 1.4] {
+        let want = vol.k * 0.5 * (j * j - 1.0);
+        assert!((vol.stress(j) - want).abs() < 1e-14, "{} vs {want}", vol.stress(j));
+    }
+}
+
+/// A model written against a trait, with several impls.
+#[cotan::differentiable]
+trait Model {
+    fn logp(&self, x: &[f64]) -> f64;
+}
+
+#[derive(Clone, Differentiable)]
+struct Gauss {
+    mu: f64,
+    s: f64,
+}
+
+#[cotan::differentiable]
+impl Model for Gauss {
+    fn logp(&self, x: &[f64]) -> f64 {
+        let mut acc = 0.0;
+        for i in 0..x.len() {
+            let z = (x[i] - self.mu) / self.s;
+            acc -= 0.5 * z * z;
+        }
+        acc - x.len() as f64 * self.s.ln()
+    }
+}
+
+#[derive(Clone, Differentiable)]
+struct Banana {
+    b: f64,
+}
+
+#[cotan::differentiable]
+impl Model for Banana {
+    fn logp(&self, x: &[f64]) -> f64 {
+        let y = x[1] + self.b * x[0] * x[0];
+        -0.5 * x[0] * x[0] - 0.5 * y * y + prior(self.b)
+    }
+}
+
+/// A helper of an impl's method, found and differentiated like any other.
+fn prior(b: f64) -> f64 {
+    -b * b
+}
+
+#[autodiff_reverse(d_objective, Duplicated, Const, Active)]
+#[autodiff_forward(t_objective, Dual, Const, Dual)]
+#[hvp(h_objective)]
+fn objective<M: Model>(x: &[f64], m: &M) -> f64 {
+    m.logp(x) + 0.1 * x[0]
+}
+
+/// The model's own parameters as active inputs: its shadow receives their gradient.
+#[autodiff_reverse(d_params, Duplicated, Const, Active)]
+fn params_objective<M: Model>(m: &M, x: &[f64]) -> f64 {
+    2.0 * m.logp(x)
+}
+
+fn fd(f: &dyn Fn(f64) -> f64) -> f64 {
+    let h = 1e-6;
+    (f(h) - f(-h)) / (2.0 * h)
+}
+
+fn check_model<M: Model + Clone + Differentiable>(m: &M, x: &[f64]) {
+    let mut dx = vec![0.0; x.len()];
+    let value = d_objective(x, &mut dx, m, 1.0);
+    assert_eq!(value, objective(x, m));
+    for k in 0..x.len() {
+        let want = fd(&|e| {
+            let mut y = x.to_vec();
+            y[k] += e;
+            objective(&y, m)
+        });
+        assert!((dx[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dx[{k}]: {} vs {want}", dx[k]);
+    }
+    // Forward mode along a direction agrees with reverse mode.
+    let u: Vec<f64> = (0..x.len()).map(|k| 0.3 - 0.2 * k as f64).collect();
+    let (v2, jv) = t_objective(x, &u, m);
+    assert_eq!(v2, value);
+    let want: f64 = dx.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((jv - want).abs() <= 1e-10 * want.abs().max(1.0), "{jv} vs {want}");
+    // The Hessian-vector product against differences of the gradient.
+    let mut g = vec![0.0; x.len()];
+    let mut hv = vec![0.0; x.len()];
+    h_objective(x, &u, m, &mut g, &mut hv);
+    let grad = |y: &[f64]| {
+        let mut d = vec![0.0; y.len()];
+        d_objective(y, &mut d, m, 1.0);
+        d
+    };
+    for k in 0..x.len() {
+        let want = fd(&|e| {
+            let y: Vec<f64> = x.iter().zip(&u).map(|(a, b)| a + e * b).collect();
+            grad(&y)[k]
+        });
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
+}
+
+#[test]
+fn generic_functions_over_a_marked_trait() {
+    check_model(&Gauss { mu: 0.3, s: 1.7 }, &[0.5, -1.0, 2.0]);
+    check_model(&Banana { b: 0.4 }, &[0.5, -1.0]);
+}
+
+#[test]
+fn the_model_parameters_as_active_inputs() {
+    let m = Gauss { mu: 0.3, s: 1.7 };
+    let x = [0.5, -1.0, 2.0];
+    let mut dm = m.zero_like();
+    d_params(&m, &mut dm, &x, 1.0);
+    let mu = fd(&|e| params_objective(&Gauss { mu: m.mu + e, ..m.clone() }, &x));
+    let s = fd(&|e| params_objective(&Gauss { s: m.s + e, ..m.clone() }, &x));
+    assert!((dm.mu - mu).abs() < 1e-6 && (dm.s - s).abs() < 1e-6, "{} {mu} {} {s}", dm.mu, dm.s);
+}
