@@ -6,7 +6,7 @@
 //! the final contents of `&mut` float memory, with fixed weights, so one reverse sweep
 //! gives the whole gradient.
 
-use cotan_expand::tools::{all_active, derivation, primal, Derivation};
+use cotan_expand::tools::{all_active, derivation, primal, second_order, Derivation};
 use cotan_expand::Mode;
 use cotan_ir::{Access, Arg, Function, MemKind, Ty, Val};
 
@@ -91,6 +91,8 @@ pub struct Prepared {
     pub primal: Function,
     /// Forward mode (absent where a custom derivative has only a reverse rule) and reverse mode.
     derivs: Result<(Option<Derivation>, Derivation), String>,
+    /// Forward over reverse mode (second order), where forward mode exists.
+    hvp: Option<Result<Derivation, String>>,
     names: Vec<(String, Ty)>,
 }
 
@@ -113,8 +115,10 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
         Err(e) => Err(e),
     };
     let derivs = fwd.and_then(|f| Ok((f, derive(Mode::Reverse)?)));
+    let hvp = matches!(derivs, Ok((Some(_), _)))
+        .then(|| second_order(&src.set, &item, &format!("hvp_{name}")).map_err(|e| format!("second order: {e}")));
     let names = inputs::params(&primal);
-    Ok(Prepared { primal_run, primal, derivs, names })
+    Ok(Prepared { primal_run, primal, derivs, hvp, names })
 }
 
 /// Where a float input lives: parameter `param`, then fields `path` of a struct, then
@@ -420,7 +424,138 @@ impl Prepared {
                 }),
             }
         }
+        if let (true, false, Some(hvp)) = (failures.is_empty(), slots.is_empty(), &self.hvp) {
+            failures.extend(self.check_second_order(hvp, rev, args, &slots));
+        }
         Ok(failures)
+    }
+
+    /// Forward over reverse mode along a fixed direction against central differences of the
+    /// reverse-mode gradient.
+    fn check_second_order(
+        &self,
+        hvp: &Result<Derivation, String>,
+        rev: &Derivation,
+        args: &[Arg],
+        slots: &[Slot],
+    ) -> Option<Failure> {
+        let fail = |kind, detail: String| Some(Failure { kind, arg: "-".into(), how: "second order", detail });
+        let hvp = match hvp {
+            Ok(h) => h,
+            Err(e) => return fail(Kind::Error, e.clone()),
+        };
+        let v: Vec<f64> = (0..slots.len()).map(|k| weight(k + 3) - 1.0).collect();
+        let hv = match self.hessian_vector(hvp, args, slots, &v) {
+            Ok(hv) => hv,
+            Err(e) => return fail(Kind::Error, format!("second order: {e}")),
+        };
+        let at = |h: f64| -> Option<Vec<f64>> {
+            let mut a = args.to_vec();
+            for (s, d) in slots.iter().zip(&v) {
+                let x = get(args, s);
+                set(&mut a, s, x + h * d);
+            }
+            self.reverse(rev, &a, slots).ok()
+        };
+        // Central differences of the gradient with a Richardson step, at several steps: one
+        // must agree, and differences that do not converge cannot judge.
+        let diff = |h: f64| -> Option<Vec<f64>> {
+            let (gp, gm) = (at(h)?, at(-h)?);
+            Some(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (2.0 * h)).collect())
+        };
+        let mut best = f64::INFINITY;
+        let mut worst_fd = vec![];
+        let mut previous: Option<Vec<f64>> = None;
+        let mut converged = false;
+        for h in [1e-2, 1e-3, 1e-4, 1e-5] {
+            let (Some(d1), Some(d2)) = (diff(h), diff(h / 2.0)) else { return None };
+            let fd: Vec<f64> = d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect();
+            if fd.iter().any(|d| !d.is_finite()) {
+                continue;
+            }
+            let distance = |a: &[f64], b: &[f64]| {
+                a.iter().zip(b).map(|(a, b)| (a - b).abs() / (1e-4 * a.abs().max(b.abs()) + 1e-5)).fold(0.0, f64::max)
+            };
+            converged |= previous.as_deref().is_some_and(|p| distance(p, &fd) <= 1.0);
+            let err = distance(&hv, &fd);
+            if err < best {
+                best = err;
+                worst_fd = fd.clone();
+            }
+            previous = Some(fd);
+        }
+        if !converged {
+            return None;
+        }
+        if best <= 1.0 {
+            return None;
+        }
+        let k = (0..hv.len()).max_by(|&i, &j| (hv[i] - worst_fd[i]).abs().total_cmp(&(hv[j] - worst_fd[j]).abs()))?;
+        fail(
+            Kind::Wrong,
+            format!("second order: (H·v)[{k}] = {} but differences of the gradient give {}", hv[k], worst_fd[k]),
+        )
+    }
+
+    /// H·v per slot from forward over reverse mode: every float argument and shadow with its
+    /// tangent (the direction for arguments, zero for shadows), the seeds as in `reverse`.
+    fn hessian_vector(&self, hvp: &Derivation, args: &[Arg], slots: &[Slot], v: &[f64]) -> Result<Vec<f64>, String> {
+        let mut call = vec![];
+        let mut tangent_pos = vec![None; args.len()];
+        let mut shadow_tangent_pos = vec![None; args.len()];
+        let mut w = 1;
+        for (k, a) in args.iter().enumerate() {
+            call.push(a.clone());
+            let ty = self.names[k].1;
+            if ty.is_float() || ty.mem().is_some_and(|m| m.elem.is_float()) {
+                tangent_pos[k] = Some(call.len());
+                call.push(floats_replaced(a, &mut || 0.0));
+            }
+            if let Some(m) = ty.mem().filter(|m| m.elem.is_float()) {
+                let seed = floats_replaced(a, &mut || {
+                    if m.access == Access::Mut {
+                        w += 1;
+                        weight(w - 1)
+                    } else {
+                        0.0
+                    }
+                });
+                call.push(seed);
+                shadow_tangent_pos[k] = Some(call.len());
+                call.push(floats_replaced(a, &mut || 0.0));
+            }
+        }
+        for (s, d) in slots.iter().zip(v) {
+            let p = tangent_pos[s.param].expect("a float slot has a tangent");
+            set(&mut call, &Slot { param: p, ..s.clone() }, *d);
+        }
+        if self.ret_is_float() {
+            call.push(Arg::Scalar(float_like(&ret_val(&self.primal), weight(0))));
+        }
+        let outs =
+            cotan_ir::exec_with(&hvp.function, &mut call, DERIVATIVE_STEP_LIMIT, hvp).map_err(|e| e.to_string())?;
+        // The results: the value and each scalar gradient, each followed by its tangent.
+        let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
+        if outs.len() < 2 * n_scalars {
+            return Err(format!(
+                "forward over reverse returned {} values, expected {} tangents",
+                outs.len(),
+                n_scalars
+            ));
+        }
+        let mut scalar_tangents = outs[outs.len() - 2 * n_scalars..].iter().skip(1).step_by(2);
+        let mut hv = vec![];
+        for s in slots {
+            hv.push(match (&args[s.param], shadow_tangent_pos[s.param]) {
+                (Arg::Scalar(_), _) => match scalar_tangents.next() {
+                    Some(Arg::Scalar(v)) => v.as_f64().unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                },
+                (_, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
+                _ => f64::NAN,
+            });
+        }
+        Ok(hv)
     }
 
     /// The reverse sweep seeded with the weights: the gradient of J per slot.

@@ -1,8 +1,10 @@
 //! `cotan fuzz`: random well-typed programs in the subset cotan supports (loops with
 //! dynamic trip counts, `while`, branches, early `break`/`return`, in-place updates of a
-//! `&mut [f64]`, calls of other generated `#[cotan::differentiable]` functions, guarded math
-//! functions), each checked as `cotan check` does. Failures are minimized and written out;
-//! a program that the lowering rejects is a bug of this generator, counted apart.
+//! `&mut [f64]`, guarded math functions, and calls of other generated functions, unmarked,
+//! chained at least two deep, with active and constant arguments), each checked as
+//! `cotan check` does (reverse, forward and second order against finite differences).
+//! Failures are minimized and written out; a program that the lowering rejects is a bug of
+//! this generator, counted apart.
 //!
 //! Values stay bounded (inputs in [-1.5, 1.5], accumulators squashed by `tanh`, logarithms
 //! and roots of `1 + e * e`) so finite differences stay well conditioned.
@@ -148,7 +150,17 @@ impl Gen {
             return self.leaf();
         }
         let g = values[self.rng.usize(0..values.len())].clone();
-        let mem = if self.has_y && (!self.has_x || self.rng.u8(0..4) == 0) { "y" } else { "x" };
+        self.call_of(&g, d)
+    }
+
+    /// A call of value helper `g`, with an active slice or the constant one.
+    fn call_of(&mut self, g: &str, d: usize) -> String {
+        let mem = match self.rng.u8(0..5) {
+            0 => "&c",
+            1 if self.has_y => "y",
+            _ if self.has_x => "x",
+            _ => "y",
+        };
         // `1.0 * g(..)`: the lowering does not know a callee's result type, so a method on
         // a call's result (`g(x).cos()`) is rejected; the product gives it a float type.
         format!("(1.0 * {g}({mem}, {}))", self.expr(d))
@@ -322,7 +334,6 @@ impl Gen {
         self.indices.clear();
         self.in_for = false;
         self.budget = if shape.is_some() { 6 } else { 14 };
-        self.out.push_str("#[cotan::differentiable]\n");
         let ret = if returns { " -> f64" } else { "" };
         // `n` exists only in the checked function; helpers loop over their slice.
         let _ = writeln!(self.out, "fn {name}({params}){ret} {{");
@@ -330,8 +341,15 @@ impl Gen {
             self.line_n("let n = 3;");
         }
         self.indent = 1;
+        // A constant slice, for calls with constant memory arguments.
+        self.line("let c = [0.5, -0.25, 1.0, 0.75, -1.5];");
         let acc = self.name("s");
-        let init = self.expr(1);
+        // The last value helper is called first: helpers call each other, so calls chain.
+        let last = self.helpers.iter().rev().find(|h| h.1 == Shape::Value).map(|h| h.0.clone());
+        let init = match last {
+            Some(g) => self.call_of(&g, 1),
+            None => self.expr(1),
+        };
         self.line(&format!("let mut {acc} = {init};"));
         self.scopes[0].push((acc.clone(), true));
         let n = self.rng.usize(2..6);
@@ -372,9 +390,10 @@ pub fn program(seed: u64, index: usize) -> String {
         in_for: false,
         budget: 0,
     };
-    let n_helpers = g.rng.usize(0..3);
+    // Two value helpers at least, the second calling the first: calls two deep or more.
+    let n_helpers = g.rng.usize(2..5);
     for k in 0..n_helpers {
-        let shape = if g.rng.bool() { Shape::Value } else { Shape::InPlace };
+        let shape = if k < 2 || g.rng.bool() { Shape::Value } else { Shape::InPlace };
         let name = format!("{}{k}", if shape == Shape::Value { "g" } else { "h" });
         g.function(&name, Some(shape));
         g.helpers.push((name, shape));

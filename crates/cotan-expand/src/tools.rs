@@ -106,3 +106,24 @@ pub fn all_active(f: &Function, mode: Mode) -> Spec {
     let ret = f.returns.first().map(|t| if t.is_float() { active(*t) } else { cotan_ad::Activity::Const });
     Spec { mode, inputs, ret, width: 1 }
 }
+
+/// Forward mode over the all-active reverse derivative of `func` (second order): every
+/// float parameter of the reverse derivative (the function's and their shadows) is `Dual`,
+/// the seed of the result constant. Its tangents are Hessian-vector products.
+pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Result<Derivation> {
+    let lowered = crate::lower_root(func)?;
+    let spec = all_active(&lowered.func, Mode::Reverse);
+    let mut program = program(set, func, &lowered);
+    program.reserve(name);
+    let rev = crate::differentiate(&lowered, &spec, &format!("{name}_gradient"), &mut program)?;
+    let seeds = usize::from(lowered.func.returns.first().is_some_and(|t| t.is_float()));
+    let mut fwd = all_active(&rev, Mode::Forward);
+    let n = fwd.inputs.len();
+    for a in &mut fwd.inputs[n - seeds..] {
+        *a = cotan_ad::Activity::Const;
+    }
+    let rev_lowered = cotan_syntax::Lowered { func: rev, spans: lowered.spans.clone(), assumed_int: vec![] };
+    let function = crate::differentiate(&rev_lowered, &fwd, name, &mut program)?;
+    program.check_visibility().map_err(|e| syn::Error::new(func.sig.ident.span(), e))?;
+    Ok(Derivation { function, program: RefCell::new(program) })
+}
