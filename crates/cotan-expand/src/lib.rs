@@ -4,6 +4,7 @@
 //! `cotan-cli` from the command line.
 
 mod custom;
+mod doctest;
 mod program;
 mod sources;
 mod split;
@@ -483,11 +484,21 @@ fn program_in(
     file: Option<PathBuf>,
 ) -> program::Program {
     let name = func.sig.ident.to_string();
+    let line = func.sig.ident.span().start().line;
     let at = match (&src, &file) {
-        (Some(s), Some(file)) => s.locate(file, func.sig.ident.span().start().line, &name),
+        (Some(s), Some(file)) => s.locate(file, line, &name),
         _ => None,
     };
-    // Sources that do not hold the function (a doctest's code) are not its crate's.
+    if at.is_none() {
+        // Not in the file its spans name: a documentation example, read from the docs.
+        if let Some((doc, path, line)) = file.as_deref().and_then(|f| doctest::sources(f, func)) {
+            let at = doc.locate(&path, line, &name);
+            if at.is_some() {
+                return program::Program::new(lowered, rule, Some(std::rc::Rc::new(doc)), at);
+            }
+        }
+    }
+    // Sources that do not hold the function are not its crate's.
     let src = src.filter(|_| at.is_some());
     program::Program::new(lowered, rule, src, at)
 }

@@ -173,6 +173,7 @@ impl Sources {
 
     /// One file's text, in memory (for tools), read alone.
     pub(crate) fn from_text(name: &Path, text: &str) -> Option<Sources> {
+        let name = &std::fs::canonicalize(name).unwrap_or_else(|_| name.to_path_buf());
         with_fallback(|| {
             let file = syn::parse_file(text).ok()?;
             let mut s = Sources {
