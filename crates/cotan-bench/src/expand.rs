@@ -1,11 +1,11 @@
 //! What cotan's macros cost and produce, measured in-process: each attribute of the models
-//! is run through the same pipeline as the proc macro (lower → simplify → differentiate →
-//! simplify → emit; see `crates/cotan-macros/src/lib.rs`), timed, and its output sized.
+//! is expanded by `cotan-expand`, the library the proc macros call (with the model's file as
+//! its source, so that calls are differentiated as in a build), timed, and its output sized.
 
-use cotan_ad::{Activity, Mode, Spec};
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::ToTokens;
 use std::fmt::Write;
+use std::path::Path;
 use std::time::Instant;
 use syn::punctuated::Punctuated;
 
@@ -18,8 +18,15 @@ pub const SOURCES: [(&str, &str); 5] = [
     ("second_order.rs", include_str!("models/second_order.rs")),
 ];
 
+/// Where the model sources are, for the expansion's reading of callees.
+fn model_path(name: &str) -> String {
+    format!("{}/src/models/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
 /// One cotan attribute found on a model function.
 pub struct Attr {
+    /// The file the function is in.
+    pub file: String,
     pub func: syn::ItemFn,
     /// `autodiff_reverse`, `autodiff_forward` or `hvp`.
     pub kind: String,
@@ -29,13 +36,13 @@ pub struct Attr {
 
 /// Every `#[cfg_attr(feature = "ad", cotan::KIND(ARGS))]` on the models' functions.
 pub fn attributes() -> Vec<Attr> {
-    SOURCES.iter().flat_map(|(_, src)| attributes_in(src).expect("the models parse")).collect()
+    SOURCES.iter().flat_map(|(name, src)| attributes_in(src, &model_path(name)).expect("the models parse")).collect()
 }
 
 /// The cotan attributes on the functions of a source file: `#[cotan::KIND(..)]`,
 /// `#[KIND(..)]` (KIND one of `autodiff_reverse`, `autodiff_forward`, `hvp`) or either
 /// inside `#[cfg_attr(.., ..)]`.
-pub fn attributes_in(src: &str) -> syn::Result<Vec<Attr>> {
+pub fn attributes_in(src: &str, file_path: &str) -> syn::Result<Vec<Attr>> {
     let file = syn::parse_file(src)?;
     let mut out = vec![];
     for item in file.items {
@@ -59,7 +66,13 @@ pub fn attributes_in(src: &str) -> syn::Result<Vec<Attr>> {
                     continue;
                 }
                 let generated = l.tokens.clone().into_iter().next().map(|t| t.to_string()).unwrap_or_default();
-                out.push(Attr { func: func.clone(), kind, args: l.tokens.clone(), generated });
+                out.push(Attr {
+                    file: file_path.to_string(),
+                    func: func.clone(),
+                    kind,
+                    args: l.tokens.clone(),
+                    generated,
+                });
             }
         }
     }
@@ -67,9 +80,10 @@ pub fn attributes_in(src: &str) -> syn::Result<Vec<Attr>> {
 }
 
 /// The generated code of every cotan attribute in a source file, formatted.
-pub fn show_file(src: &str) -> Result<String, String> {
+pub fn show_file(path: &str) -> Result<String, String> {
+    let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let mut out = String::new();
-    for attr in attributes_in(src).map_err(|e| e.to_string())? {
+    for attr in attributes_in(&src, path).map_err(|e| e.to_string())? {
         let code = derive(&attr).and_then(|t| syn::parse2::<syn::File>(t).map_err(|e| e.to_string()));
         match code {
             Ok(f) => out.push_str(&prettyplease::unparse(&f)),
@@ -80,52 +94,27 @@ pub fn show_file(src: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// The macro's pipeline for one attribute; returns the generated tokens.
+/// The macro's expansion of one attribute (the function and what it generates), or its
+/// error.
 pub fn derive(attr: &Attr) -> Result<TokenStream, String> {
-    let func = &attr.func;
-    let items: Punctuated<syn::Expr, syn::Token![,]> =
-        syn::parse::Parser::parse2(Punctuated::parse_terminated, attr.args.clone()).map_err(|e| e.to_string())?;
-    let words: Vec<String> = items
-        .iter()
-        .map(|e| match e {
-            syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
-            _ => String::new(),
-        })
-        .collect();
-    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block).map_err(|e| e.to_string())?;
-    cotan_ir::simplify::cse(&mut lowered.func);
-    let f = &lowered.func;
-    let vis = quote!(pub);
-    if attr.kind == "hvp" {
-        let n = f.params.len();
-        let rev_spec = Spec {
-            mode: Mode::Reverse,
-            inputs: std::iter::once(Activity::Duplicated).chain(std::iter::repeat_n(Activity::Const, n - 1)).collect(),
-            ret: Some(Activity::Active),
-            width: 1,
-        };
-        let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient", &mut cotan_ad::NoCalls).map_err(|e| e.message)?;
-        cotan_ir::simplify::cse(&mut rev);
-        let inputs = (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
-        let spec = Spec { mode: Mode::Forward, inputs, ret: Some(Activity::Const), width: 1 };
-        let mut inner = cotan_ad::forward(&rev, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?;
-        cotan_ir::simplify::cse(&mut inner);
-        return Ok(cotan_codegen::emit_fn(&inner, vis));
-    }
-    let mode = if attr.kind == "autodiff_reverse" { Mode::Reverse } else { Mode::Forward };
-    let mut acts: Vec<Activity> = words[1..]
-        .iter()
-        .map(|w| Activity::from_name(w).ok_or(format!("unknown activity {w}")))
-        .collect::<Result<_, _>>()?;
-    let ret = if f.returns.is_empty() { None } else { acts.pop() };
-    let spec = Spec { mode, inputs: acts, ret, width: 1 };
-    cotan_ad::check(f, &spec).map_err(|e| e.message)?;
-    let mut derived = match mode {
-        Mode::Forward => cotan_ad::forward(f, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?,
-        Mode::Reverse => cotan_ad::reverse(f, &spec, &words[0], &mut cotan_ad::NoCalls).map_err(|e| e.message)?,
+    cotan_expand::set_source_file(Some(Path::new(&attr.file).to_path_buf()));
+    let mut func = attr.func.clone();
+    func.attrs.clear();
+    let item = func.into_token_stream();
+    let args = attr.args.clone();
+    let out = match attr.kind.as_str() {
+        "hvp" => cotan_expand::second_order(cotan_expand::SecondOrder::Hvp, args, item),
+        "autodiff_reverse" => cotan_expand::autodiff(cotan_expand::Mode::Reverse, args, item),
+        _ => cotan_expand::autodiff(cotan_expand::Mode::Forward, args, item),
     };
-    cotan_ir::simplify::cse(&mut derived);
-    Ok(cotan_codegen::emit_fn(&derived, vis))
+    let file: syn::File = syn::parse2(out.clone()).map_err(|e| e.to_string())?;
+    if let Some(err) = file.items.iter().find_map(|i| match i {
+        syn::Item::Macro(m) if m.mac.path.is_ident("compile_error") => Some(m.mac.tokens.to_string()),
+        _ => None,
+    }) {
+        return Err(err);
+    }
+    Ok(out)
 }
 
 /// The generated code of one function, formatted (what `cargo expand` would show).

@@ -1,4 +1,4 @@
-//! The benchmark suite of cotan: every row of `shared/BENCHMARKS.md` written as ordinary
+//! The benchmark suite of cotan: every row of the suite (`docs/benchmarks.md`) written as ordinary
 //! Rust with cotan's attributes ([`models`]), the same rows for the peers ([`peers`]),
 //! hand-written adjoints ([`hand`]), and the runner's machinery. Run it with
 //! `cargo run --release -p cotan-bench -- [--quick] [--json FILE] [--svg FILE]`.

@@ -52,8 +52,7 @@ fn main() {
         return;
     }
     if let Some(path) = &args.expand_file {
-        let src = std::fs::read_to_string(path).expect("cannot read the file");
-        match cotan_bench::expand::show_file(&src) {
+        match cotan_bench::expand::show_file(path) {
             Ok(code) => println!("{code}"),
             Err(e) => {
                 eprintln!("{e}");

@@ -1,4 +1,4 @@
-//! Every row of `shared/BENCHMARKS.md`, with its seeded inputs and all its columns.
+//! Every row of the suite (`docs/benchmarks.md`), with its seeded inputs and all its columns.
 
 use crate::bench::{Column, Rng, Row};
 use crate::models::{adbench as ab, blog, large_block as lb, mooncake as mc, second_order as so};

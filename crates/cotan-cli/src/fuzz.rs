@@ -314,7 +314,7 @@ impl Gen {
                     self.line("}");
                 } else if let Some(m) = self.mutable() {
                     let e = self.expr(2);
-                    self.line(&format!("{m} += ({e}).cos();"));
+                    self.line(&format!("{m} += 0.25 * ({e}).cos();"));
                 }
             }
         }

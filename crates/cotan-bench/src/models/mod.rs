@@ -1,4 +1,4 @@
-//! The benchmark models: each row of `shared/BENCHMARKS.md` as an ordinary Rust function
+//! The benchmark models: each row of the benchmark suite (`docs/benchmarks.md`) as an ordinary Rust function
 //! with cotan's attributes. With the `ad` feature off the attributes are stripped and the
 //! functions compile as plain Rust (the compile-time comparison builds this module alone,
 //! so it uses nothing but `std` and `cotan`).
