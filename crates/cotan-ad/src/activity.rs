@@ -136,6 +136,11 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                         s.mems.insert(op.result.unwrap());
                     }
                 }
+                // A sub-slice is part of its base.
+                OpKind::Slice { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                    s.mems.insert(*base);
+                    s.mems.insert(op.result.unwrap());
+                }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.value(*value) =>
                 {
@@ -204,6 +209,11 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                     if f.ty(op.result.unwrap()).carries_derivative() {
                         s.mems.insert(op.result.unwrap());
                     }
+                }
+                // A sub-slice is part of its base.
+                OpKind::Slice { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                    s.mems.insert(*base);
+                    s.mems.insert(op.result.unwrap());
                 }
                 OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
                     if s.mem(*mem) =>

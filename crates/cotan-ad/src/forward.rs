@@ -345,6 +345,21 @@ impl Fwd<'_> {
             }
             return;
         }
+        if let (OpKind::Slice { base, start, end }, Some(r)) = (&op.kind, op.result) {
+            // The tangent of a sub-slice is the same sub-slice of the tangent.
+            if let Some(lanes) = self.tan_mem.get(base).cloned() {
+                let (start, end, ty) = (self.map[start], self.map[end], self.f.ty(r));
+                let lanes = lanes
+                    .iter()
+                    .map(|l| match *l {
+                        Shadow::Mem(t) => Shadow::Mem(self.e.emit(OpKind::Slice { base: t, start, end }, ty)),
+                        s => s,
+                    })
+                    .collect();
+                self.tan_mem.insert(r, lanes);
+            }
+            return;
+        }
         if let (OpKind::Pop, Some(r)) = (&op.kind, op.result) {
             // Every pop of an active stack takes the tangents pushed with the value.
             if self.act.tape(self.f.ty(r).scalar()) {

@@ -77,15 +77,16 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
-        // Record fields (all at the top) are memory like parameters; writing a record writes
-        // all its fields, and writing a field writes the records it is in.
+        // Record fields (all at the top) and sub-slices (anywhere) are memory like
+        // parameters; writing a record or a buffer writes all its fields and sub-slices, and
+        // writing those writes what they are part of.
         let mut field_base = HashMap::new();
-        for op in &f.body.ops {
-            if let (OpKind::Field { base, .. }, Some(r)) = (&op.kind, op.result) {
+        f.walk(&mut |op| {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
                 field_base.insert(r, *base);
                 l.read_only.insert(r);
             }
-        }
+        });
         let aliases = |m: Value| -> Vec<Value> {
             let mut out = vec![m];
             let mut up = m;
@@ -135,32 +136,44 @@ impl Layout {
         // What the reverse sweep can still read: everything at the top level of a combined
         // derivative; the parameters the caller says it may, and their fields, for a split one.
         let mut base_param = HashMap::new();
+        let mut base_of_view = HashMap::new();
         for &p in &f.params {
             base_param.insert(p, p);
         }
-        for op in &f.body.ops {
-            if let (OpKind::Field { base, .. }, Some(r)) = (&op.kind, op.result) {
+        let mut results = vec![];
+        f.walk(&mut |op| {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
                 if let Some(&p) = base_param.get(base) {
                     base_param.insert(r, p);
                 }
             }
-        }
+            // Sub-slices anywhere are what they are part of; other memory is at the top.
+            if let (OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+                base_of_view.insert(r, *base);
+            }
+            results.extend(op.result);
+        });
+        let top_results: HashSet<Value> = f.body.ops.iter().filter_map(|o| o.result).collect();
         let memory: Vec<Value> = f
             .params
             .iter()
             .copied()
-            .chain(f.body.ops.iter().filter_map(|o| o.result))
+            .chain(results.into_iter().filter(|r| top_results.contains(r) || base_of_view.contains_key(r)))
             .filter(|v| f.ty(*v).mem().is_some())
             .collect();
+        let mut avail_of = HashMap::new();
         for m in memory {
             let kind = f.ty(m).mem().unwrap().kind;
-            let a = match avail {
-                None => Avail::Stable,
-                Some(avail) => match base_param.get(&m).and_then(|p| f.params.iter().position(|q| q == p)) {
+            let a = match (avail, base_of_view.get(&m)) {
+                // The reverse sweep makes a sub-slice again from its base.
+                (_, Some(base)) => avail_of.get(base).copied().unwrap_or(Avail::Absent),
+                (None, None) => Avail::Stable,
+                (Some(avail), None) => match base_param.get(&m).and_then(|p| f.params.iter().position(|q| q == p)) {
                     Some(k) => avail[k],
                     None => Avail::Absent,
                 },
             };
+            avail_of.insert(m, a);
             if a == Avail::Stable {
                 l.stable_mem.insert(m);
             }
@@ -603,6 +616,28 @@ impl<'a> Rev<'a> {
         }
     }
 
+    /// Primal memory `m` as the reverse sweep has it, if it has it; a sub-slice is taken
+    /// again from its base.
+    fn mem_now(&mut self, m: Value) -> Option<Value> {
+        if let Some(pm) = self.primal_mem(m) {
+            return Some(pm);
+        }
+        let (base, start, end) = self.view_parts(m)?;
+        let base = self.mem_now(base)?;
+        let (start, end) = (self.get(start), self.get(end));
+        let mut ty = self.f.ty(m).mem().unwrap();
+        ty.access = cotan_ir::Access::Shared;
+        Some(self.e.emit(OpKind::Slice { base, start, end }, Ty::Mem(ty)))
+    }
+
+    /// `(base, start, end)` if `m` is a sub-slice.
+    fn view_parts(&self, m: Value) -> Option<(Value, Value, Value)> {
+        match self.l.def_op.get(&m)?.kind {
+            OpKind::Slice { base, start, end } => Some((base, start, end)),
+            _ => None,
+        }
+    }
+
     /// Active memory parameters without a user shadow get a zeroed local one.
     fn internal_shadows(&mut self) {
         for &p in &self.f.params {
@@ -781,7 +816,7 @@ impl<'a> Rev<'a> {
     /// The value of primal `v` at the current point of the reverse sweep.
     fn get(&mut self, v: Value) -> Value {
         if self.l.memory.contains(&v) {
-            return self.primal_mem(v).unwrap_or_else(|| {
+            return self.mem_now(v).unwrap_or_else(|| {
                 panic!("cotan: memory {v:?} is not available in the reverse sweep (a bug in the plan)")
             });
         }
@@ -804,10 +839,19 @@ impl<'a> Rev<'a> {
         unreachable!("cotan: value {v:?} is not available in the reverse sweep (a bug in the plan)")
     }
 
-    fn shadow(&self, mem: Value) -> Shadow {
+    fn shadow(&mut self, mem: Value) -> Shadow {
         for s in self.shadows.iter().rev() {
             if let Some(sh) = s.get(&mem) {
                 return *sh;
+            }
+        }
+        // The shadow of a sub-slice is the same sub-slice of the shadow, taken where needed.
+        if let Some((base, start, end)) = self.view_parts(mem) {
+            if let Shadow::Mem(s) = self.shadow(base) {
+                let (start, end) = (self.get(start), self.get(end));
+                let mut ty = self.f.ty(mem).mem().unwrap();
+                ty.access = cotan_ir::Access::Mut;
+                return Shadow::Mem(self.e.emit(OpKind::Slice { base: s, start, end }, Ty::Mem(ty)));
             }
         }
         unreachable!("cotan: memory {mem:?} has no shadow")
@@ -1000,7 +1044,7 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
-            OpKind::Field { .. } => {}
+            OpKind::Field { .. } | OpKind::Slice { .. } => {}
             _ => self.reverse_simple(op),
         }
     }
@@ -1218,10 +1262,12 @@ impl<'a> Rev<'a> {
         let Some(name) = self.link(&site, op) else { return };
         let mut call_args = vec![];
         let mut grads = vec![];
-        // A buffer passed twice (`dot(x, x)`) gets a second shadow, added back after the call.
-        let mut passed: Vec<Value> = vec![];
+        // A buffer passed twice (`dot(x, x)`, or two sub-slices of it that may overlap) gets
+        // a second shadow, added back after the call. (Sub-slices the call writes cannot
+        // overlap, nor can their shadows.)
+        let mut passed: Vec<(Value, bool)> = vec![];
         let mut extra: Vec<(Value, Value)> = vec![];
-        for (k, &(a, _)) in args.iter().enumerate() {
+        for (k, &(a, by_mut)) in args.iter().enumerate() {
             match self.f.ty(a) {
                 Ty::Scalar(_) => {
                     if site.active[k] {
@@ -1240,8 +1286,11 @@ impl<'a> Rev<'a> {
                     if !site.active[k] {
                         continue;
                     }
+                    let (root, mut_view) = (self.view_root(a), by_mut && self.view_parts(a).is_some());
+                    let clash = passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
+                    passed.push((root, mut_view));
                     match self.shadow(a) {
-                        Shadow::Mem(s) if passed.contains(&s) => {
+                        Shadow::Mem(s) if clash => {
                             let mt = self.e.out.ty(s).mem().unwrap();
                             if let MemKind::Record(_) = mt.kind {
                                 self.errors.push(AdError {
@@ -1256,10 +1305,7 @@ impl<'a> Rev<'a> {
                             call_args.push((t, true));
                             extra.push((s, t));
                         }
-                        Shadow::Mem(s) => {
-                            passed.push(s);
-                            call_args.push((s, true));
-                        }
+                        Shadow::Mem(s) => call_args.push((s, true)),
                         Shadow::Var(_) => {
                             self.errors.push(AdError {
                                 span: op.span,
@@ -1300,6 +1346,14 @@ impl<'a> Rev<'a> {
         }
         for (s, t) in extra {
             self.add_into(s, t);
+        }
+    }
+
+    /// The buffer a sub-slice is part of (any level up), or `m` itself.
+    fn view_root(&self, m: Value) -> Value {
+        match self.view_parts(m) {
+            Some((base, ..)) => self.view_root(base),
+            None => m,
         }
     }
 

@@ -243,7 +243,8 @@ impl<'f> Gen<'f> {
                 continue;
             }
             let Some(&j) = user.get(&v) else { continue };
-            if uses.get(&v) != Some(&1) {
+            // A sub-slice is written out at each of its uses, and its bounds with it.
+            if uses.get(&v) != Some(&1) || matches!(r.ops.get(j).map(|o| &o.kind), Some(OpKind::Slice { .. })) {
                 continue;
             }
             let named = self.f.value(v).name.is_some();
@@ -433,10 +434,16 @@ impl<'f> Gen<'f> {
                 (quote!(if #c { #a } else { #b }), Prec::Atom)
             }
             OpKind::Load { mem, index } => (self.place(*mem, *index), Prec::Atom),
-            OpKind::Len(m) => {
-                let m = self.mem_ref(*m);
-                (quote!(#m.len()), Prec::Atom)
-            }
+            OpKind::Len(m) => match self.view_of(*m) {
+                Some((_, start, end)) => {
+                    let (s, e) = (self.operand(start, Prec::Mul), self.operand(end, Prec::Add));
+                    (quote!(#e - #s), Prec::Add)
+                }
+                None => {
+                    let m = self.mem_ref(*m);
+                    (quote!(#m.len()), Prec::Atom)
+                }
+            },
             OpKind::GetVar(v) => {
                 let n = self.var(*v);
                 (quote!(#n), Prec::Atom)
@@ -491,9 +498,23 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// Memory as a place expression: its name, or the field path (`p.layer.w`) of a field,
-    /// which is written out at each use so that the record stays free to be passed on.
+    /// `(base, start, end)` if `v` is a sub-slice.
+    fn view_of(&self, v: Value) -> Option<(Value, Value, Value)> {
+        match self.def.get(&v)?.kind {
+            OpKind::Slice { base, start, end } => Some((base, start, end)),
+            _ => None,
+        }
+    }
+
+    /// Memory as a place expression: its name, the field path (`p.layer.w`) of a field or
+    /// the range of a sub-slice (`x[a..b]`), which are written out at each use so that the
+    /// record or buffer stays free to be lent again.
     fn mem_ref(&self, v: Value) -> TokenStream {
+        if let Some((base, start, end)) = self.view_of(v) {
+            let b = self.mem_ref(base);
+            let (s, e) = (self.operand(start, Prec::Add), self.operand(end, Prec::Add));
+            return quote!(#b[#s..#e]);
+        }
         match self.field_of(v) {
             Some((base, name)) => {
                 let b = self.mem_ref(base);
@@ -554,7 +575,7 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
-        if let OpKind::Field { .. } = op.kind {
+        if let OpKind::Field { .. } | OpKind::Slice { .. } = op.kind {
             // Written out where used (`mem_ref`).
             return quote!();
         }
@@ -685,16 +706,25 @@ impl<'f> Gen<'f> {
                         seg.ident.set_span(*span);
                     }
                 }
-                let mut args: Vec<TokenStream> = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut)).collect();
+                let (split, mut arg_tokens) = self.split_views(args);
                 if *tape {
-                    args.push(if self.f.tape_param { quote!(&mut *__cotan_tape) } else { quote!(&mut __cotan_tape) });
+                    arg_tokens.push(if self.f.tape_param {
+                        quote!(&mut *__cotan_tape)
+                    } else {
+                        quote!(&mut __cotan_tape)
+                    });
                 }
-                let call = quote!(#path(#(#args),*));
+                let call = quote!(#path(#(#arg_tokens),*));
                 let outs: Vec<Ident> = outs.iter().map(|v| self.var(*v)).collect();
-                match outs.as_slice() {
+                let stmt = match outs.as_slice() {
                     [] => quote!(#call;),
                     [one] => quote!(#one = #call;),
                     many => quote!((#(#many),*) = #call;),
+                };
+                if split.is_empty() {
+                    stmt
+                } else {
+                    quote!({ #split #stmt })
                 }
             }
             OpKind::Assert { cond, message } => {
@@ -710,10 +740,57 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// A call's arguments. Sub-slices of one buffer that the call writes are lent together
+    /// by `get_disjoint_mut` (a buffer lends one `&mut` at a time); the first result is
+    /// the `let` that does so, or nothing.
+    fn split_views(&self, args: &[(Value, bool)]) -> (TokenStream, Vec<TokenStream>) {
+        let mut tokens: Vec<TokenStream> = args.iter().map(|&(v, by_mut)| self.call_arg(v, by_mut)).collect();
+        let mut lets = TokenStream::new();
+        let mut done: Vec<Value> = vec![];
+        for &(v, _) in args {
+            let Some((root, ..)) = self.view_range(v) else { continue };
+            if done.contains(&root) {
+                continue;
+            }
+            done.push(root);
+            let group: Vec<usize> =
+                (0..args.len()).filter(|&k| self.view_range(args[k].0).is_some_and(|(r, ..)| r == root)).collect();
+            if group.len() < 2 || !group.iter().any(|&k| args[k].1) {
+                continue;
+            }
+            let names: Vec<Ident> =
+                (0..group.len()).map(|n| format_ident!("__cotan_part{}_{}", done.len(), n)).collect();
+            let ranges = group.iter().map(|&k| {
+                let (_, s, e) = self.view_range(args[k].0).unwrap();
+                quote!(#s..#e)
+            });
+            let root_ref = self.mem_ref(root);
+            lets.extend(quote! {
+                let [#(#names),*] = #root_ref
+                    .get_disjoint_mut([#(#ranges),*])
+                    .expect("sub-slices lent `&mut` to one call do not overlap");
+            });
+            for (&k, n) in group.iter().zip(&names) {
+                tokens[k] = if args[k].1 { quote!(&mut *#n) } else { quote!(&*#n) };
+            }
+        }
+        (lets, tokens)
+    }
+
+    /// A sub-slice as `(buffer, start, end)` in the buffer it is finally part of.
+    fn view_range(&self, v: Value) -> Option<(Value, TokenStream, TokenStream)> {
+        let (base, start, end) = self.view_of(v)?;
+        let (s, e) = (self.operand(start, Prec::Add), self.operand(end, Prec::Add));
+        Some(match self.view_range(base) {
+            Some((root, b, _)) => (root, quote!(#b + #s), quote!(#b + #e)),
+            None => (base, s, e),
+        })
+    }
+
     /// A call argument: owned buffers are lent (`&x`, `&mut x`); references and numbers
     /// are passed as they are.
     fn call_arg(&self, v: Value, by_mut: bool) -> TokenStream {
-        if self.field_of(v).is_some() {
+        if self.field_of(v).is_some() || self.view_of(v).is_some() {
             let path = self.mem_ref(v);
             return if by_mut { quote!(&mut #path) } else { quote!(&#path) };
         }

@@ -167,6 +167,12 @@ enum Slot {
     Scalar(Val),
     /// An index into `Machine::mems`.
     Mem(usize),
+    /// Part of a buffer of `Machine::mems`: `mems[id][start..start + len]`.
+    View {
+        id: usize,
+        start: usize,
+        len: usize,
+    },
     /// An index into `Machine::recs`.
     Rec(usize),
 }
@@ -351,6 +357,9 @@ impl Machine<'_> {
     fn take_back(&mut self, slot: Slot, arg: &mut Arg) {
         match (slot, arg) {
             (Slot::Mem(id), Arg::Mem(buf)) => self.mems[id] = std::mem::take(buf),
+            (Slot::View { id, start, len }, Arg::Mem(buf)) if buf.len() == len => {
+                self.mems[id][start..start + len].copy_from_slice(buf);
+            }
             (Slot::Rec(id), Arg::Record(fields)) => {
                 let slots = self.recs[id].clone();
                 for ((_, s), (_, a)) in slots.into_iter().zip(fields.iter_mut()) {
@@ -366,6 +375,8 @@ impl Machine<'_> {
         match slot {
             Slot::Scalar(v) => Arg::Scalar(v),
             Slot::Mem(id) => Arg::Mem(std::mem::take(&mut self.mems[id])),
+            // (A copy, written back by `take_back`, as a reborrow of part of a buffer.)
+            Slot::View { id, start, len } => Arg::Mem(self.mems[id][start..start + len].to_vec()),
             Slot::Rec(id) => {
                 let fields = self.recs[id].clone();
                 Arg::Record(fields.into_iter().map(|(n, s)| (n, self.lend_out(s))).collect())
@@ -377,6 +388,7 @@ impl Machine<'_> {
         match s {
             Slot::Scalar(v) => Arg::Scalar(v),
             Slot::Mem(id) => Arg::Mem(self.mems[id].clone()),
+            Slot::View { id, start, len } => Arg::Mem(self.mems[id][start..start + len].to_vec()),
             Slot::Rec(id) => Arg::Record(self.recs[id].iter().map(|(n, s)| (n.clone(), self.to_arg(*s))).collect()),
         }
     }
@@ -467,7 +479,7 @@ impl Machine<'_> {
     fn scalar(&self, v: Value) -> Res<Val> {
         match self.get(v)? {
             Slot::Scalar(x) => Ok(x),
-            Slot::Mem(_) | Slot::Rec(_) => Err(format!("%{} is memory, not a scalar", v.0)),
+            Slot::Mem(_) | Slot::View { .. } | Slot::Rec(_) => Err(format!("%{} is memory, not a scalar", v.0)),
         }
     }
 
@@ -476,6 +488,7 @@ impl Machine<'_> {
             Slot::Mem(id) => Ok(id),
             Slot::Scalar(_) => Err(format!("%{} is a scalar, not memory", v.0)),
             Slot::Rec(_) => Err(format!("%{} is a struct; reach its fields with `field`", v.0)),
+            Slot::View { .. } => Err(format!("%{} is part of a buffer, not a whole one", v.0)),
         }
     }
 
@@ -520,13 +533,23 @@ impl Machine<'_> {
 
     /// The buffer and element a load or store refers to, bounds-checked.
     fn place(&self, mem: Value, index: Option<Value>) -> Res<(usize, usize)> {
-        let id = self.mem(mem)?;
+        let (id, start, len) = self.range(mem)?;
         let i = index.map_or(Ok(0), |i| self.usize(i))?;
-        let len = self.mems[id].len();
         if i >= len {
             return Err(format!("index out of bounds: the len is {len} but the index is {i}"));
         }
-        Ok((id, i))
+        Ok((id, start + i))
+    }
+
+    /// The buffer memory `v` is in, and where in it.
+    fn range(&self, v: Value) -> Res<(usize, usize, usize)> {
+        match self.get(v)? {
+            Slot::View { id, start, len } => Ok((id, start, len)),
+            _ => {
+                let id = self.mem(v)?;
+                Ok((id, 0, self.mems[id].len()))
+            }
+        }
     }
 
     fn region(&mut self, r: &Region) -> Result<Flow, InterpError> {
@@ -661,7 +684,18 @@ impl Machine<'_> {
                 }
                 return Ok(Some(slot));
             }
-            Len(a) => Val::Int(self.mems[self.mem(*a)?].len() as i128, Scalar::Usize),
+            Len(a) => Val::Int(self.range(*a)?.2 as i128, Scalar::Usize),
+            Slice { base, start, end } => {
+                let (id, s0, l0) = self.range(*base)?;
+                let (s, e) = (self.usize(*start)?, self.usize(*end)?);
+                if s > e {
+                    return Err(format!("slice index starts at {s} but ends at {e}"));
+                }
+                if e > l0 {
+                    return Err(format!("range end index {e} out of range for slice of length {l0}"));
+                }
+                return Ok(Some(Slot::View { id, start: s0 + s, len: e - s }));
+            }
             Alloc { len, init } => {
                 let n = self.usize(*len)?;
                 let init = self.scalar(*init)?;
@@ -678,10 +712,10 @@ impl Machine<'_> {
                 return Ok(Some(Slot::Mem(self.mems.len() - 1)));
             }
             Fill { mem, value } => {
-                let id = self.mem(*mem)?;
+                let (id, start, len) = self.range(*mem)?;
                 let v = self.scalar(*value)?;
-                self.charge(self.mems[id].len() as u64)?;
-                self.mems[id].fill(v);
+                self.charge(len as u64)?;
+                self.mems[id][start..start + len].fill(v);
                 return Ok(None);
             }
             Call { callee, args, outs, tape } => return self.call(callee, args, outs, *tape).map(|()| None),
@@ -742,6 +776,10 @@ fn zeroed(a: Arg) -> Arg {
 fn same_slot(a: Slot, b: Slot) -> bool {
     match (a, b) {
         (Slot::Mem(x), Slot::Mem(y)) | (Slot::Rec(x), Slot::Rec(y)) => x == y,
+        (Slot::Mem(x), Slot::View { id, .. }) | (Slot::View { id, .. }, Slot::Mem(x)) => x == id,
+        (Slot::View { id: x, start: a, len: n }, Slot::View { id: y, start: b, len: m }) => {
+            x == y && a < b + m && b < a + n
+        }
         _ => false,
     }
 }

@@ -115,6 +115,13 @@ pub enum OpKind {
         base: Value,
         name: String,
     },
+    /// A sub-slice `&base[start..end]` (or `&mut`, as the result's access says): memory
+    /// that aliases part of `base`, so writing it writes `base`.
+    Slice {
+        base: Value,
+        start: Value,
+        end: Value,
+    },
     /// A new local buffer: `vec![init; len]`, or `[init; N]` when the result is an array.
     Alloc {
         len: Value,
@@ -199,6 +206,7 @@ impl OpKind {
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
             Alloc { len, init } => vec![*len, *init],
+            Slice { base, start, end } => vec![*base, *start, *end],
             Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
             Call { args, .. } => args.iter().map(|a| a.0).collect(),
             DeclVar { init, .. } => vec![*init],
@@ -222,6 +230,7 @@ impl OpKind {
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
             Alloc { len, init } => vec![len, init],
+            Slice { base, start, end } => vec![base, start, end],
             Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
             Call { args, .. } => args.iter_mut().map(|a| &mut a.0).collect(),
             DeclVar { init, .. } => vec![init],

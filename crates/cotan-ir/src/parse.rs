@@ -16,6 +16,7 @@
 //!            | "load" VALUE ["[" VALUE "]"] [SPAN]
 //!            | "store" VALUE ["[" VALUE "]"] "," VALUE [SPAN]
 //!            | "alloc" "[" VALUE ";" VALUE "]" [SPAN]    alloc [init; len]
+//!            | "slice" VALUE "[" VALUE ".." VALUE "]" [SPAN]    &base[start..end]
 //!            | "fill" VALUE "," VALUE [SPAN]
 //!            | "var" VAR STRING ":" scalar "=" VALUE [SPAN]
 //!            | "get" VAR [SPAN]  |  "set" VAR "," VALUE [SPAN]
@@ -688,6 +689,15 @@ impl Parser {
                 let len = self.value()?;
                 self.expect_punct("]")?;
                 OpKind::Alloc { len, init }
+            }
+            "slice" => {
+                let base = self.value()?;
+                self.expect_punct("[")?;
+                let start = self.value()?;
+                self.expect_punct("..")?;
+                let end = self.value()?;
+                self.expect_punct("]")?;
+                OpKind::Slice { base, start, end }
             }
             "fill" => {
                 let [mem, value] = self.pair()?;

@@ -293,6 +293,7 @@ impl Printer<'_> {
             OpKind::Len(a) => write!(o, "len %{}", a.0).unwrap(),
             OpKind::Field { base, name } => write!(o, "field %{}, {name:?}", base.0).unwrap(),
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
+            OpKind::Slice { base, start, end } => write!(o, "slice %{}[%{}..%{}]", base.0, start.0, end.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::Call { callee, args, outs, tape } => {

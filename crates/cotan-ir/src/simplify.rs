@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use crate::{Const, Function, OpKind, Region, Value, Var};
 
-/// Removes pure ops whose results are never used, until nothing changes.
+/// Removes pure ops (and sub-slices) whose results are never used, until nothing changes.
 pub fn dead_code(f: &mut Function) {
     loop {
         let uses = use_counts(f);
@@ -18,7 +18,9 @@ pub fn dead_code(f: &mut Function) {
 
 fn prune(r: &mut Region, uses: &HashMap<Value, usize>, removed: &mut bool) {
     r.ops.retain(|op| {
-        let dead = op.kind.is_pure() && op.result.is_some_and(|v| !uses.contains_key(&v));
+        // (A sub-slice only names memory: unused, it does nothing either.)
+        let removable = op.kind.is_pure() || matches!(op.kind, OpKind::Slice { .. });
+        let dead = removable && op.result.is_some_and(|v| !uses.contains_key(&v));
         *removed |= dead;
         !dead
     });

@@ -266,6 +266,7 @@ impl Verifier<'_> {
                 | Field { .. }
                 | ZeroRecord(_)
                 | Alloc { .. }
+                | Slice { .. }
                 | GetVar(_)
                 | Pop
                 | VecPush { .. }
@@ -407,6 +408,23 @@ impl Verifier<'_> {
                 })?;
                 self.expect(*init, Ty::Scalar(m.elem), "initial value")?;
                 self.expect(*len, Ty::USIZE, "length")?;
+            }
+            Slice { base, start, end } => {
+                let m = self.mem(*base)?;
+                if !matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) {
+                    return Err(format!("%{} is not a slice, an array or a vector", base.0));
+                }
+                let v = r
+                    .mem()
+                    .filter(|v| v.kind == MemKind::Slice && v.elem == m.elem && v.access != crate::Access::Owned);
+                let v = v.ok_or_else(|| {
+                    format!("a sub-slice is a reference to a slice of {}, not {}", m.elem, print_ty(r))
+                })?;
+                if v.access == crate::Access::Mut {
+                    self.writable(*base, m)?;
+                }
+                self.expect(*start, Ty::USIZE, "start")?;
+                self.expect(*end, Ty::USIZE, "end")?;
             }
             Fill { mem, value } => {
                 let m = self.mem(*mem)?;

@@ -326,3 +326,47 @@ fn errors_name_the_innermost_op() {
     // The writes made before the error are visible.
     assert_eq!(args[3], Arg::Mem((0..3).map(|i| Val::Int(i, Scalar::I32)).collect()));
 }
+
+/// `y = &mut x[1..4]; y[0] = 7; y[2] += x[0]; return len(y) * y[1]` on `[1, 2, 3, 4, 5]`.
+const SUB_SLICES: &str = r#"fn sub_slices(%0 "x": &mut [f64]) -> (f64) {
+  %1: usize = const 1
+  %2: usize = const 4
+  %3 "y": &mut [f64] = slice %0[%1..%2]
+  %4: usize = const 0
+  %5: f64 = const 7.0
+  store %3[%4], %5
+  %6: usize = const 2
+  %7: f64 = load %3[%6]
+  %8: f64 = load %0[%4]
+  %9: f64 = add %7, %8
+  store %3[%6], %9
+  %10: usize = len %3
+  %11: f64 = cast %10
+  %12: f64 = load %3[%1]
+  %13: f64 = mul %11, %12
+  return %13
+}
+"#;
+
+#[test]
+fn sub_slices_alias_their_base() {
+    let f = parse(SUB_SLICES).unwrap();
+    verify(&f).unwrap();
+    assert_eq!(print(&parse(&print(&f)).unwrap()), print(&f));
+    let mut args = [f64s(&[1.0, 2.0, 3.0, 4.0, 5.0])];
+    assert_eq!(f64_result(&f, &mut args), 9.0);
+    let Arg::Mem(x) = &args[0] else { panic!() };
+    let x: Vec<f64> = x.iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(x, [1.0, 7.0, 3.0, 5.0, 5.0]);
+}
+
+#[test]
+fn sub_slices_out_of_range_fail_like_rust() {
+    for (range, message) in [("%2..%1", "starts at 4 but ends at 1"), ("%1..%14", "out of range for slice of length 5")]
+    {
+        let text = SUB_SLICES.replace("%1..%2", range).replace("  %3 \"y\"", "  %14: usize = const 9\n  %3 \"y\"");
+        let f = parse(&text).unwrap();
+        let err = run(&f, &mut [f64s(&[1.0, 2.0, 3.0, 4.0, 5.0])]).unwrap_err();
+        assert!(err.to_string().contains(message), "{err}");
+    }
+}
