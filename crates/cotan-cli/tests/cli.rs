@@ -156,6 +156,23 @@ fn calls_with_the_same_buffer_twice_and_buffers_used_after_calls() {
 }
 
 #[test]
+fn check_reads_the_crate_constants() {
+    let file = scratch("constants.rs");
+    std::fs::write(
+        &file,
+        "const N: usize = 3;\n\
+         const W: [f64; N] = [0.5, 1.5, -2.0];\n\
+         mod inner { pub const S: f64 = 0.25 * super::W[0]; }\n\
+         fn helper(x: &[f64; N]) -> f64 { let mut s = 0.0; for i in 0..N { s += W[i] * x[i].sin(); } s * inner::S }\n\
+         fn f(x: &[f64; N]) -> f64 { const K: f64 = 2.0; helper(x) + K * x[0] * x[1] * inner::S }\n",
+    )
+    .unwrap();
+    let o = cotan(&["check", &file, "--fn", "f", "--trials", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("agree at 2 point(s)"), "{}", stdout(&o));
+}
+
+#[test]
 fn check_finds_a_wrong_rule_inside_a_struct_function() {
     let file = scratch("wrong_struct.rs");
     std::fs::write(

@@ -3,6 +3,7 @@
 //! errors into `compile_error!`s with spans. `cotan-macros` calls it from the compiler,
 //! `cotan-cli` from the command line.
 
+mod constants;
 mod custom;
 mod doctest;
 mod program;
@@ -456,6 +457,23 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
 
 /// The function with the attribute, lowered.
 pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+    lower_root_at(func, &root_place(func))
+}
+
+/// The function with the attribute, found at `place`, lowered.
+pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<cotan_syntax::Lowered> {
+    let with_constants;
+    let func = match (&place.src, place.at) {
+        (Some(src), Some((module, f))) => {
+            let (scope, imp) = match f {
+                Some(f) if func.sig.ident == src.fns[f].name => (src.fns[f].scope, src.fns[f].imp),
+                _ => (module, None),
+            };
+            with_constants = constants::substitute(func, src, scope, imp)?;
+            &with_constants
+        }
+        _ => func,
+    };
     let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
     internal_check(&lowered.func, "lowering")?;
     cotan_ir::simplify::cse(&mut lowered.func);
@@ -469,20 +487,27 @@ pub(crate) fn program_for(
     func: &syn::ItemFn,
     rule: program::Rule,
 ) -> program::Program {
+    let place = root_place(func);
+    program::Program::new(lowered, rule, place.src, place.at)
+}
+
+/// Where the function with an attribute is: its crate's sources, and the module (or block)
+/// and function of them it is in. Both unknown when the macro cannot read them.
+pub(crate) struct Place {
+    pub src: Option<std::rc::Rc<sources::Sources>>,
+    pub at: Option<(sources::ModId, Option<sources::FnId>)>,
+}
+
+/// Where the function with the attribute is, from the file its spans name.
+fn root_place(func: &syn::ItemFn) -> Place {
     // The file of the function itself: a macro's attribute may be written elsewhere.
     let file = func.sig.ident.span().local_file().or_else(|| FILE.with(|f| f.borrow().clone()));
     let src = file.as_deref().and_then(sources::Sources::for_file);
-    program_in(lowered, func, rule, src, file)
+    place_in(func, src, file)
 }
 
-/// The program around `func`, in sources `src` of which `file` holds it.
-fn program_in(
-    lowered: &cotan_syntax::Lowered,
-    func: &syn::ItemFn,
-    rule: program::Rule,
-    src: Option<std::rc::Rc<sources::Sources>>,
-    file: Option<PathBuf>,
-) -> program::Program {
+/// Where `func` is in sources `src`, of which `file` holds it.
+pub(crate) fn place_in(func: &syn::ItemFn, src: Option<std::rc::Rc<sources::Sources>>, file: Option<PathBuf>) -> Place {
     let name = func.sig.ident.to_string();
     let line = func.sig.ident.span().start().line;
     let at = match (&src, &file) {
@@ -494,13 +519,12 @@ fn program_in(
         if let Some((doc, path, line)) = file.as_deref().and_then(|f| doctest::sources(f, func)) {
             let at = doc.locate(&path, line, &name);
             if at.is_some() {
-                return program::Program::new(lowered, rule, Some(std::rc::Rc::new(doc)), at);
+                return Place { src: Some(std::rc::Rc::new(doc)), at };
             }
         }
     }
     // Sources that do not hold the function are not its crate's.
-    let src = src.filter(|_| at.is_some());
-    program::Program::new(lowered, rule, src, at)
+    Place { src: src.filter(|_| at.is_some()), at }
 }
 
 /// The derivative `f` as a Rust function, with the derivatives of the functions it calls

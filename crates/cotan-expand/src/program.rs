@@ -156,8 +156,11 @@ impl Program {
         };
         let def = &src.fns[f];
         let item = def.item.clone();
-        let lowered = with_fallback(|| cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block))
-            .map_err(|e| in_callee(&c.shown, &e.span(), &e.to_string()))?;
+        let lowered = with_fallback(|| {
+            let item = crate::constants::substitute(&item, &src, def.scope, def.imp)?;
+            cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block)
+        })
+        .map_err(|e| in_callee(&c.shown, &e.span(), &e.to_string()))?;
         let mut func = lowered.func;
         self.rewrite(&mut func, def.module, def.imp)?;
         Ok(Rc::new(func))
@@ -401,7 +404,8 @@ impl Program {
         let shown = format!("`{}` ({})", def.name, src.location(f));
         let path = self.fn_path(&src, f)?;
         let rule = with_fallback(|| rule_of(&def.item.attrs));
-        let item = def.item.clone();
+        let item = with_fallback(|| crate::constants::substitute(&def.item, &src, def.scope, def.imp))
+            .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
         let mut assumed = vec![];
         let (mut func, spans) = match rule {
             Rule::Body => {

@@ -20,6 +20,7 @@ pub(crate) type FnId = usize;
 pub(crate) type TypeId = usize;
 pub(crate) type ImplId = usize;
 pub(crate) type DerivedId = usize;
+pub(crate) type ConstId = usize;
 
 /// A derivative that `#[autodiff_forward(NAME, ..)]` or `#[autodiff_reverse(NAME, ..)]`
 /// generates beside function `of`.
@@ -61,7 +62,9 @@ enum Item {
     Derived(DerivedId),
     Mod(ModId),
     Type(TypeId),
-    /// A `const` or `static` (which shadows names of the value namespace).
+    /// A `const` or a `static` that is not `mut`.
+    Const(ConstId),
+    /// A `static mut` (which shadows names of the value namespace).
     Value,
 }
 
@@ -83,6 +86,19 @@ pub(crate) struct FnDef {
     pub lines: (usize, usize),
     /// The line of its name (where messages point).
     pub line: usize,
+    /// Where the names of its body resolve: the items declared in it, then `module`'s.
+    pub scope: ModId,
+}
+
+/// A `const`, or a `static` that is not `mut`: a module's, a function body's or an `impl`
+/// block's (an associated constant).
+pub(crate) struct ConstDef {
+    pub name: String,
+    pub ty: syn::Type,
+    pub expr: syn::Expr,
+    /// Where the names of `expr` resolve.
+    pub module: ModId,
+    pub imp: Option<ImplId>,
 }
 
 pub(crate) struct TypeDef {
@@ -111,6 +127,7 @@ pub(crate) enum Res {
     Derived(DerivedId),
     Module(ModId),
     Type(TypeId),
+    Const(ConstId),
     /// Nothing of this crate (another crate's item, or a name it does not know).
     Outside,
 }
@@ -128,6 +145,7 @@ pub(crate) struct Sources {
     pub types: Vec<TypeDef>,
     pub impls: Vec<ImplDef>,
     pub derived: Vec<DerivedDef>,
+    pub consts: Vec<ConstDef>,
     /// Where macros are invoked in item position (their expansion is not read).
     macros: Vec<(Rc<PathBuf>, (usize, usize))>,
     /// Module paths start at the crate root (else at the top of the one file read).
@@ -182,6 +200,7 @@ impl Sources {
                 types: vec![],
                 impls: vec![],
                 derived: vec![],
+                consts: vec![],
                 macros: vec![],
                 rooted: false,
                 files: vec![],
@@ -212,6 +231,7 @@ impl Sources {
             types: vec![],
             impls: vec![],
             derived: vec![],
+            consts: vec![],
             macros: vec![],
             rooted,
             files: vec![],
@@ -270,7 +290,9 @@ impl Sources {
                     for d in self.derivatives(id) {
                         self.modules[m].items.push((self.derived[d].name.clone(), Item::Derived(d)));
                     }
-                    self.body_items(&f.block, m, dir);
+                    if let Some(b) = self.body_items(&f.block, m, dir) {
+                        self.fns[id].scope = b;
+                    }
                 }
                 syn::Item::Mod(md) => {
                     let name = md.ident.to_string();
@@ -319,6 +341,15 @@ impl Sources {
                     });
                     let iid = self.impls.len() - 1;
                     for it in &imp.items {
+                        if let syn::ImplItem::Const(c) = it {
+                            self.consts.push(ConstDef {
+                                name: c.ident.to_string(),
+                                ty: c.ty.clone(),
+                                expr: c.expr.clone(),
+                                module: m,
+                                imp: Some(iid),
+                            });
+                        }
                         if let syn::ImplItem::Fn(f) = it {
                             let item = syn::ItemFn {
                                 attrs: f.attrs.clone(),
@@ -330,7 +361,9 @@ impl Sources {
                             let vis = if imp.trait_.is_some() { syn::parse_quote!(pub) } else { f.vis.clone() };
                             let id = self.add_fn(item, m, Some(iid), &vis);
                             self.derivatives(id);
-                            self.body_items(&f.block, m, dir);
+                            if let Some(b) = self.body_items(&f.block, m, dir) {
+                                self.fns[id].scope = b;
+                            }
                         }
                     }
                 }
@@ -360,7 +393,10 @@ impl Sources {
                 }
                 syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
                 syn::Item::Macro(mac) => self.macros.push((file.clone(), lines_of(mac))),
-                syn::Item::Const(c) => self.modules[m].items.push((c.ident.to_string(), Item::Value)),
+                syn::Item::Const(c) => self.add_const(c.ident.to_string(), &c.ty, &c.expr, m),
+                syn::Item::Static(s) if matches!(s.mutability, syn::StaticMutability::None) => {
+                    self.add_const(s.ident.to_string(), &s.ty, &s.expr, m)
+                }
                 syn::Item::Static(s) => self.modules[m].items.push((s.ident.to_string(), Item::Value)),
                 _ => {}
             }
@@ -381,8 +417,15 @@ impl Sources {
             file,
             lines,
             line,
+            scope: m,
         });
         self.fns.len() - 1
+    }
+
+    fn add_const(&mut self, name: String, ty: &syn::Type, expr: &syn::Expr, m: ModId) {
+        let c = ConstDef { name: name.clone(), ty: ty.clone(), expr: expr.clone(), module: m, imp: None };
+        self.consts.push(c);
+        self.modules[m].items.push((name, Item::Const(self.consts.len() - 1)));
     }
 
     /// Records the derivatives the autodiff attributes of function `f` generate.
@@ -410,8 +453,8 @@ impl Sources {
         self.modules[m].items.push((name, Item::Type(id)));
     }
 
-    /// Items declared inside a function body: a block module, below `m`.
-    fn body_items(&mut self, block: &syn::Block, m: ModId, dir: &Path) {
+    /// Items declared inside a function body: a block module, below `m` (if there are any).
+    fn body_items(&mut self, block: &syn::Block, m: ModId, dir: &Path) -> Option<ModId> {
         struct Found(Vec<syn::Item>);
         impl<'ast> syn::visit::Visit<'ast> for Found {
             fn visit_item(&mut self, i: &'ast syn::Item) {
@@ -422,12 +465,13 @@ impl Sources {
         let mut found = Found(vec![]);
         syn::visit::Visit::visit_block(&mut found, block);
         if found.0.is_empty() {
-            return;
+            return None;
         }
         let path = self.modules[m].path.clone();
         let file = self.modules[m].file.clone();
         let b = self.add_module(Some(m), true, path, file, lines_of(block));
         self.items(&found.0, b, dir);
+        Some(b)
     }
 
     /// Where function `name`, at line `line` of `file`, is: the innermost module or block
@@ -517,7 +561,7 @@ impl Sources {
     /// A name declared or imported in module `m`.
     fn lookup_in(&self, m: ModId, name: &str, ns: Ns, depth: usize) -> Res {
         let fits = |it: &Item| match (it, ns) {
-            (Item::Fn(_) | Item::Derived(_) | Item::Value, Ns::Value) => true,
+            (Item::Fn(_) | Item::Derived(_) | Item::Const(_) | Item::Value, Ns::Value) => true,
             (Item::Mod(_) | Item::Type(_), Ns::Type) => true,
             // `Type::method(..)`, a unit or tuple struct's constructor.
             (Item::Type(_), Ns::Value) => true,
@@ -530,6 +574,7 @@ impl Sources {
                 Item::Derived(d) => Res::Derived(d),
                 Item::Mod(md) => Res::Module(md),
                 Item::Type(t) => Res::Type(t),
+                Item::Const(c) => Res::Const(c),
                 Item::Value => Res::Outside,
             };
         }
@@ -596,6 +641,12 @@ impl Sources {
             }
         }
         if found == Res::Outside {
+            // An associated constant.
+            if let Some(c) =
+                self.consts.iter().position(|c| c.name == name && c.imp.is_some_and(|i| self.impl_type(i) == Some(t)))
+            {
+                return Res::Const(c);
+            }
             if let Some(d) = self
                 .derived
                 .iter()

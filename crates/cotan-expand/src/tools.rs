@@ -50,13 +50,23 @@ impl cotan_ir::Callees for Derivation {
 }
 
 fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Program {
-    crate::program_in(lowered, func, Rule::Body, set.src.clone(), set.file.clone())
+    let place = place(set, func);
+    Program::new(lowered, Rule::Body, place.src, place.at)
+}
+
+fn place(set: &SourceSet, func: &syn::ItemFn) -> crate::Place {
+    crate::place_in(func, set.src.clone(), set.file.clone())
+}
+
+/// `func` lowered as the macros lower it, with the crate's constants of `set`.
+fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+    crate::lower_root_at(func, &place(set, func))
 }
 
 /// `func` as written, with the functions it calls (parsed from `set`, so that its spans
 /// give its lines there).
 pub fn primal(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<Derivation> {
-    let lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    let lowered = lower(set, func)?;
     let program = program(set, func, &lowered);
     Ok(Derivation { function: lowered.func, program: RefCell::new(program) })
 }
@@ -76,7 +86,7 @@ pub fn transform(
     name: &str,
     simplify: bool,
 ) -> syn::Result<Derivation> {
-    let lowered = crate::lower_root(func)?;
+    let lowered = lower(set, func)?;
     cotan_ad::check(&lowered.func, spec).map_err(|e| syn::Error::new(func.sig.ident.span(), e.message))?;
     let mut program = program(set, func, &lowered);
     program.reserve(name);
@@ -111,7 +121,7 @@ pub fn all_active(f: &Function, mode: Mode) -> Spec {
 /// float parameter of the reverse derivative (the function's and their shadows) is `Dual`,
 /// the seed of the result constant. Its tangents are Hessian-vector products.
 pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Result<Derivation> {
-    let lowered = crate::lower_root(func)?;
+    let lowered = lower(set, func)?;
     let spec = all_active(&lowered.func, Mode::Reverse);
     let mut program = program(set, func, &lowered);
     program.reserve(name);

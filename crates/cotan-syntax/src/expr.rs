@@ -942,8 +942,9 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
     Ok(())
 }
 
-/// `PI`, `f64::consts::E`, `f64::EPSILON`, ...
-fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
+/// The value of a float constant of the standard library: `PI`, `f64::consts::E`,
+/// `f64::EPSILON`, ... (`ty` is the float type, `None` for a bare name such as `PI`).
+pub fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
     use std::f64::consts as c;
     let f32_ = ty == Some(Scalar::F32);
     Some(match name {
@@ -981,7 +982,8 @@ fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
     })
 }
 
-fn int_constant(s: Scalar, name: &str) -> Option<i128> {
+/// The value of `i32::MAX` and the like.
+pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
     let bits = s.int_bits();
     match (name, s.is_signed()) {
         ("MAX", true) => Some((1i128 << (bits - 1)) - 1),

@@ -13,6 +13,7 @@ mod lower;
 mod record;
 mod signature;
 
+pub use expr::{float_constant, int_constant};
 pub use lower::{lower_fn, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
 pub use signature::{param_type, return_type, scalar_type};

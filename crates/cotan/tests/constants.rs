@@ -1,0 +1,178 @@
+//! The crate's constants in differentiated code: module-level, associated and
+//! function-local `const` items and `static` numbers, constant arrays, array lengths given
+//! by constants, constants defined from other constants and from std's, constants in
+//! patterns, and constants of the modules of called helpers. Every derivative is checked
+//! against finite differences and forward mode against reverse mode.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+use cotan::{autodiff_forward, autodiff_reverse, hvp};
+
+const N: usize = 3;
+const DT: f64 = 1.0 / 60.0;
+const TWO_PI: f64 = 2.0 * std::f64::consts::PI;
+static GAIN: f64 = 1.5;
+const WEIGHTS: [f64; N] = [0.5, -1.25, 2.0];
+const STEPS: usize = N * N - 5;
+const HALF: f32 = 0.5;
+const NEG: i32 = -2;
+const MASK: u32 = !0 >> 28;
+
+/// Checks `f: &[f64] -> f64` through its forward and reverse derivatives at `x`.
+fn check(
+    src: &'static str,
+    f: &dyn Fn(&[f64]) -> f64,
+    fwd: &dyn Fn(&[f64], &[f64]) -> (f64, f64),
+    rev: &dyn Fn(&[f64], &mut [f64]) -> f64,
+    x: &[f64],
+) {
+    let case = common::Case {
+        src,
+        shape: common::Shape::Slice,
+        primal: &|x| vec![f(x)],
+        jvp: &|x, u| {
+            let (y, t) = fwd(x, u);
+            (vec![y], vec![t])
+        },
+        vjp: &|x, w| {
+            let mut g = vec![0.0; x.len()];
+            let y = rev(x, &mut g);
+            (vec![y], g.iter().map(|v| v * w[0]).collect())
+        },
+    };
+    common::check_compiled(&case, x);
+}
+
+#[autodiff_forward(module_level_fwd, Dual, Dual)]
+#[autodiff_reverse(module_level_rev, Duplicated, Active)]
+fn module_level(x: &[f64; N]) -> f64 {
+    let mut s = 0.0;
+    for _ in 0..STEPS {
+        for i in 0..N {
+            s += WEIGHTS[i] * (x[i] * TWO_PI * DT).sin() * GAIN;
+        }
+    }
+    s + (HALF as f64) * x[0] * x[0] + (NEG as f64) * x[1] + (MASK as f64) * x[2]
+}
+
+#[test]
+fn module_level_constants() {
+    let f = |x: &[f64]| module_level(x.try_into().unwrap());
+    let fwd = |x: &[f64], u: &[f64]| module_level_fwd(x.try_into().unwrap(), u.try_into().unwrap());
+    let rev = |x: &[f64], g: &mut [f64]| module_level_rev(x.try_into().unwrap(), g.try_into().unwrap(), 1.0);
+    check("module_level", &f, &fwd, &rev, &[0.3, -1.2, 2.5]);
+    // The values are rustc's.
+    assert_eq!(STEPS, 4);
+    assert_eq!(MASK, 15);
+    let x = [0.3, -1.2, 2.5];
+    let mut want = 0.0;
+    for _ in 0..4 {
+        for i in 0..3 {
+            want += WEIGHTS[i] * (x[i] * TWO_PI * DT).sin() * GAIN;
+        }
+    }
+    want += 0.5 * x[0] * x[0] - 2.0 * x[1] + 15.0 * x[2];
+    assert_eq!(module_level_fwd(&x, &[0.0; 3]).0, want);
+}
+
+struct Spring;
+
+impl Spring {
+    const STIFFNESS: f64 = 4.0;
+    const REST: f64 = Self::STIFFNESS / 8.0;
+
+    fn energy(x: f64) -> f64 {
+        0.5 * Self::STIFFNESS * (x - Self::REST) * (x - Self::REST)
+    }
+}
+
+#[autodiff_forward(associated_fwd, Dual, Dual)]
+#[autodiff_reverse(associated_rev, Duplicated, Active)]
+fn associated(x: &[f64]) -> f64 {
+    // Through a helper (its own `Self::`), and directly.
+    Spring::energy(x[0]) + Spring::STIFFNESS * x[1] * Spring::REST
+}
+
+#[test]
+fn associated_constants() {
+    let f = |x: &[f64]| associated(x);
+    let fwd = |x: &[f64], u: &[f64]| associated_fwd(x, u);
+    let rev = |x: &[f64], g: &mut [f64]| associated_rev(x, g, 1.0);
+    check("associated", &f, &fwd, &rev, &[0.7, -0.4]);
+}
+
+#[autodiff_forward(local_fwd, Dual, Dual)]
+#[autodiff_reverse(local_rev, Duplicated, Active)]
+fn local(x: &[f64]) -> f64 {
+    const K: usize = 2;
+    const SCALE: f64 = K as f64 * 0.25;
+    let mut buf = [0.0; K + 1];
+    for i in 0..=K {
+        buf[i] = x[i % x.len()] * SCALE;
+    }
+    let mut s = 0.0;
+    for i in 0..buf.len() {
+        s += if i == K { buf[i].exp() } else { buf[i] * buf[i] };
+    }
+    s
+}
+
+#[test]
+fn function_local_constants_and_patterns() {
+    let f = |x: &[f64]| local(x);
+    let fwd = |x: &[f64], u: &[f64]| local_fwd(x, u);
+    let rev = |x: &[f64], g: &mut [f64]| local_rev(x, g, 1.0);
+    check("local", &f, &fwd, &rev, &[0.7, -0.4]);
+}
+
+mod physics {
+    /// Private to this module: the derivative emitted elsewhere still sees its value.
+    const G: f64 = 9.81;
+    pub(crate) const SUBSTEPS: usize = 4;
+
+    pub fn fall(h: f64, v: f64) -> f64 {
+        let mut h = h;
+        let mut v = v;
+        let dt = super::DT / SUBSTEPS as f64;
+        for _ in 0..SUBSTEPS {
+            v -= G * dt;
+            h += v * dt;
+        }
+        h * h + v
+    }
+}
+
+#[autodiff_forward(helper_fwd, Dual, Dual)]
+#[autodiff_reverse(helper_rev, Duplicated, Active)]
+#[hvp(helper_hvp)]
+fn helper(x: &[f64]) -> f64 {
+    physics::fall(x[0], x[1]) * physics::SUBSTEPS as f64
+}
+
+#[test]
+fn constants_of_called_helpers_in_every_mode() {
+    let f = |x: &[f64]| helper(x);
+    let fwd = |x: &[f64], u: &[f64]| helper_fwd(x, u);
+    let rev = |x: &[f64], g: &mut [f64]| helper_rev(x, g, 1.0);
+    check("helper", &f, &fwd, &rev, &[10.0, -0.5]);
+    // Second order: the Hessian of 4 (h_n² + v_n), with h_n and v_n affine in (h, v).
+    let x = [10.0, -0.5];
+    let v = [0.3, 1.0];
+    let (mut g, mut hv) = ([0.0; 2], [0.0; 2]);
+    helper_hvp(&x, &v, &mut g, &mut hv);
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; 2];
+        helper_rev(x, &mut g, 1.0);
+        g
+    };
+    let h = 1e-4;
+    let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+    let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+    for k in 0..2 {
+        let want = (grad(&xp)[k] - grad(&xm)[k]) / (2.0 * h);
+        assert!((hv[k] - want).abs() <= 1e-7 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
+}
