@@ -3,13 +3,16 @@
 //! Errors are `syn::Error`s whose spans point at the unsupported construct and whose
 //! text says what to do instead.
 
+mod agg;
 mod chain;
+mod closure;
 mod exits;
 mod expr;
 mod generic;
 mod infer;
 mod iter;
 mod lower;
+mod matching;
 mod record;
 mod signature;
 

@@ -10,6 +10,7 @@ use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scal
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+use crate::agg::{Agg, Merge, Slot, Tree};
 use crate::exits::{exits_of_block, exits_of_expr, exits_of_stmt, Exit};
 use crate::infer::{Class, Infer, STy};
 use crate::signature;
@@ -38,7 +39,7 @@ pub(crate) fn err_at<T>(node: &impl quote::ToTokens, msg: impl std::fmt::Display
     Err(syn::Error::new_spanned(node, msg))
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Binding {
     Value(Value),
     Var(Var),
@@ -50,6 +51,10 @@ pub(crate) enum Binding {
         start: Value,
         len: Value,
     },
+    /// A tuple or `Option` (see `agg.rs`).
+    Agg(Tree<Slot>),
+    /// A local closure: an index into `Lower::closures`.
+    Closure(usize),
 }
 
 pub(crate) struct LoopCtx {
@@ -66,7 +71,7 @@ pub(crate) struct Lower {
     pub(crate) func: Function,
     pub(crate) spans: Vec<Span>,
     span: SpanId,
-    stack: Vec<Vec<Op>>,
+    pub(crate) stack: Vec<Vec<Op>>,
     /// Ops hoisted to the top of the function so far (record fields).
     hoisted: usize,
     /// The field of a record, by record and field name.
@@ -77,7 +82,7 @@ pub(crate) struct Lower {
     /// Values read from number fields (whose type may be known only from their uses).
     pub(crate) field_loads: std::collections::HashSet<Value>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
-    scopes: Vec<Vec<(String, Binding)>>,
+    pub(crate) scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
     sty: HashMap<Value, STy>,
     var_sty: HashMap<Var, STy>,
@@ -87,11 +92,13 @@ pub(crate) struct Lower {
     pending_zeros: Vec<Value>,
     /// Those of them that are ones rather than zeros.
     pending_ones: std::collections::HashSet<Value>,
-    loops: Vec<LoopCtx>,
+    pub(crate) loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
     ret_var: Option<Var>,
     pub(crate) ret_ty: Option<STy>,
+    /// Local closures, inlined where they are called.
+    pub(crate) closures: Vec<crate::closure::ClosureDef>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -173,6 +180,7 @@ impl Lower {
             ret_flag: None,
             ret_var: None,
             ret_ty: None,
+            closures: vec![],
         }
     }
 }
@@ -212,7 +220,7 @@ impl Lower {
         self.stack.last_mut().unwrap().push(Op { kind, result: None, span: self.span });
     }
 
-    fn effect_at(&mut self, depth: usize, kind: OpKind) {
+    pub(crate) fn effect_at(&mut self, depth: usize, kind: OpKind) {
         self.stack[depth - 1].push(Op { kind, result: None, span: self.span });
     }
 
@@ -273,7 +281,7 @@ impl Lower {
         self.zero_at(depth, t)
     }
 
-    fn zero_at(&mut self, depth: usize, t: STy) -> Value {
+    pub(crate) fn zero_at(&mut self, depth: usize, t: STy) -> Value {
         let c = match self.infer.class_of(t) {
             Some(Class::Float) => Const::Float(0.0),
             Some(Class::Int) => Const::Int(0),
@@ -390,7 +398,7 @@ impl Lower {
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| *b)
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| b.clone())
     }
 
     // ---- function body ----
@@ -407,9 +415,10 @@ impl Lower {
             }
         }
         let tail = match final_return {
-            Some(e) => self.stmts_then(stmts, |l| l.expr_opt(e))?,
+            Some(e) => self.stmts_then(stmts, |l| l.agg_opt(e))?,
             None => self.stmts_then(stmts, |_| Ok(None))?,
         };
+        let tail = self.single_value(tail, body.span())?;
         let mut ret = vec![];
         match (tail, self.ret_ty) {
             (Some(v), Some(t)) => {
@@ -431,6 +440,8 @@ impl Lower {
             }
             (None, Some(t)) => match self.ret_var {
                 Some(rv) => ret.push(self.emit_s(OpKind::GetVar(rv), t)),
+                // `unimplemented!()`: the body panics; a placeholder result follows it.
+                None if stmts.last().is_some_and(crate::expr::ends_in_panic) => ret.push(self.zero(t)),
                 None => return err_at(&body, "cotan could not find the value this function returns"),
             },
             (Some(_), None) => return err_at(&body, "this function returns `()` but its body ends in a value"),
@@ -465,7 +476,7 @@ impl Lower {
                         vals.push(v);
                     }
                 }
-                syn::Expr::Call(c) if crate::expr::is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
+                syn::Expr::Call(c) if l.is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
                 e => {
                     return err_at(
                         e,
@@ -488,7 +499,7 @@ impl Lower {
         Ok(())
     }
 
-    pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Value>> {
+    pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Agg>> {
         self.stmts_then(&b.stmts, |_| Ok(None))
     }
 
@@ -497,8 +508,8 @@ impl Lower {
     fn stmts_then(
         &mut self,
         stmts: &[syn::Stmt],
-        tail: impl FnOnce(&mut Self) -> syn::Result<Option<Value>>,
-    ) -> syn::Result<Option<Value>> {
+        tail: impl FnOnce(&mut Self) -> syn::Result<Option<Agg>>,
+    ) -> syn::Result<Option<Agg>> {
         self.scopes.push(vec![]);
         let r = self.stmts_inner(stmts, Box::new(tail));
         self.scopes.pop();
@@ -509,8 +520,8 @@ impl Lower {
     fn stmts_inner(
         &mut self,
         stmts: &[syn::Stmt],
-        tail: Box<dyn FnOnce(&mut Self) -> syn::Result<Option<Value>> + '_>,
-    ) -> syn::Result<Option<Value>> {
+        tail: Box<dyn FnOnce(&mut Self) -> syn::Result<Option<Agg>> + '_>,
+    ) -> syn::Result<Option<Agg>> {
         for (k, stmt) in stmts.iter().enumerate() {
             let last = k + 1 == stmts.len();
             let value = self.stmt(stmt, last)?;
@@ -528,20 +539,13 @@ impl Lower {
                 let depth = self.stack.len();
                 self.push_region();
                 let v = self.stmts_inner(rest, tail)?;
-                let carried = match v {
-                    Some(v) => {
-                        let t = self.scalar_sty(v, stmt.span())?;
-                        let zero = self.zero_at(depth, t);
-                        let var = self.new_var("value", t);
-                        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
-                        self.effect(OpKind::SetVar(var, v));
-                        Some((var, t))
-                    }
-                    None => None,
-                };
+                let mut carried = Merge::new(depth);
+                if let Some(v) = v {
+                    carried.set(self, &v, stmt.span())?;
+                }
                 let then_region = self.pop_region();
                 self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
-                return Ok(carried.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)));
+                return Ok(carried.get(self));
             }
         }
         tail(self)
@@ -565,14 +569,14 @@ impl Lower {
         acc.unwrap_or_else(|| self.bool_const(false))
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Value>> {
+    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Agg>> {
         self.at(stmt.span());
         match stmt {
             syn::Stmt::Local(local) => {
                 self.local(local)?;
                 Ok(None)
             }
-            syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if crate::expr::is_user_call(c) => {
+            syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if self.is_user_call(c) => {
                 // A call whose result is dropped: it may return `()`.
                 self.user_call(c, false)?;
                 Ok(None)
@@ -583,7 +587,7 @@ impl Lower {
                 Ok(None)
             }
             syn::Stmt::Expr(e, semi) => {
-                let v = self.expr_opt(e)?;
+                let v = self.agg_opt(e)?;
                 Ok(if semi.is_none() && last { v } else { None })
             }
             syn::Stmt::Macro(m) => {
@@ -598,20 +602,17 @@ impl Lower {
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
         let Some(init) = &local.init else {
-            return err_at(&local, "cotan needs `let` to have an initial value; write `let x = ...;`");
+            return self.deferred_let(local);
         };
         if let Some((_, diverge)) = &init.diverge {
-            return err_at(
-                &diverge,
-                "cotan does not support `let ... else`; use `if` or `match` outside the differentiated code",
-            );
+            return self.let_else(&local.pat, &init.expr, diverge);
         }
-        let (pat, annot) = match &local.pat {
-            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
-            p => (p, None),
+        let pat = match &local.pat {
+            syn::Pat::Type(pt) => &*pt.pat,
+            p => p,
         };
         if let (syn::Pat::Tuple(t), syn::Expr::Call(c)) = (pat, &*init.expr) {
-            if crate::expr::is_user_call(c) {
+            if self.is_user_call(c) {
                 // `let (a, b) = g(..)`: a function returning a tuple, as a generated derivative does.
                 let vals = self.user_call_n(c, t.elems.len())?;
                 for (p, v) in t.elems.iter().zip(vals) {
@@ -620,24 +621,38 @@ impl Lower {
                 return Ok(());
             }
         }
-        if !matches!(pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
+        if let (syn::Pat::Ident(pi), syn::Expr::Closure(c)) = (pat, strip_parens(&init.expr)) {
+            return self.define_closure(pi, c);
+        }
+        let a = self.agg(&init.expr)?;
+        self.bind_agg(&local.pat, a)
+    }
+
+    /// `let y;` (or `let y: f64;`), assigned later: a variable whose first value is a
+    /// placeholder that Rust's definite-assignment rule guarantees nobody reads.
+    fn deferred_let(&mut self, local: &syn::Local) -> syn::Result<()> {
+        let (pat, annot) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let syn::Pat::Ident(pi) = pat else {
             return err_at(
                 pat,
-                "cotan supports only simple bindings in `let` (`x`, `mut x`, `_`); destructure with separate `let`s",
+                "cotan needs `let` with a pattern to have an initial value; declare each name with its own `let x;`",
             );
-        }
-        let v = self.expr(&init.expr)?;
-        if let Some(ty) = annot {
-            if let (Some(s), Some(_)) = (signature::elem_type(ty), self.func.ty(v).mem()) {
-                let have = self.elem_sty(v);
-                self.unify(STy::Known(s), have, ty.span())?;
-            }
-            if let Some(s) = signature::scalar_type(ty) {
-                let vt = self.scalar_sty(v, init.expr.span())?;
-                self.unify(STy::Known(s), vt, ty.span())?;
-            }
-        }
-        self.bind_pat(pat, v)
+        };
+        let t = match annot {
+            Some(ty) => match signature::scalar_type(ty) {
+                Some(s) => STy::Known(s),
+                None => return err_at(ty, "cotan supports `let x;` without a value for numbers and bools only"),
+            },
+            None => self.infer.fresh(crate::infer::Class::Any),
+        };
+        let zero = self.pending_zero(t);
+        let var = self.new_var(&pi.ident.to_string(), t);
+        self.effect(OpKind::DeclVar { var, init: zero });
+        self.bind(pi.ident.to_string(), Binding::Var(var));
+        Ok(())
     }
 
     /// Binds a `let` pattern (or a loop variable) to a value.
@@ -676,47 +691,51 @@ impl Lower {
 
     // ---- control flow ----
 
-    /// `if cond { a } else { b }`, as a statement or as an expression.
-    pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Value>> {
-        let cond = self.bool_expr(&e.cond)?;
+    /// `if cond { a } else { b }` and `if let PAT = e { a } else { b }`, as statements or
+    /// as expressions.
+    pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Agg>> {
+        let (cond, binder) = match strip_parens(&e.cond) {
+            syn::Expr::Let(l) => {
+                let scrutinee = self.agg(&l.expr)?;
+                let cond = match self.pat_test(&l.pat, &scrutinee)? {
+                    Some(c) => c,
+                    None => self.bool_const(true),
+                };
+                (cond, Some((&*l.pat, scrutinee)))
+            }
+            c => (self.bool_expr(c)?, None),
+        };
         let depth = self.stack.len();
+        let mut result = Merge::new(depth);
         self.push_region();
-        let a = self.block(&e.then_branch)?;
-        let mut result: Option<(Var, STy)> = None;
-        if let Some(a) = a {
-            result = Some(self.result_var(depth, a, e.then_branch.span())?);
-            self.effect(OpKind::SetVar(result.unwrap().0, a));
+        self.push_scope();
+        if let Some((pat, scrutinee)) = binder {
+            self.pat_bind(pat, scrutinee)?;
+        }
+        let a = self.block(&e.then_branch);
+        self.pop_scope();
+        if let Some(a) = a? {
+            result.set(self, &a, e.then_branch.span())?;
         }
         let then_region = self.pop_region();
         self.push_region();
         if let Some((_, else_expr)) = &e.else_branch {
-            let b = self.expr_opt(else_expr)?;
-            if let Some(b) = b {
-                let (var, t) = match result {
-                    Some(r) => r,
-                    None => {
-                        let r = self.result_var(depth, b, else_expr.span())?;
-                        result = Some(r);
-                        r
-                    }
-                };
-                let bt = self.scalar_sty(b, else_expr.span())?;
-                self.unify(t, bt, else_expr.span())?;
-                self.effect(OpKind::SetVar(var, b));
+            if let Some(b) = self.agg_opt(else_expr)? {
+                result.set(self, &b, else_expr.span())?;
             }
         }
         let else_region = self.pop_region();
         self.effect(OpKind::If { cond, then_region, else_region });
-        Ok(result.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
+        Ok(result.get(self))
     }
 
-    /// A variable declared in the region at `depth` that receives the value of a branch.
-    fn result_var(&mut self, depth: usize, v: Value, span: Span) -> syn::Result<(Var, STy)> {
-        let t = self.scalar_sty(v, span)?;
-        let zero = self.zero_at(depth, t);
-        let var = self.new_var("value", t);
-        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
-        Ok((var, t))
+    /// A block's or branch's value where a single number (or memory) is expected.
+    pub(crate) fn single_value(&mut self, a: Option<Agg>, span: Span) -> syn::Result<Option<Value>> {
+        match a {
+            None => Ok(None),
+            Some(Tree::Leaf(v)) => Ok(Some(v)),
+            Some(a) => err(span, format!("expected a number here, found {}", a.describe())),
+        }
     }
 
     pub(crate) fn bool_expr(&mut self, e: &syn::Expr) -> syn::Result<Value> {
@@ -778,7 +797,7 @@ impl Lower {
         Ok(())
     }
 
-    /// A `for` loop over a general iterator chain (`zip`, `map`, `skip`, `chunks`, ...).
+    /// A `for` loop over a general iterator chain (`zip`, `map`, `filter`, `chunks`, ...).
     fn for_chain(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
         let c = crate::chain::chain(self, &e.expr)?;
         let ctx = self.loop_flags(&e.body, &e.label);
@@ -786,11 +805,15 @@ impl Lower {
         let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
         let k = self.func.new_value(Ty::USIZE, Some("k".into()), self.span);
         self.set_sty(k, usize_t);
+        // The body runs where the chain passes the item (under `if` after a `filter`).
         let bind = |l: &mut Self| {
-            let item = (c.item)(l, k)?;
-            crate::chain::bind_item(l, &e.pat, item)
+            (c.item)(l, k, &mut |l, item| {
+                crate::chain::bind_item(l, &e.pat, item)?;
+                l.block(&e.body).map(|_| ())
+            })
         };
-        let (body, ctx) = self.loop_body(ctx, bind, &e.body)?;
+        let empty = syn::Block { brace_token: Default::default(), stmts: vec![] };
+        let (body, ctx) = self.loop_body(ctx, bind, &empty)?;
         self.effect(OpKind::For {
             index: k,
             lo: zero,
@@ -929,7 +952,7 @@ fn writes_outside(r: &Region) -> bool {
     outside
 }
 
-fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+pub(crate) fn strip_parens(e: &syn::Expr) -> &syn::Expr {
     match e {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         e => e,
