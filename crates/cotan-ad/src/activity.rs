@@ -78,7 +78,8 @@ pub fn analyze_spec(f: &Function, spec: &crate::Spec) -> ActivityInfo {
         .params
         .iter()
         .zip(&spec.inputs)
-        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
+        // (Memory passed by value, an array `[f64; N]`, is the callee's own: not an output.)
+        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.access == cotan_ir::Access::Mut))
         .map(|(p, _)| *p)
         .collect();
     analyze(f, &seeds, ret_useful, &out_mems)

@@ -119,8 +119,11 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     for (k, (&act, &p)) in spec.inputs.iter().zip(&f.params).enumerate() {
         check_input(spec.mode, act, f.ty(p), &rust_type(f, f.ty(p))).or_else(|m| fail(Target::Input(k), m))?;
     }
-    if let (Some(act), Some(ty)) = (spec.ret, f.returns.first()) {
-        check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+    if let Some(act) = spec.ret {
+        // A tuple or array result is several values, each of which must fit.
+        for ty in &f.returns {
+            check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+        }
     }
     Ok(())
 }
@@ -159,6 +162,19 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
             Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{shown}`", act.name()))
         }
         (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
+        // An array passed by value (`[f64; N]`): its gradient is returned, as std does.
+        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) => {
+            if m.elem.is_float() {
+                Ok(())
+            } else {
+                Err(format!("`Active` needs floats; use `Const` for `{shown}`"))
+            }
+        }
+        (Duplicated | DuplicatedOnly, Ty::Mem(m))
+            if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) =>
+        {
+            Err(format!("an array passed by value (`{shown}`) is `Active` (its gradient is returned) or `Const`; `{}` is for references", act.name()))
+        }
         (Active | Duplicated | DuplicatedOnly, Ty::Mem(m))
             if matches!(m.kind, MemKind::Record(_)) && m.access == cotan_ir::Access::Owned =>
         {

@@ -1053,6 +1053,17 @@ impl Lower {
         Ok(dst)
     }
 
+    /// A local array holding a copy of the array `src`.
+    pub(crate) fn local_copy(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        let kind = self.mem_ty(src).unwrap().kind;
+        let t = self.elem_sty(src);
+        let init = self.pending_zero(t);
+        let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
+        let dst = self.alloc(init, t, len, kind, span)?;
+        self.copy_loop(dst, src, len);
+        Ok(dst)
+    }
+
     /// `for i in 0..len { dst[i] = src[i] }`.
     fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
         let usize_t = STy::Known(Scalar::Usize);

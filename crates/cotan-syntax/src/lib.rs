@@ -18,4 +18,4 @@ mod signature;
 
 pub use lower::{lower_fn, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
-pub use signature::{param_type, return_type, scalar_type};
+pub use signature::{param_type, return_type, scalar_type, ResultShape};

@@ -22,6 +22,9 @@ pub struct Lowered {
     /// Fields (`p.n`) whose use shows no number type (only `p.n as f64`, say): taken as
     /// integers, which the generated code must check (`rt::not_float`).
     pub assumed_int: Vec<(String, Span)>,
+    /// How the results (`func.returns`) make up the Rust result, when it is a tuple or an
+    /// array rather than a single value.
+    pub ret_shape: Option<crate::signature::ResultShape>,
 }
 
 impl Lowered {
@@ -95,8 +98,11 @@ pub(crate) struct Lower {
     pub(crate) loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
-    ret_var: Option<Var>,
-    pub(crate) ret_ty: Option<STy>,
+    /// The variables of an early `return`'s value (one per result).
+    ret_vars: Vec<Var>,
+    /// The types of the results: none for `()`, several for a tuple or an array.
+    pub(crate) ret_tys: Vec<STy>,
+    ret_shape: Option<crate::signature::ResultShape>,
     /// Local closures, inlined where they are called.
     pub(crate) closures: Vec<crate::closure::ClosureDef>,
 }
@@ -144,16 +150,16 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
         l.tuple_body(body, &tys)?;
         l.finalize();
-        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int });
+        let ret_shape = Some(signature::ResultShape::Tuple);
+        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape });
     }
-    l.ret_ty = signature::return_type(sig)?.map(STy::Known);
-    if let Some(t) = l.ret_ty {
-        let s = l.infer.resolve(t);
-        l.func.returns = vec![Ty::Scalar(s)];
-    }
+    let (tys, shape) = signature::result_types(sig)?;
+    l.ret_tys = tys.iter().map(|s| STy::Known(*s)).collect();
+    l.ret_shape = shape;
+    l.func.returns = tys.into_iter().map(Ty::Scalar).collect();
     l.body(body)?;
     l.finalize();
-    Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int })
+    Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape: shape })
 }
 
 impl Lower {
@@ -178,8 +184,9 @@ impl Lower {
             pending_ones: Default::default(),
             loops: vec![],
             ret_flag: None,
-            ret_var: None,
-            ret_ty: None,
+            ret_vars: vec![],
+            ret_tys: vec![],
+            ret_shape: None,
             closures: vec![],
         }
     }
@@ -407,45 +414,56 @@ impl Lower {
         let (stmts, final_return) = split_final_return(&body.stmts);
         if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
             self.ret_flag = Some(self.flag_at(1, "returned"));
-            if let Some(t) = self.ret_ty {
+            for t in self.ret_tys.clone() {
                 let z = self.zero(t);
                 let var = self.new_var("ret", t);
                 self.effect(OpKind::DeclVar { var, init: z });
-                self.ret_var = Some(var);
+                self.ret_vars.push(var);
             }
         }
         let tail = match final_return {
             Some(e) => self.stmts_then(stmts, |l| l.agg_opt(e))?,
             None => self.stmts_then(stmts, |_| Ok(None))?,
         };
-        let tail = self.single_value(tail, body.span())?;
         let mut ret = vec![];
-        match (tail, self.ret_ty) {
-            (Some(v), Some(t)) => {
-                let vt = self.scalar_sty(v, body.span())?;
-                self.unify(t, vt, body.span())?;
-                if let (Some(rv), Some(flag)) = (self.ret_var, self.ret_flag) {
-                    // The tail is the result only if no early return happened.
-                    let bool_t = STy::Known(Scalar::Bool);
-                    let returned = self.emit_s(OpKind::GetVar(flag), bool_t);
-                    let not = self.emit_s(OpKind::Unary(UnOp::Not, returned), bool_t);
-                    self.push_region();
-                    self.effect(OpKind::SetVar(rv, v));
-                    let then_region = self.pop_region();
-                    self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
-                    ret.push(self.emit_s(OpKind::GetVar(rv), t));
-                } else {
-                    ret.push(v);
+        match (tail, self.ret_tys.is_empty()) {
+            (Some(a), false) => {
+                let vals = self.result_values(a, body.span())?;
+                match self.ret_flag {
+                    Some(flag) => {
+                        // The tail is the result only if no early return happened.
+                        let bool_t = STy::Known(Scalar::Bool);
+                        let returned = self.emit_s(OpKind::GetVar(flag), bool_t);
+                        let not = self.emit_s(OpKind::Unary(UnOp::Not, returned), bool_t);
+                        self.push_region();
+                        for (var, v) in self.ret_vars.clone().into_iter().zip(vals) {
+                            self.effect(OpKind::SetVar(var, v));
+                        }
+                        let then_region = self.pop_region();
+                        self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
+                        for (var, t) in self.ret_vars.clone().into_iter().zip(self.ret_tys.clone()) {
+                            ret.push(self.emit_s(OpKind::GetVar(var), t));
+                        }
+                    }
+                    None => ret = vals,
                 }
             }
-            (None, Some(t)) => match self.ret_var {
-                Some(rv) => ret.push(self.emit_s(OpKind::GetVar(rv), t)),
-                // `unimplemented!()`: the body panics; a placeholder result follows it.
-                None if stmts.last().is_some_and(crate::expr::ends_in_panic) => ret.push(self.zero(t)),
-                None => return err_at(&body, "cotan could not find the value this function returns"),
-            },
-            (Some(_), None) => return err_at(&body, "this function returns `()` but its body ends in a value"),
-            (None, None) => {}
+            (None, false) => {
+                if !self.ret_vars.is_empty() {
+                    for (var, t) in self.ret_vars.clone().into_iter().zip(self.ret_tys.clone()) {
+                        ret.push(self.emit_s(OpKind::GetVar(var), t));
+                    }
+                } else if stmts.last().is_some_and(crate::expr::ends_in_panic) {
+                    // `unimplemented!()`: the body panics; placeholder results follow it.
+                    for t in self.ret_tys.clone() {
+                        ret.push(self.zero(t));
+                    }
+                } else {
+                    return err_at(&body, "cotan could not find the value this function returns");
+                }
+            }
+            (Some(_), true) => return err_at(&body, "this function returns `()` but its body ends in a value"),
+            (None, true) => {}
         }
         if !self.func.returns.is_empty() {
             self.effect(OpKind::Return(ret));
@@ -453,6 +471,53 @@ impl Lower {
         let ops = self.stack.pop().unwrap();
         self.func.body = Region { ops };
         Ok(())
+    }
+
+    /// The results a returned value makes, of the function's result types: a number, the
+    /// elements of a tuple, or those of an array.
+    fn result_values(&mut self, a: Agg, span: Span) -> syn::Result<Vec<Value>> {
+        use crate::signature::ResultShape;
+        let n = self.ret_tys.len();
+        let vals = match (self.ret_shape, a) {
+            (None, Tree::Leaf(v)) if self.func.ty(v).mem().is_none() => vec![v],
+            (Some(ResultShape::Tuple), Tree::Tuple(es)) if es.len() == n => {
+                let mut vals = vec![];
+                for e in es {
+                    match e {
+                        Tree::Leaf(v) => vals.push(v),
+                        e => {
+                            return err(
+                                span,
+                                format!("cotan returns tuples of numbers only; this element is {}", e.describe()),
+                            )
+                        }
+                    }
+                }
+                vals
+            }
+            (Some(ResultShape::Array), Tree::Leaf(m)) if self.func.ty(m).mem().is_some() => {
+                let t = self.elem_sty(m);
+                (0..n)
+                    .map(|k| {
+                        let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
+                        self.emit_s(OpKind::Load { mem: m, index: Some(i) }, t)
+                    })
+                    .collect()
+            }
+            (_, a) => {
+                let want = match self.ret_shape {
+                    None => "a number".to_string(),
+                    Some(ResultShape::Tuple) => format!("a tuple of {n} numbers"),
+                    Some(ResultShape::Array) => format!("an array of {n} numbers"),
+                };
+                return err(span, format!("expected {want} as the result, found {}", a.describe()));
+            }
+        };
+        for (v, t) in vals.iter().zip(self.ret_tys.clone()) {
+            let vt = self.scalar_sty(*v, span)?;
+            self.unify(t, vt, span)?;
+        }
+        Ok(vals)
     }
 
     /// The body of a function returning a tuple of scalars: it ends in a tuple `(a, b)` or in
@@ -920,13 +985,14 @@ impl Lower {
 
     pub(crate) fn return_expr(&mut self, e: &syn::ExprReturn) -> syn::Result<()> {
         if let Some(value) = &e.expr {
-            let v = self.expr(value)?;
-            let (Some(var), Some(t)) = (self.ret_var, self.ret_ty) else {
+            let a = self.agg(value)?;
+            if self.ret_vars.is_empty() {
                 return err_at(&e, "this function returns `()`; write `return;`");
-            };
-            let vt = self.scalar_sty(v, value.span())?;
-            self.unify(t, vt, value.span())?;
-            self.effect(OpKind::SetVar(var, v));
+            }
+            let vals = self.result_values(a, value.span())?;
+            for (var, v) in self.ret_vars.clone().into_iter().zip(vals) {
+                self.effect(OpKind::SetVar(var, v));
+            }
         }
         self.set_flag(self.ret_flag);
         for k in 0..self.loops.len() {

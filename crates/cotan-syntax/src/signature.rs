@@ -42,6 +42,10 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(ty) {
         return Some(Ty::Scalar(s));
     }
+    if let syn::Type::Array(a) = ty {
+        // `[f64; N]` by value: the function's own copy.
+        return Some(mem(scalar_type(&a.elem)?, MemKind::Array(array_len(&a.len)?), Access::Owned));
+    }
     let syn::Type::Reference(r) = ty else {
         return None;
     };
@@ -92,6 +96,39 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
                 None => err_at(&ty, "cotan supports functions that return a number, a bool or `()`; return other results through `&mut` parameters"),
             }
         }
+    }
+}
+
+/// How several results make up a function's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultShape {
+    /// `-> (f64, f64)`
+    Tuple,
+    /// `-> [f64; N]`
+    Array,
+}
+
+/// The scalar results of a function: none for `()`, one for a number, several for a
+/// tuple of numbers or an array of numbers (with their shape).
+pub fn result_types(sig: &syn::Signature) -> syn::Result<(Vec<Scalar>, Option<ResultShape>)> {
+    let syn::ReturnType::Type(_, ty) = &sig.output else { return Ok((vec![], None)) };
+    let unsupported = |ty: &syn::Type| {
+        err_at(ty, "cotan supports functions that return a number, a bool, `()`, a tuple of numbers or an array `[f64; N]`; return other results through `&mut` parameters")
+    };
+    match &**ty {
+        syn::Type::Tuple(t) if t.elems.is_empty() => Ok((vec![], None)),
+        syn::Type::Tuple(t) => match t.elems.iter().map(scalar_type).collect::<Option<Vec<_>>>() {
+            Some(tys) => Ok((tys, Some(ResultShape::Tuple))),
+            None => unsupported(ty),
+        },
+        syn::Type::Array(a) => match (scalar_type(&a.elem), array_len(&a.len)) {
+            (Some(s), Some(n)) => Ok((vec![s; n as usize], Some(ResultShape::Array))),
+            _ => unsupported(ty),
+        },
+        ty => match scalar_type(ty) {
+            Some(s) => Ok((vec![s], None)),
+            None => unsupported(ty),
+        },
     }
 }
 
@@ -158,6 +195,12 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.bind(name, Binding::Var(var));
                 continue;
             }
+        }
+        if mutable && ty.mem().is_some_and(|m| m.access == Access::Owned) {
+            // `mut p: [f64; N]`: written in a local copy, so that the parameter stays as given.
+            let c = l.local_copy(v, span)?;
+            l.bind(name, Binding::Value(c));
+            continue;
         }
         l.bind(name, Binding::Value(v));
     }

@@ -1,8 +1,0 @@
-use cotan::autodiff_reverse;
-
-#[autodiff_reverse(d_f, Active, Active)]
-fn f(x: f64) -> (f64, f64) {
-    (x, 2.0 * x)
-}
-
-fn main() {}
