@@ -682,6 +682,11 @@ impl<'f> Gen<'f> {
                 let c = self.expr(*cond).0;
                 quote!(assert!(#c, "{}", #message);)
             }
+            OpKind::Print { mac, format, args } => {
+                let mac = format_ident!("{}", mac);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(*a).0).collect();
+                quote!(#mac!(#format #(, #args)*);)
+            }
             OpKind::Push(v) => push(self.f.ty(*v), self.expr(*v).0),
             OpKind::Return(vals) => {
                 let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();

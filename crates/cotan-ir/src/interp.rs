@@ -706,6 +706,8 @@ impl Machine<'_> {
                 }
                 return Ok(None);
             }
+            // Output is not part of what the interpreter checks.
+            Print { .. } => return Ok(None),
             Push(v) => {
                 let v = self.scalar(*v)?;
                 self.tapes[tape_index(v.scalar())].push(v);

@@ -179,6 +179,14 @@ pub enum OpKind {
         cond: Value,
         message: String,
     },
+    /// `println!(format, args..)` (or `print`, `eprintln`, `eprint`, named by `mac`): a side
+    /// effect of the primal, kept once (in the forward sweep of reverse mode). The format
+    /// refers to the arguments by position only (`{0}`, `{1:.3}`).
+    Print {
+        mac: String,
+        format: String,
+        args: Vec<Value>,
+    },
     /// Save a value on the reverse sweep's stack of its type.
     Push(Value),
     /// Take the most recently pushed value of the result's type.
@@ -195,7 +203,7 @@ impl OpKind {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![*a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
-            Math(_, args) | Return(args) => args.clone(),
+            Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
@@ -218,7 +226,7 @@ impl OpKind {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![a],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
-            Math(_, args) | Return(args) => args.iter_mut().collect(),
+            Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),

@@ -726,6 +726,13 @@ impl Parser {
                 let message = self.string_opt().ok_or_else(|| self.expected("the assertion's message as a string"))?;
                 OpKind::Assert { cond, message }
             }
+            "print" => {
+                let mac = self.string_opt().ok_or_else(|| self.expected("the macro's name as a string"))?;
+                self.expect_punct(",")?;
+                let format = self.string_opt().ok_or_else(|| self.expected("the format as a string"))?;
+                let args = if self.eat_punct(",") { self.value_list()? } else { vec![] };
+                OpKind::Print { mac, format, args }
+            }
             "return" => OpKind::Return(self.value_list()?),
             _ => {
                 if let Some(op) = binop(kw) {

@@ -309,6 +309,12 @@ impl Printer<'_> {
             OpKind::GetVar(v) => write!(o, "get ${}", v.0).unwrap(),
             OpKind::SetVar(v, x) => write!(o, "set ${}, %{}", v.0, x.0).unwrap(),
             OpKind::Assert { cond, message } => write!(o, "assert %{}, {message:?}", cond.0).unwrap(),
+            OpKind::Print { mac, format, args } => {
+                write!(o, "print {mac:?}, {format:?}").unwrap();
+                for a in args {
+                    write!(o, ", %{}", a.0).unwrap();
+                }
+            }
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
             OpKind::SaveRecord(v) => write!(o, "save %{}", v.0).unwrap(),

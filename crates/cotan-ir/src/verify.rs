@@ -441,6 +441,11 @@ impl Verifier<'_> {
                 }
             }
             If { cond, .. } | Assert { cond, .. } => self.expect(*cond, Ty::BOOL, "condition")?,
+            Print { mac, .. } => {
+                if !matches!(mac.as_str(), "println" | "print" | "eprintln" | "eprint") {
+                    return Err(format!("`{mac}!` is not a printing macro"));
+                }
+            }
             For { index, lo, hi, step, exit, .. } => {
                 let it = self.ty(*index);
                 if !it.scalar().is_some_and(Scalar::is_int) {

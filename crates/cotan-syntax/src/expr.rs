@@ -1134,6 +1134,9 @@ impl Lower {
         if name == "matches" {
             return self.matches_macro(mac).map(Some);
         }
+        if crate::print::is_print(&name) {
+            return self.print_macro(mac, &name);
+        }
         statement_macro(self, mac)?;
         Ok(None)
     }
@@ -1243,6 +1246,9 @@ pub(crate) fn is_user_call(c: &syn::ExprCall) -> bool {
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
 pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
     let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    if crate::print::is_print(&name) {
+        return l.print_macro(mac, &name).map(|_| ());
+    }
     if let Some(message) = panic_message(mac) {
         // Raised where the primal raises it; the code after it does not run.
         let f = l.bool_const(false);
@@ -1255,7 +1261,7 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
     if !ASSERTS.contains(&name.as_str()) {
         return err_at(
             mac,
-            format!("cotan does not support the macro `{name}!` in differentiated code; supported: `assert!`-style macros, `vec!`, `matches!`, `panic!`, `unreachable!`, `todo!`, `unimplemented!`"),
+            format!("cotan does not support the macro `{name}!` in differentiated code; supported: `assert!`-style macros, `vec!`, `matches!`, `println!`-style macros, `dbg!`, `panic!`, `unreachable!`, `todo!`, `unimplemented!`; write out what other macros expand to"),
         );
     }
     let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
@@ -1269,11 +1275,7 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
             let op = if name.ends_with("_eq") { CmpOp::Eq } else { CmpOp::Ne };
             (l.emit_s(OpKind::Cmp(op, a, b), STy::Known(Scalar::Bool)), 2)
         }
-        _ => {
-            return err_at(&mac,
-                format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
-            )
-        }
+        _ => return err_at(&mac, format!("`{name}!` is missing its arguments")),
     };
     let message = match args.get(n) {
         Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }))

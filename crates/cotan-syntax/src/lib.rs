@@ -13,6 +13,7 @@ mod infer;
 mod iter;
 mod lower;
 mod matching;
+mod print;
 mod record;
 mod signature;
 

@@ -117,3 +117,52 @@ scalar_case!(
         }
     }
 );
+
+scalar_case!(
+    printing_keeps_the_primal_output,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let z = x * y;
+        println!("z = {z:.3}, x = {}, {name}", x, name = y);
+        eprint!("{{literal}} {0} {0:?}\n", z);
+        let w = dbg!(z.sin()) * x;
+        print!("");
+        println!();
+        w
+    }
+);
+
+/// In reverse mode the output is printed once, in the forward sweep; forward over reverse
+/// (second order) keeps that single print.
+#[test]
+fn prints_once_in_each_derivative() {
+    use cotan_ad::{Activity, Mode, Spec};
+    let item: syn::ItemFn = syn::parse_str(
+        "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i] * x[i]; println!(\"{i}: {s}\"); } s }",
+    )
+    .unwrap();
+    let f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
+    let count = |g: &cotan_ir::Function| {
+        let mut n = 0;
+        g.walk(&mut |op| n += usize::from(matches!(op.kind, cotan_ir::OpKind::Print { .. })));
+        n
+    };
+    let spec = Spec { mode: Mode::Reverse, inputs: vec![Activity::Duplicated], ret: Some(Activity::Active), width: 1 };
+    let rev = cotan_ad::reverse(&f, &spec, "rev", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&rev), 1);
+    let spec = Spec { mode: Mode::Forward, inputs: vec![Activity::Dual], ret: Some(Activity::Dual), width: 3 };
+    let fwd = cotan_ad::forward(&f, &spec, "fwd", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&fwd), 1);
+    let spec2 = Spec {
+        mode: Mode::Forward,
+        inputs: vec![Activity::Dual, Activity::Dual, Activity::Const],
+        ret: Some(Activity::Const),
+        width: 1,
+    };
+    let second = cotan_ad::forward(&rev, &spec2, "hvp", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&second), 1);
+    // The text form round-trips.
+    let text = cotan_ir::print(&rev);
+    assert_eq!(cotan_ir::print(&cotan_ir::parse(&text).unwrap()), text);
+}
