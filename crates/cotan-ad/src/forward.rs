@@ -115,6 +115,10 @@ impl Fwd<'_> {
                 let lanes: Vec<Value> = (0..self.width)
                     .map(|k| self.e.out.add_param(data.ty, lane_name(&name, k, self.width), data.span))
                     .collect();
+                if !data.ty.carries_derivative() {
+                    // An integer marked `Dual`: std's signature, a tangent nobody reads.
+                    continue;
+                }
                 if data.ty.mem().is_some() {
                     self.tan_mem.insert(p, lanes.into_iter().map(Shadow::Mem).collect());
                 } else {

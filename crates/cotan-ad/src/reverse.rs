@@ -512,7 +512,10 @@ impl<'a> Rev<'a> {
                 let mut m = data.ty.mem().unwrap();
                 m.access = cotan_ir::Access::Mut;
                 let dp = self.e.out.add_param(Ty::Mem(m), d_name(&name), data.span);
-                self.shadows[0].insert(p, Shadow::Mem(dp));
+                // Integers marked `Duplicated` keep std's signature; their shadow is unused.
+                if m.elem.is_float() {
+                    self.shadows[0].insert(p, Shadow::Mem(dp));
+                }
             }
         }
         // One seed per float result (a tuple or array result has several).

@@ -157,11 +157,11 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
     }
     match (act, ty) {
         (Const, _) => Ok(()),
-        (Dual | DualOnly, t) if t.carries_derivative() => Ok(()),
-        (Dual | DualOnly, _) => {
-            Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{shown}`", act.name()))
-        }
-        (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
+        // As in std, integers and bools may be marked like floats: they carry no derivative,
+        // but the derivative keeps std's signature (a tangent or shadow that is never read,
+        // a gradient that is zero).
+        (Dual | DualOnly, _) => Ok(()),
+        (Active, Ty::Scalar(_)) => Ok(()),
         // An array passed by value (`[f64; N]`): its gradient is returned, as std does.
         (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) => {
             if m.elem.is_float() {
@@ -183,15 +183,11 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         (Active, Ty::Mem(_)) => {
             Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{shown}`"))
         }
-        (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{shown}`")),
-        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.elem.is_float() => Ok(()),
+        (Duplicated | DuplicatedOnly, Ty::Mem(_)) => Ok(()),
         (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => {
             Err(format!("`{}` is for references; use `Active` for a float passed by value", act.name()))
         }
-        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => {
-            Err(format!("`{}` needs floats behind the reference; use `Const` for `{shown}`", act.name()))
-        }
-        _ => Err(format!("`{}` needs a reference to floats; use `Const` for `{shown}`", act.name())),
+        _ => Err(format!("`{}` is for references; use `Const` (or `Active`) for `{shown}`", act.name())),
     }
 }
 

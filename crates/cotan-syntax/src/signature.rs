@@ -50,6 +50,11 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
         return None;
     };
     let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
+    if let Some(inner) = boxed(&r.elem) {
+        // `&Box<f64>` is used as `&f64` (and callers' `&Box<f64>` coerces to it).
+        let t = param_type(&syn::Type::Reference(syn::TypeReference { elem: Box::new(inner.clone()), ..r.clone() }))?;
+        return Some(t);
+    }
     if let Some(s) = scalar_type(&r.elem) {
         return Some(mem(s, MemKind::Cell, access));
     }
@@ -69,6 +74,17 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
                 _ => None,
             }
         }
+        _ => None,
+    }
+}
+
+/// `T` of `Box<T>`.
+fn boxed(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match (last.ident == "Box", args.args.first()?) {
+        (true, syn::GenericArgument::Type(t)) => Some(t),
         _ => None,
     }
 }
@@ -174,6 +190,12 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                     return err_at(&pi, "cotan does not support `mut` struct parameters; take `&mut S` instead");
                 }
                 l.record_param(&pi.ident.to_string(), &rust_type, access, span);
+                continue;
+            }
+            if let (Some((rust_type, access)), syn::Pat::Wild(_)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
+                // `_: ()`, `_: Marker`: unused, named for the derivative's signature.
+                let name = format!("_arg{}", l.func.params.len());
+                l.record_param(&name, &rust_type, access, span);
                 continue;
             }
             return err_at(&pt.ty, SUPPORTED);
