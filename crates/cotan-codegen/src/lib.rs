@@ -403,6 +403,11 @@ impl<'f> Gen<'f> {
                 let m = self.mem_ref(*m);
                 (quote!(#m.len()), Prec::Atom)
             }
+            OpKind::Matches { value, pattern } => {
+                let v = self.mem_ref(*value);
+                let p: TokenStream = pattern.parse().expect("lowering checked the pattern");
+                (quote!(matches!(#v, #p)), Prec::Atom)
+            }
             OpKind::GetVar(v) => {
                 let n = self.var(*v);
                 (quote!(#n), Prec::Atom)

@@ -642,6 +642,9 @@ impl Machine<'_> {
                 self.mems[id][i] = v;
                 return Ok(None);
             }
+            Matches { pattern, .. } => {
+                return Err(format!("the interpreter cannot match enum variants (`{pattern}`); run the compiled code"))
+            }
             Field { base, name } => {
                 let Slot::Rec(id) = self.get(*base)? else { return Err(format!("%{} is not a struct", base.0)) };
                 let slot = self.recs[id].iter().find(|(n, _)| n == name).map(|(_, s)| *s);

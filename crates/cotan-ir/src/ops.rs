@@ -106,6 +106,12 @@ pub enum OpKind {
     },
     /// `mem.len()`, a `usize`.
     Len(Value),
+    /// `matches!(value, PATTERN)` on a record (an enum parameter): whether it is one of the
+    /// variants the pattern names (Rust syntax, binding no names). The result is a `bool`.
+    Matches {
+        value: Value,
+        pattern: String,
+    },
     /// Saves a copy of a record on the record stack (`Clone`), for the reverse sweep.
     SaveRecord(Value),
     /// The last record saved, taken off the stack: an owned record of the result's type.
@@ -202,6 +208,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![*a],
+            Matches { value, .. } => vec![*value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
@@ -225,6 +232,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![a],
+            Matches { value, .. } => vec![value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],
@@ -272,6 +280,10 @@ impl OpKind {
     /// True for ops without side effects or control flow, whose result depends only on operands.
     pub fn is_pure(&self) -> bool {
         use OpKind::*;
-        matches!(self, Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_))
+        // (`Matches` reads a record by value or behind `&`, which nothing writes.)
+        matches!(
+            self,
+            Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_) | Matches { .. }
+        )
     }
 }

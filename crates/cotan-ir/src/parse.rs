@@ -642,6 +642,12 @@ impl Parser {
             "not" => OpKind::Unary(UnOp::Not, self.value()?),
             "cast" => OpKind::Cast(self.value()?),
             "len" => OpKind::Len(self.value()?),
+            "matches" => {
+                let value = self.value()?;
+                self.expect_punct(",")?;
+                let pattern = self.string_opt().ok_or_else(|| self.expected("the pattern as a string"))?;
+                OpKind::Matches { value, pattern }
+            }
             "field" => {
                 let base = self.value()?;
                 self.expect_punct(",")?;

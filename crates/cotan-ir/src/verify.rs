@@ -263,6 +263,7 @@ impl Verifier<'_> {
                 | Select(..)
                 | Load { .. }
                 | Len(_)
+                | Matches { .. }
                 | Field { .. }
                 | RestoreRecord
                 | Alloc { .. }
@@ -373,6 +374,15 @@ impl Verifier<'_> {
                 self.writable(*mem, m)?;
                 self.index(m, *index)?;
                 self.expect(*value, Ty::Scalar(m.elem), "stored value")?;
+            }
+            Matches { value, .. } => {
+                let b = self.mem(*value)?;
+                if !matches!(b.kind, MemKind::Record(_)) {
+                    return Err(format!("%{} is not a struct or enum", value.0));
+                }
+                if r != Ty::BOOL {
+                    return Err("matches gives a bool".into());
+                }
             }
             Field { base, .. } => {
                 let b = self.mem(*base)?;

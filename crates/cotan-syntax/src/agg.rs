@@ -17,6 +17,9 @@ pub(crate) enum Tree<L> {
     Tuple(Vec<Tree<L>>),
     /// `Option<T>`: whether it is `Some`, and the payload.
     Option(L, Box<Tree<L>>),
+    /// A value of a fieldless enum made in the function (`Mode::A`): a `usize` numbering
+    /// the variant names the function uses (see `Lower::variant`).
+    Enum(L),
 }
 
 /// An aggregate value.
@@ -38,7 +41,7 @@ impl<L: Copy> Tree<L> {
 
     fn each_leaf(&self, f: &mut impl FnMut(L)) {
         match self {
-            Tree::Leaf(l) => f(*l),
+            Tree::Leaf(l) | Tree::Enum(l) => f(*l),
             Tree::Tuple(es) => es.iter().for_each(|e| e.each_leaf(f)),
             Tree::Option(flag, p) => {
                 f(*flag);
@@ -50,6 +53,7 @@ impl<L: Copy> Tree<L> {
     pub(crate) fn map<M>(&self, f: &mut impl FnMut(L) -> M) -> Tree<M> {
         match self {
             Tree::Leaf(l) => Tree::Leaf(f(*l)),
+            Tree::Enum(l) => Tree::Enum(f(*l)),
             Tree::Tuple(es) => Tree::Tuple(es.iter().map(|e| e.map(f)).collect()),
             Tree::Option(flag, p) => {
                 let flag = f(*flag);
@@ -61,6 +65,7 @@ impl<L: Copy> Tree<L> {
     pub(crate) fn try_map<M>(&self, f: &mut impl FnMut(L) -> syn::Result<M>) -> syn::Result<Tree<M>> {
         Ok(match self {
             Tree::Leaf(l) => Tree::Leaf(f(*l)?),
+            Tree::Enum(l) => Tree::Enum(f(*l)?),
             Tree::Tuple(es) => Tree::Tuple(es.iter().map(|e| e.try_map(f)).collect::<syn::Result<_>>()?),
             Tree::Option(flag, p) => {
                 let flag = f(*flag)?;
@@ -71,7 +76,7 @@ impl<L: Copy> Tree<L> {
 
     pub(crate) fn same_shape<M: Copy>(&self, other: &Tree<M>) -> bool {
         match (self, other) {
-            (Tree::Leaf(_), Tree::Leaf(_)) => true,
+            (Tree::Leaf(_), Tree::Leaf(_)) | (Tree::Enum(_), Tree::Enum(_)) => true,
             (Tree::Tuple(a), Tree::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_shape(y)),
             (Tree::Option(_, a), Tree::Option(_, b)) => a.same_shape(b),
             _ => false,
@@ -84,6 +89,7 @@ impl<L: Copy> Tree<L> {
             Tree::Leaf(_) => "a number",
             Tree::Tuple(_) => "a tuple",
             Tree::Option(..) => "an `Option`",
+            Tree::Enum(_) => "an enum value",
         }
     }
 

@@ -131,6 +131,10 @@ impl Lower {
     }
 
     fn path(&mut self, p: &syn::ExprPath) -> syn::Result<Agg> {
+        if p.qself.is_none() && crate::matching::is_variant_path(&p.path) {
+            let name = p.path.segments.last().unwrap().ident.to_string();
+            return Ok(Tree::Enum(self.variant(&name)));
+        }
         if let Some(ident) = p.path.get_ident() {
             let name = ident.to_string();
             match self.lookup(&name) {
@@ -259,6 +263,9 @@ impl Lower {
             self.write_place(place, new);
             return Ok(None);
         }
+        if matches!(b.op, B::Eq(_) | B::Ne(_)) && (self.is_enumish(&b.left) || self.is_enumish(&b.right)) {
+            return self.enum_eq(b).map(Some);
+        }
         let (lhs, lt) = self.scalar(&b.left)?;
         let (rhs, rt) = self.scalar(&b.right)?;
         self.at(b.span());
@@ -284,6 +291,43 @@ impl Lower {
         };
         self.unify(lt, rt, b.span())?;
         Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
+    }
+
+    /// Whether an expression is an enum value, judged without lowering it: a variant path
+    /// (`Mode::A`), a local holding one, or a struct-like parameter (an enum parameter).
+    fn is_enumish(&self, e: &syn::Expr) -> bool {
+        let syn::Expr::Path(p) = crate::lower::strip_parens(e) else { return false };
+        if crate::matching::is_variant_path(&p.path) {
+            return true;
+        }
+        match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+            Some(Binding::Agg(Tree::Enum(_))) => true,
+            Some(Binding::Value(v)) => crate::record::is_record(self.func.ty(v)),
+            _ => false,
+        }
+    }
+
+    /// `a == b` and `a != b` on fieldless enums.
+    fn enum_eq(&mut self, b: &syn::ExprBinary) -> syn::Result<Value> {
+        let bool_t = STy::Known(Scalar::Bool);
+        let (l, r) = (self.agg(&b.left)?, self.agg(&b.right)?);
+        self.at(b.span());
+        let eq = match (&l, &r) {
+            (Tree::Enum(x), Tree::Enum(y)) => self.emit_s(OpKind::Cmp(CmpOp::Eq, *x, *y), bool_t),
+            (Tree::Leaf(v), Tree::Enum(_)) | (Tree::Enum(_), Tree::Leaf(v)) if self.mem_ty(*v).is_some() => {
+                let other = if matches!(l, Tree::Leaf(_)) { &b.right } else { &b.left };
+                let syn::Expr::Path(p) = crate::lower::strip_parens(other) else {
+                    return err_at(other, "cotan compares an enum parameter with variants only (`mode == Mode::A`)");
+                };
+                let pattern = quote::ToTokens::to_token_stream(&p.path).to_string();
+                self.emit_s(OpKind::Matches { value: *v, pattern }, bool_t)
+            }
+            _ => return err_at(b, "cotan compares fieldless enum values (`mode == Mode::A`) only"),
+        };
+        Ok(match b.op {
+            syn::BinOp::Ne(_) => self.emit_s(OpKind::Unary(UnOp::Not, eq), bool_t),
+            _ => eq,
+        })
     }
 
     /// `a && b` / `a || b`: `b` is evaluated only when needed, as in Rust.

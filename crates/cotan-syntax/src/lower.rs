@@ -105,6 +105,8 @@ pub(crate) struct Lower {
     ret_shape: Option<crate::signature::ResultShape>,
     /// Local closures, inlined where they are called.
     pub(crate) closures: Vec<crate::closure::ClosureDef>,
+    /// The enum variant names the function uses (`Mode::A` is variant `A`), numbered.
+    pub(crate) variants: Vec<String>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -188,6 +190,7 @@ impl Lower {
             ret_tys: vec![],
             ret_shape: None,
             closures: vec![],
+            variants: vec![],
         }
     }
 }

@@ -13,6 +13,33 @@ use crate::lower::{err_at, Lower};
 const BOOL: STy = STy::Known(Scalar::Bool);
 
 impl Lower {
+    /// The number of a variant name: a `usize` constant.
+    pub(crate) fn variant(&mut self, name: &str) -> Value {
+        let k = match self.variants.iter().position(|v| v == name) {
+            Some(k) => k,
+            None => {
+                self.variants.push(name.to_string());
+                self.variants.len() - 1
+            }
+        };
+        self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize))
+    }
+
+    /// A test of an enum parameter (memory: a record by value or behind `&`) against a
+    /// pattern that names variants (`Mode::A | Mode::B`), or `None` for a catch-all.
+    fn record_test(&mut self, pat: &syn::Pat, v: Value) -> syn::Result<Option<Value>> {
+        match pat {
+            syn::Pat::Wild(_) => return Ok(None),
+            syn::Pat::Ident(pi) if pi.subpat.is_none() && !is_capitalised(&pi.ident) => return Ok(None),
+            p if binds_names(p) && !matches!(p, syn::Pat::Ident(_)) => {
+                return err_at(p, "cotan matches the variants of enum parameters but does not bind their fields; pass the numbers as parameters")
+            }
+            _ => {}
+        }
+        let pattern = quote::ToTokens::to_token_stream(pat).to_string();
+        Ok(Some(self.emit_s(OpKind::Matches { value: v, pattern }, BOOL)))
+    }
+
     fn and(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
         match (a, b) {
             (Some(a), Some(b)) => Some(self.emit_s(OpKind::Binary(BinOp::BitAnd, a, b), BOOL)),
@@ -26,6 +53,19 @@ impl Lower {
         use syn::Pat as P;
         match (pat, a) {
             (P::Wild(_) | P::Rest(_), _) => Ok(None),
+            (p, Tree::Leaf(v)) if crate::record::is_record(self.func.ty(*v)) => self.record_test(p, *v),
+            (P::Path(p), Tree::Enum(id)) if p.qself.is_none() => {
+                let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let k = self.variant(&name);
+                Ok(Some(self.compare(CmpOp::Eq, *id, k, p.span())?))
+            }
+            (P::Ident(pi), Tree::Enum(id)) if pi.subpat.is_none() && is_capitalised(&pi.ident) => {
+                let k = self.variant(&pi.ident.to_string());
+                Ok(Some(self.compare(CmpOp::Eq, *id, k, pi.span())?))
+            }
+            (P::TupleStruct(_) | P::Struct(_), Tree::Enum(_)) => {
+                err_at(pat, "cotan supports enums without fields only; pass the numbers as parameters")
+            }
             (P::Ident(pi), Tree::Option(some, _)) if pi.ident == "None" && pi.subpat.is_none() => {
                 Ok(Some(self.emit_s(OpKind::Unary(UnOp::Not, *some), BOOL)))
             }
@@ -139,6 +179,11 @@ impl Lower {
         use syn::Pat as P;
         match (pat, a) {
             (P::Lit(_) | P::Range(_) | P::Path(_) | P::Wild(_) | P::Rest(_), _) => Ok(()),
+            (P::Ident(pi), Tree::Enum(_)) if pi.subpat.is_none() && is_capitalised(&pi.ident) => Ok(()),
+            (P::Ident(pi), Tree::Leaf(v)) if is_capitalised(&pi.ident) && crate::record::is_record(self.func.ty(v)) => {
+                Ok(())
+            }
+            (P::Or(_), Tree::Leaf(v)) if crate::record::is_record(self.func.ty(v)) => Ok(()),
             (P::Ident(pi), Tree::Option(..)) if pi.ident == "None" && pi.subpat.is_none() => Ok(()),
             (P::Ident(pi), a) if pi.subpat.is_some() => {
                 let (_, sub) = pi.subpat.as_ref().unwrap();
@@ -314,6 +359,21 @@ impl Lower {
     }
 }
 
+/// `Mode::Fast`, `Self::A`: a path that names an enum variant (capitalised, not a std
+/// constant, and not written like a constant, `config::MAX_ITER`).
+pub(crate) fn is_variant_path(p: &syn::Path) -> bool {
+    let (Some(first), Some(last)) = (p.segments.first(), p.segments.last()) else { return false };
+    let first = first.ident.to_string();
+    let last = last.ident.to_string();
+    let std = Scalar::from_name(&first).is_some() || matches!(first.as_str(), "std" | "core" | "alloc");
+    let constant_like = last.len() > 1 && !last.chars().any(|c| c.is_ascii_lowercase());
+    p.segments.len() >= 2 && !std && !constant_like && last.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+fn is_capitalised(i: &syn::Ident) -> bool {
+    i.to_string().starts_with(|c: char| c.is_ascii_uppercase())
+}
+
 /// `i32::MAX`, `f64::consts::PI`: a path to a number constant of std.
 fn is_const_path(p: &syn::Path) -> bool {
     let first = p.segments.first().map(|s| s.ident.to_string()).unwrap_or_default();
@@ -334,7 +394,8 @@ fn check_not_const(pi: &syn::PatIdent) -> syn::Result<()> {
 fn binds_names(p: &syn::Pat) -> bool {
     use syn::Pat as P;
     match p {
-        P::Ident(_) => true,
+        // (A capitalised name is a variant or a constant in Rust, not a binding.)
+        P::Ident(i) => !is_capitalised(&i.ident) || i.subpat.is_some(),
         P::Paren(p) => binds_names(&p.pat),
         P::Reference(r) => binds_names(&r.pat),
         P::Or(o) => o.cases.iter().any(binds_names),
