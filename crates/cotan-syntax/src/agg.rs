@@ -93,6 +93,16 @@ impl<L: Copy> Tree<L> {
         }
     }
 
+    /// The shape, for messages: `(number, Option<number>)`.
+    pub(crate) fn shape_text(&self) -> String {
+        match self {
+            Tree::Leaf(_) => "number".into(),
+            Tree::Enum(_) => "enum value".into(),
+            Tree::Tuple(es) => format!("({})", es.iter().map(|e| e.shape_text()).collect::<Vec<_>>().join(", ")),
+            Tree::Option(_, p) => format!("Option<{}>", p.shape_text()),
+        }
+    }
+
     /// The element `k` of a tuple.
     pub(crate) fn element(&self, member: &syn::Member) -> syn::Result<&Tree<L>> {
         match (self, member) {
@@ -179,15 +189,16 @@ impl Lower {
 
     /// Assigns an aggregate to variables of the same shape.
     pub(crate) fn set_vars(&mut self, vars: &Tree<Var>, a: &Agg, span: Span) -> syn::Result<()> {
+        let a = &self.fit_none(a.clone(), vars);
         if !vars.same_shape(a) {
-            let have = vars.describe();
-            return err(
-                span,
-                format!(
-                    "mismatched types: expected {have}, found {} (cotan supports `Option`s of numbers only)",
-                    a.describe()
-                ),
-            );
+            let (have, found) = (vars.shape_text(), a.shape_text());
+            // Variables made from a `None` hold an `Option` of a number.
+            let hint = if matches!((vars, a), (Tree::Option(..), Tree::Option(..))) {
+                "; cotan takes the shape of an `Option` from its first value: write the `Some(..)` branch before the `None` one, or give the variable its type where it is declared (`let best: Option<(usize, f64)> = None;`)"
+            } else {
+                ""
+            };
+            return err(span, format!("mismatched types: expected `{have}`, found `{found}`{hint}"));
         }
         for (var, v) in vars.leaves().into_iter().zip(a.leaves()) {
             let t = self.scalar_sty(v, span)?;
@@ -203,7 +214,50 @@ impl Lower {
         let flag = self.bool_const(false);
         let t = self.infer.fresh(Class::Any);
         let payload = self.pending_zero(t);
+        self.none_payloads.insert(payload);
         Tree::Option(flag, Box::new(Tree::Leaf(payload)))
+    }
+
+    /// A `None` takes the shape of the `Option` it meets (its payload is never read).
+    fn fit_none<L: Copy>(&mut self, a: Agg, like: &Tree<L>) -> Agg {
+        match (&a, like) {
+            (Tree::Option(flag, p), Tree::Option(_, shape)) if !matches!(**shape, Tree::Leaf(_)) => match **p {
+                Tree::Leaf(v) if self.none_payloads.contains(&v) => {
+                    let zeros = shape.map(&mut |_| ());
+                    let zeros = self.zeros_like(&zeros);
+                    Tree::Option(*flag, Box::new(zeros))
+                }
+                _ => a,
+            },
+            _ => a,
+        }
+    }
+
+    /// Placeholder zeros of a shape, their types to be inferred.
+    fn zeros_like(&mut self, shape: &Tree<()>) -> Agg {
+        shape.map(&mut |_| {
+            let t = self.infer.fresh(Class::Any);
+            let z = self.pending_zero(t);
+            self.none_payloads.insert(z);
+            z
+        })
+    }
+
+    /// `let best: Option<(usize, f64)> = None;`: the type gives a `None` its shape.
+    fn shape_none_by_type(&mut self, ty: &syn::Type, a: Agg) -> Agg {
+        fn shape_of(ty: &syn::Type) -> Tree<()> {
+            match ty {
+                syn::Type::Tuple(t) if !t.elems.is_empty() => Tree::Tuple(t.elems.iter().map(shape_of).collect()),
+                syn::Type::Paren(p) => shape_of(&p.elem),
+                _ => Tree::Leaf(()),
+            }
+        }
+        let syn::Type::Path(p) = ty else { return a };
+        let Some(last) = p.path.segments.last().filter(|s| s.ident == "Option") else { return a };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return a };
+        let Some(syn::GenericArgument::Type(inner)) = args.args.first() else { return a };
+        let like = Tree::Option((), Box::new(shape_of(inner)));
+        self.fit_none(a, &like)
     }
 
     /// `if cond { mem[index] }` as an `Option`, without reading out of bounds.
@@ -225,6 +279,7 @@ impl Lower {
     pub(crate) fn bind_agg(&mut self, pat: &syn::Pat, a: Agg) -> syn::Result<()> {
         match (pat, a) {
             (syn::Pat::Type(pt), a) => {
+                let a = self.shape_none_by_type(&pt.ty, a);
                 self.annotate(&pt.ty, &a)?;
                 self.bind_agg(&pt.pat, a)
             }

@@ -84,6 +84,9 @@ const CONSUMERS: [&str; 15] = [
     "max", "min", "last",
 ];
 
+/// The iterator methods cotan knows, for messages.
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
+
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
     match e {
@@ -213,7 +216,7 @@ fn unfiltered<'a>(c: Chain<'a>, m: &syn::ExprMethodCall) -> syn::Result<Chain<'a
     if c.filtered {
         return err_at(
             &m.method,
-            format!("cotan supports `.{}()` only before `filter` (put it earlier in the chain, or test the condition inside the loop body)", m.method),
+            format!("cotan cannot number or count the items after a `filter` (`.{}()` here); write a `for` loop that tests the condition and keeps its own counter", m.method),
         );
     }
     Ok(c)
@@ -354,10 +357,7 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
                 filtered: false,
             })
         }
-        _ => err_at(
-            &m.method,
-            format!("cotan does not support the iterator method `.{name}(..)`; supported: iter, iter_mut, enumerate, zip, map, filter, rev, skip, take, step_by, chunks, windows, then {}", CONSUMERS.join(", ")),
-        ),
+        _ => err_at(&m.method, format!("cotan does not support the iterator method `.{name}(..)`; {SUPPORTED}")),
     }
 }
 

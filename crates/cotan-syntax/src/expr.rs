@@ -537,6 +537,7 @@ impl Lower {
     /// `target = value`, also for tuples (`t = (a, b)`, `(a, b) = (b, a)`).
     fn assign_expr(&mut self, a: &syn::ExprAssign) -> syn::Result<()> {
         let whole_agg = matches!(crate::lower::strip_parens(&a.left), syn::Expr::Tuple(_))
+            || matches!(crate::lower::strip_parens(&a.right), syn::Expr::Tuple(t) if !t.elems.is_empty())
             || self.slots_of(&a.left).is_some_and(|t| !matches!(t, Ok(Tree::Leaf(_))));
         if whole_agg {
             let v = self.agg(&a.right)?;
@@ -561,6 +562,10 @@ impl Lower {
                 let vt = self.scalar_sty(v, e.span())?;
                 self.assign(e, v, vt)
             }
+            (syn::Expr::Path(p), v) if matches!(p.path.get_ident().and_then(|i| self.lookup(&i.to_string())), Some(Binding::Var(_))) => err_at(
+                p,
+                format!("cotan supports `let x;` without a value for numbers and bools only; give {} its value where it is declared (`let y = if c {{ (a, b) }} else {{ (c, d) }};`)", v.describe()),
+            ),
             (e, v) => match self.slots_of(e) {
                 Some(t) => {
                     let slots = t?;
@@ -704,6 +709,13 @@ impl Lower {
             ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "is_some" | "is_none", _) => {
                 return self.option_method(m, &name, &args).map(Some);
             }
+            // An iterator chain that does not end in a consumer cotan knows: blame the method.
+            _ if crate::chain::is_chain(&m.receiver) => {
+                return err_at(
+                    &m.method,
+                    format!("cotan does not support the iterator method `.{name}(..)`; {}", crate::chain::SUPPORTED),
+                );
+            }
             _ => {}
         }
         self.method_value(m, &name, &args).map(|v| v.map(Tree::Leaf))
@@ -830,6 +842,12 @@ impl Lower {
                 let n = self.emit_s(OpKind::Len(mv), usize_t);
                 let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
                 return Ok(Some(self.emit_s(OpKind::Cmp(CmpOp::Eq, n, zero), STy::Known(Scalar::Bool))));
+            }
+            "iter" | "iter_mut" | "into_iter" | "chunks" | "windows" => {
+                return err_at(
+                    &m.method,
+                    format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep `.{name}()` in a variable ({})", crate::chain::SUPPORTED),
+                );
             }
             _ if self.is_memory(&m.receiver) || self.view(&m.receiver).is_some() => {
                 return err_at(
@@ -958,7 +976,18 @@ impl Lower {
             }
             return Ok((v, by_mut));
         }
-        let v = self.expr(a)?;
+        let v = match self.agg(a)? {
+            Tree::Leaf(v) => v,
+            t => {
+                return err_at(
+                    a,
+                    format!(
+                        "cotan cannot pass {} to a function yet; pass its parts as separate arguments",
+                        t.describe()
+                    ),
+                )
+            }
+        };
         if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
             return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
         }

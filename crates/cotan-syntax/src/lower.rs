@@ -107,6 +107,8 @@ pub(crate) struct Lower {
     pub(crate) closures: Vec<crate::closure::ClosureDef>,
     /// The enum variant names the function uses (`Mode::A` is variant `A`), numbered.
     pub(crate) variants: Vec<String>,
+    /// The placeholder payloads of `None`s, which take the shape of the `Option` they meet.
+    pub(crate) none_payloads: std::collections::HashSet<Value>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -191,6 +193,7 @@ impl Lower {
             ret_shape: None,
             closures: vec![],
             variants: vec![],
+            none_payloads: Default::default(),
         }
     }
 }
@@ -691,6 +694,13 @@ impl Lower {
         }
         if let (syn::Pat::Ident(pi), syn::Expr::Closure(c)) = (pat, strip_parens(&init.expr)) {
             return self.define_closure(pi, c);
+        }
+        if let (syn::Pat::Ident(pi), syn::Expr::Path(p)) = (pat, strip_parens(&init.expr)) {
+            // `let g = f;` with `f` a local closure: another name for it.
+            if let Some(Binding::Closure(id)) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                self.bind(pi.ident.to_string(), Binding::Closure(id));
+                return Ok(());
+            }
         }
         let a = self.agg(&init.expr)?;
         self.bind_agg(&local.pat, a)

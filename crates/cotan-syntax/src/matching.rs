@@ -148,10 +148,13 @@ impl Lower {
                 }
                 Ok(test)
             }
-            (P::Path(_) | P::TupleStruct(_) | P::Struct(_), Tree::Leaf(_)) => err_at(
-                pat,
-                "cotan does not match enum variants or structs; pass the choice as an integer or a bool (`Const`) and match on that",
-            ),
+            (P::Path(p), Tree::Leaf(_)) => {
+                let shown = quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', "");
+                err_at(
+                    pat,
+                    format!("cotan cannot see the value of `{shown}` from inside the function; match a literal, or pass the value as a parameter and test it in a guard (`k if k == limit =>`)"),
+                )
+            }
             (p, a) => err_at(
                 p,
                 format!("cotan cannot match {} against this pattern; it matches numbers (literals, ranges), bools, tuples and `Option`s (`Some(x)`, `None`) of them", a.describe()),

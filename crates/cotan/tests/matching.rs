@@ -210,3 +210,23 @@ scalar_case!(
         a + y
     }
 );
+
+slice_case!(
+    options_of_tuples,
+    [[0.3, -1.2, 2.5], [-1.0, -0.5, -2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, &v) in x.iter().enumerate() {
+            if v > 0.0 {
+                best = Some((i, v * v));
+            }
+        }
+        let pair = if x[0] > 0.0 { Some((x[0], x[1])) } else { None };
+        let a = match best {
+            Some((i, v)) => v * (i as f64 + 1.0),
+            None => x[2],
+        };
+        let b = if let Some((p, q)) = pair { p * q } else { x[1].exp() };
+        a + b
+    }
+);

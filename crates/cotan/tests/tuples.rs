@@ -173,3 +173,26 @@ fn array_pattern_through_a_reference() {
         assert!((t_norm3(&p, &e).1 - g[k]).abs() < 1e-12);
     }
 }
+
+/// `let (a, b) = two(x);`, which the message for `&mut` locals passed to calls suggests.
+#[cotan::differentiable]
+fn two(x: f64) -> (f64, f64) {
+    (x * x, x.sin())
+}
+
+#[cotan::autodiff_reverse(d_uses_two, Active, Active)]
+#[cotan::autodiff_forward(t_uses_two, Dual, Dual)]
+fn uses_two(x: f64) -> f64 {
+    let (a, b) = two(x);
+    a * b
+}
+
+#[test]
+fn tuple_from_a_call() {
+    let (v, g) = d_uses_two(0.5, 1.0);
+    let want = 2.0 * 0.5 * 0.5f64.sin() + 0.25 * 0.5f64.cos();
+    assert!((g - want).abs() < 1e-12, "{g} vs {want}");
+    assert_eq!(v, uses_two(0.5));
+    let (_, t) = t_uses_two(0.5, 1.0);
+    assert!((t - want).abs() < 1e-12);
+}
