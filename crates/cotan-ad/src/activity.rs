@@ -198,6 +198,11 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);
                 }
+                // An enum's field is read as a constant (never varied); the enum is marked
+                // useful only so that the transforms refuse an enum that carries derivatives.
+                OpKind::VariantField { value, .. } if result_useful => {
+                    s.mems.insert(*value);
+                }
                 // A record and its fields are one piece of memory (fields of numbers
                 // that carry no derivative stay inactive).
                 OpKind::Field { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {

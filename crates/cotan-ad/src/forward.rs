@@ -203,6 +203,11 @@ impl Fwd<'_> {
 
     fn op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let OpKind::VariantField { value, .. } = &op.kind {
+            if self.act.mem(*value) {
+                self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
+            }
+        }
         let m = |fw: &Self, v: Value| fw.map[&v];
         let kind = match &op.kind {
             OpKind::If { cond, then_region, else_region } => {

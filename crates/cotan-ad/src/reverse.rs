@@ -713,6 +713,11 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let OpKind::VariantField { value, .. } = &op.kind {
+            if self.act.mem(*value) {
+                self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
+            }
+        }
         let counter = self.counted(op).then(|| {
             let var = self.e.out.new_var(Scalar::Usize, "iterations");
             let z = self.usize_const(0);

@@ -403,6 +403,18 @@ impl<'f> Gen<'f> {
                 let m = self.mem_ref(*m);
                 (quote!(#m.len()), Prec::Atom)
             }
+            OpKind::VariantField { value, variant, field } => {
+                let v = self.mem_ref(*value);
+                let path: TokenStream = variant.parse().expect("lowering checked the variant");
+                let member: syn::Member = match field.parse::<u32>() {
+                    Ok(k) => syn::Member::Unnamed(syn::Index { index: k, span: Span::call_site() }),
+                    Err(_) => syn::Member::Named(format_ident!("{}", field)),
+                };
+                let e = quote! {
+                    match &#v { #path { #member: __cotan_field, .. } => *__cotan_field, _ => unreachable!("cotan: the variant was matched") }
+                };
+                (e, Prec::Atom)
+            }
             OpKind::Matches { value, pattern } => {
                 let v = self.mem_ref(*value);
                 let p: TokenStream = pattern.parse().expect("lowering checked the pattern");

@@ -642,6 +642,11 @@ impl Machine<'_> {
                 self.mems[id][i] = v;
                 return Ok(None);
             }
+            VariantField { variant, .. } => {
+                return Err(format!(
+                    "the interpreter cannot read the fields of enum variants (`{variant}`); run the compiled code"
+                ))
+            }
             Matches { pattern, .. } => {
                 return Err(format!("the interpreter cannot match enum variants (`{pattern}`); run the compiled code"))
             }

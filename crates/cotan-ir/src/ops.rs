@@ -112,6 +112,14 @@ pub enum OpKind {
         value: Value,
         pattern: String,
     },
+    /// A number field of an enum variant the record holds (`r` of `Shape::Circle(r)`, field
+    /// `"0"`; `side` of `Shape::Square { side }`), read where a `Matches` has established the
+    /// variant. A constant: derivatives do not flow through it.
+    VariantField {
+        value: Value,
+        variant: String,
+        field: String,
+    },
     /// Saves a copy of a record on the record stack (`Clone`), for the reverse sweep.
     SaveRecord(Value),
     /// The last record saved, taken off the stack: an owned record of the result's type.
@@ -208,7 +216,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![*a],
-            Matches { value, .. } => vec![*value],
+            Matches { value, .. } | VariantField { value, .. } => vec![*value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
@@ -232,7 +240,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop | RestoreRecord => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | SaveRecord(a) | Field { base: a, .. } => vec![a],
-            Matches { value, .. } => vec![value],
+            Matches { value, .. } | VariantField { value, .. } => vec![value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],

@@ -642,6 +642,14 @@ impl Parser {
             "not" => OpKind::Unary(UnOp::Not, self.value()?),
             "cast" => OpKind::Cast(self.value()?),
             "len" => OpKind::Len(self.value()?),
+            "variant_field" => {
+                let value = self.value()?;
+                self.expect_punct(",")?;
+                let variant = self.string_opt().ok_or_else(|| self.expected("the variant as a string"))?;
+                self.expect_punct(",")?;
+                let field = self.string_opt().ok_or_else(|| self.expected("the field as a string"))?;
+                OpKind::VariantField { value, variant, field }
+            }
             "matches" => {
                 let value = self.value()?;
                 self.expect_punct(",")?;

@@ -289,6 +289,9 @@ impl Printer<'_> {
             OpKind::Len(a) => write!(o, "len %{}", a.0).unwrap(),
             OpKind::Field { base, name } => write!(o, "field %{}, {name:?}", base.0).unwrap(),
             OpKind::Matches { value, pattern } => write!(o, "matches %{}, {pattern:?}", value.0).unwrap(),
+            OpKind::VariantField { value, variant, field } => {
+                write!(o, "variant_field %{}, {variant:?}, {field:?}", value.0).unwrap()
+            }
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),

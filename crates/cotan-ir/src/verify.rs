@@ -264,6 +264,7 @@ impl Verifier<'_> {
                 | Load { .. }
                 | Len(_)
                 | Matches { .. }
+                | VariantField { .. }
                 | Field { .. }
                 | RestoreRecord
                 | Alloc { .. }
@@ -374,6 +375,15 @@ impl Verifier<'_> {
                 self.writable(*mem, m)?;
                 self.index(m, *index)?;
                 self.expect(*value, Ty::Scalar(m.elem), "stored value")?;
+            }
+            VariantField { value, .. } => {
+                let b = self.mem(*value)?;
+                if !matches!(b.kind, MemKind::Record(_)) {
+                    return Err(format!("%{} is not an enum", value.0));
+                }
+                if rs.is_none() {
+                    return Err("a variant's field is a number".into());
+                }
             }
             Matches { value, .. } => {
                 let b = self.mem(*value)?;

@@ -872,6 +872,9 @@ impl Lower {
         }
         let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
         if let syn::Expr::Path(p) = &*c.func {
+            if crate::matching::is_variant_path(&p.path) {
+                return err_at(c, "cotan does not build enum values with fields in differentiated code; pass the value as a parameter (`Const`) and match on it");
+            }
             match (std_fn(p).as_deref(), c.args.len()) {
                 (Some("Some"), 1) => {
                     let v = self.agg(&c.args[0])?;

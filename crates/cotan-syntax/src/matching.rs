@@ -32,7 +32,7 @@ impl Lower {
             syn::Pat::Wild(_) => return Ok(None),
             syn::Pat::Ident(pi) if pi.subpat.is_none() && !is_capitalised(&pi.ident) => return Ok(None),
             p if binds_names(p) && !matches!(p, syn::Pat::Ident(_)) => {
-                return err_at(p, "cotan matches the variants of enum parameters but does not bind their fields; pass the numbers as parameters")
+                variant_fields(p)?;
             }
             _ => {}
         }
@@ -229,6 +229,17 @@ impl Lower {
                 Ok(())
             }
             (P::Ident(pi), _) if check_not_const(pi).is_err() => check_not_const(pi),
+            (P::TupleStruct(_) | P::Struct(_), Tree::Leaf(v)) if crate::record::is_record(self.func.ty(v)) => {
+                // `Shape::Circle(r)`: each named field is read from the matched variant.
+                let (variant, fields) = variant_fields(pat)?;
+                for (field, name) in fields {
+                    let t = self.infer.fresh(crate::infer::Class::Any);
+                    let op = OpKind::VariantField { value: v, variant: variant.clone(), field };
+                    let f = self.emit_s(op, t);
+                    self.bind_pat(&syn::Pat::Ident(name), f)?;
+                }
+                Ok(())
+            }
             (p, a) => self.bind_agg(p, a),
         }
     }
@@ -381,6 +392,44 @@ fn is_capitalised(i: &syn::Ident) -> bool {
 fn is_const_path(p: &syn::Path) -> bool {
     let first = p.segments.first().map(|s| s.ident.to_string()).unwrap_or_default();
     p.segments.len() >= 2 && (Scalar::from_name(&first).is_some() || first == "std" || first == "core")
+}
+
+/// The variant a pattern names and the fields it binds (`Shape::Circle(r)`: `("0", r)`;
+/// `Shape::Square { side }`: `("side", side)`), for enum parameters. Fields may be bound
+/// to names or ignored (`_`, a trailing `..`); nothing else is supported.
+fn variant_fields(p: &syn::Pat) -> syn::Result<(String, Vec<(String, syn::PatIdent)>)> {
+    fn unsupported<T>(p: &syn::Pat) -> syn::Result<T> {
+        err_at(p, "cotan binds the fields of enum variants to plain names (`Shape::Circle(r)`, `Shape::Square { side }`) or ignores them (`_`, `..`); match nested patterns inside the arm")
+    }
+    let mut fields = vec![];
+    let mut field = |name: String, sub: &syn::Pat| -> syn::Result<()> {
+        match sub {
+            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => fields.push((name, pi.clone())),
+            syn::Pat::Wild(_) => {}
+            p => return unsupported(p),
+        }
+        Ok(())
+    };
+    let path = match p {
+        syn::Pat::TupleStruct(ts) => {
+            let n = ts.elems.len();
+            for (k, e) in ts.elems.iter().enumerate() {
+                match e {
+                    syn::Pat::Rest(_) if k + 1 == n => {}
+                    e => field(k.to_string(), e)?,
+                }
+            }
+            &ts.path
+        }
+        syn::Pat::Struct(st) => {
+            for fp in &st.fields {
+                field(crate::record::member_name(&fp.member), &fp.pat)?;
+            }
+            &st.path
+        }
+        p => return unsupported(p),
+    };
+    Ok((quote::ToTokens::to_token_stream(path).to_string(), fields))
 }
 
 /// A capitalised name in a pattern is a constant in Rust (`LIMIT => ..`), whose value cotan

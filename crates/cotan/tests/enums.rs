@@ -68,3 +68,45 @@ fn enum_parameters_and_locals() {
         }
     }
 }
+
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Circle(f64),
+    Square { side: f64 },
+    Rect(f64, f64),
+    Empty,
+}
+
+/// Enums with number fields, passed by value or by reference (`Const`): each arm reads
+/// the fields of its variant.
+#[autodiff_reverse(d_area, Active, Const, Const, Active)]
+#[autodiff_forward(t_area, Dual, Const, Const, Dual)]
+fn area(scale: f64, s: Shape, t: &Shape) -> f64 {
+    let a = match s {
+        Shape::Circle(r) => std::f64::consts::PI * r * r,
+        Shape::Square { side } => side * side,
+        Shape::Rect(w, _) if w > 10.0 => 0.0,
+        Shape::Rect(w, h) => w * h,
+        Shape::Empty => 0.0,
+    };
+    let b = if let Shape::Rect(_, h) = *t { h } else { 1.0 };
+    scale * scale * a + scale * b
+}
+
+#[test]
+fn enums_with_number_fields() {
+    let shapes =
+        [Shape::Circle(0.5), Shape::Square { side: 2.0 }, Shape::Rect(2.0, 3.0), Shape::Rect(20.0, 3.0), Shape::Empty];
+    for s in shapes {
+        for t in shapes {
+            let x = 0.7;
+            let h = 1e-6;
+            let fd = (area(x + h, s, &t) - area(x - h, s, &t)) / (2.0 * h);
+            let (v, dx) = d_area(x, s, &t, 1.0);
+            assert_eq!(v, area(x, s, &t));
+            assert!((dx - fd).abs() < 1e-7 * fd.abs().max(1.0), "{s:?} {t:?}: {dx} vs {fd}");
+            let (_, tx) = t_area(x, 1.0, s, &t);
+            assert!((tx - dx).abs() < 1e-12 * dx.abs().max(1.0));
+        }
+    }
+}
