@@ -763,7 +763,16 @@ impl Lower {
     pub(crate) fn scalar_sty(&mut self, v: Value, span: Span) -> syn::Result<STy> {
         match self.sty(v) {
             Some(t) => Ok(t),
-            None => err(span, "expected a number or a bool here, found an array or reference"),
+            None => match self.func.ty(v).mem() {
+                // A parameter of a type cotan cannot see (`x: Real`) is taken for a struct.
+                Some(MemTy { kind: MemKind::Record(id), .. })
+                    if syn::parse_str::<syn::Ident>(&self.func.records[id as usize]).is_ok() =>
+                {
+                    let ty = &self.func.records[id as usize];
+                    err(span, format!("expected a number here, found a value of type `{ty}`, which cotan takes for a struct (it sees one function at a time, not type aliases); if `{ty}` is an alias of `f64` or `f32`, write that type in this function"))
+                }
+                _ => err(span, "expected a number or a bool here, found an array or reference"),
+            },
         }
     }
 

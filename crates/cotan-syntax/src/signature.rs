@@ -143,7 +143,13 @@ pub fn result_types(sig: &syn::Signature) -> syn::Result<(Vec<Scalar>, Option<Re
         },
         ty => match scalar_type(ty) {
             Some(s) => Ok((vec![s], None)),
-            None => unsupported(ty),
+            None => match ty {
+                syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    let name = p.path.get_ident().unwrap();
+                    err_at(ty, format!("cotan cannot see what `{name}` is (it sees one function at a time, not type aliases); if it is an alias of `f64` or `f32`, write that type here; other results are returned through `&mut` parameters"))
+                }
+                _ => unsupported(ty),
+            },
         },
     }
 }

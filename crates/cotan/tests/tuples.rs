@@ -196,3 +196,13 @@ fn tuple_from_a_call() {
     let (_, t) = t_uses_two(0.5, 1.0);
     assert!((t - want).abs() < 1e-12);
 }
+
+slice_case!(
+    array_patterns_in_closure_parameters,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let norm = |[a, b]: [f64; 2]| (a * a + b * b).sqrt();
+        let cross = |[a, b, _]: [f64; 3], [c, d, _]: [f64; 3]| a * d - b * c;
+        norm([x[0], x[1]]) + cross([x[0], x[1], x[2]], [x[2], x[0], x[1]])
+    }
+);
