@@ -420,10 +420,10 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
     let vis = func.vis.to_token_stream();
     let body = match (args.width, spec.ret, lowered.ret_shape) {
         (_, _, Some(shape)) => {
-            if args.width > 1 || lowered.func.generic_float.is_some() {
+            if lowered.func.generic_float.is_some() {
                 return Err(syn::Error::new(
                     func.sig.output.span(),
-                    "cotan supports tuple and array results in unbatched derivatives of `f64`/`f32` functions only; return the elements through `&mut` parameters here",
+                    "cotan supports tuple and array results in functions of `f64`/`f32` only, not generic ones; return the elements through `&mut` parameters here",
                 ));
             }
             shaped(&derived, shape, &spec, vis, &lowered, &program)?
@@ -774,12 +774,19 @@ fn shaped(
         })
         .collect();
     let (ret_ty, value) = match (spec.mode, spec.ret) {
-        (Mode::Forward, Some(Activity::Dual)) => {
-            // Each result, then its tangent.
-            let vals: Vec<_> = outs.iter().step_by(2).cloned().collect();
-            let tans: Vec<_> = outs.iter().skip(1).step_by(2).cloned().collect();
-            let (v, t) = (pack(&vals), pack(&tans));
-            (quote!((#result_ty, #result_ty)), quote!((#v, #t)))
+        (Mode::Forward, Some(act @ (Activity::Dual | Activity::DualOnly))) => {
+            // Each result, then its `width` tangents: regroup by lane (the value, then each
+            // direction's tangent), each lane a tuple/array of the results.
+            let w = spec.width;
+            let per = if act == Activity::Dual { w + 1 } else { w };
+            let lanes: Vec<TokenStream> =
+                (0..per).map(|k| pack(&(0..n).map(|r| outs[r * per + k].clone()).collect::<Vec<_>>())).collect();
+            let per_lit = proc_macro2::Literal::usize_unsuffixed(per);
+            match (w, act) {
+                (1, Activity::DualOnly) => (result_ty.clone(), quote!(#(#lanes)*)),
+                (1, _) => (quote!((#result_ty, #result_ty)), quote!((#(#lanes),*))),
+                _ => (quote!([#result_ty; #per_lit]), quote!([#(#lanes),*])),
+            }
         }
         (Mode::Forward, _) => (result_ty.clone(), pack(&outs)),
         (Mode::Reverse, act) => {

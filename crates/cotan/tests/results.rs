@@ -139,3 +139,26 @@ fn tuple_result_with_array_gradients() {
     assert_eq!(ga, [4.0, 10.0]);
     assert_eq!(gb, [60.0, 1.0]);
 }
+
+/// Batched forward mode of a tuple result, as std: `[R; N + 1]` (`DualOnly`: `[R; N]`).
+#[autodiff_forward(polar_b2, 2, Dual, Dual, Dual)]
+#[autodiff_forward(polar_b2_only, 2, Dual, Dual, DualOnly)]
+fn polar2(r: f64, t: f64) -> (f64, f64) {
+    (r * t.cos(), r * t.sin())
+}
+
+#[autodiff_forward(polar2_fwd, Dual, Dual, Dual)]
+fn polar2_one(r: f64, t: f64) -> (f64, f64) {
+    (r * t.cos(), r * t.sin())
+}
+
+#[test]
+fn batched_tuple_result() {
+    let (r, t) = (1.3, 0.4);
+    let [v, a, b] = polar_b2(r, 1.0, 0.0, t, 0.0, 1.0);
+    assert_eq!(v, polar2(r, t));
+    assert_eq!(a, polar2_fwd(r, 1.0, t, 0.0).1);
+    assert_eq!(b, polar2_fwd(r, 0.0, t, 1.0).1);
+    let [a2, b2] = polar_b2_only(r, 1.0, 0.0, t, 0.0, 1.0);
+    assert_eq!((a2, b2), (a, b));
+}
