@@ -78,7 +78,8 @@ pub fn analyze_spec(f: &Function, spec: &crate::Spec) -> ActivityInfo {
         .params
         .iter()
         .zip(&spec.inputs)
-        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.is_writable()))
+        // (Memory passed by value, an array `[f64; N]`, is the callee's own: not an output.)
+        .filter(|(p, a)| a.is_active() && f.ty(**p).mem().is_some_and(|m| m.access == cotan_ir::Access::Mut))
         .map(|(p, _)| *p)
         .collect();
     analyze(f, &seeds, ret_useful, &out_mems)
@@ -201,6 +202,11 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                 }
                 OpKind::Load { mem, .. } if result_useful => {
                     s.mems.insert(*mem);
+                }
+                // An enum's field is read as a constant (never varied); the enum is marked
+                // useful only so that the transforms refuse an enum that carries derivatives.
+                OpKind::VariantField { value, .. } if result_useful => {
+                    s.mems.insert(*value);
                 }
                 // A record and its fields are one piece of memory (fields of numbers
                 // that carry no derivative stay inactive).

@@ -116,6 +116,10 @@ impl Fwd<'_> {
                 let lanes: Vec<Value> = (0..self.width)
                     .map(|k| self.e.out.add_param(data.ty, lane_name(&name, k, self.width), data.span))
                     .collect();
+                if !data.ty.carries_derivative() {
+                    // An integer marked `Dual`: std's signature, a tangent nobody reads.
+                    continue;
+                }
                 if data.ty.mem().is_some() {
                     self.tan_mem.insert(p, lanes.into_iter().map(Shadow::Mem).collect());
                 } else {
@@ -200,6 +204,11 @@ impl Fwd<'_> {
 
     fn op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let OpKind::VariantField { value, .. } = &op.kind {
+            if self.act.mem(*value) {
+                self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
+            }
+        }
         let m = |fw: &Self, v: Value| fw.map[&v];
         let kind = match &op.kind {
             OpKind::If { cond, then_region, else_region } => {

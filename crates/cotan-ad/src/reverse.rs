@@ -475,16 +475,30 @@ impl<'a> Rev<'a> {
             self.reverse_op(op);
         }
         let mut outs = vec![];
-        if let (Some(act), Some(&r), false) = (spec.ret, self.ret.first(), self.l.split) {
+        if let (Some(act), false) = (spec.ret, self.l.split) {
             if act != Activity::ActiveOnly {
-                outs.push(self.fwd[&r]);
+                // Every result (a tuple or array result is several).
+                outs.extend(self.ret.iter().map(|r| self.fwd[r]));
             }
         }
         for (&p, &a) in self.f.params.iter().zip(&spec.inputs) {
             if a == Activity::Active {
-                let g = match self.read_adj(p) {
-                    Some(g) => g,
-                    None => self.zero(self.f.ty(p)),
+                let g = match (self.f.ty(p).mem(), self.shadows[0].get(&p).copied()) {
+                    // An array passed by value: its gradient is its (local) shadow.
+                    (Some(_), Some(Shadow::Mem(s))) => s,
+                    (Some(m), _) => {
+                        let zero = self.zero(Ty::Scalar(m.elem));
+                        let n = match m.kind {
+                            MemKind::Array(n) => n,
+                            _ => 0,
+                        };
+                        let len = self.e.emit(OpKind::Const(Const::Int(n as i128)), Ty::USIZE);
+                        self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m)))
+                    }
+                    (None, _) => match self.read_adj(p) {
+                        Some(g) => g,
+                        None => self.zero(self.f.ty(p)),
+                    },
                 };
                 outs.push(g);
             }
@@ -512,12 +526,25 @@ impl<'a> Rev<'a> {
                 let mut m = data.ty.mem().unwrap();
                 m.access = cotan_ir::Access::Mut;
                 let dp = self.e.out.add_param(Ty::Mem(m), d_name(&name), data.span);
-                self.shadows[0].insert(p, Shadow::Mem(dp));
+                // Integers marked `Duplicated` keep std's signature; their shadow is unused.
+                if m.elem.is_float() {
+                    self.shadows[0].insert(p, Shadow::Mem(dp));
+                }
             }
         }
-        match (spec.ret, self.f.returns.first()) {
-            (Some(Activity::Active | Activity::ActiveOnly), Some(&ty)) => {
-                vec![self.e.out.add_param(ty, "dret", cotan_ir::SpanId::NONE)]
+        // One seed per float result (a tuple or array result has several).
+        match spec.ret {
+            Some(Activity::Active | Activity::ActiveOnly) => {
+                let floats: Vec<Ty> = self.f.returns.iter().copied().filter(|t| t.is_float()).collect();
+                let n = floats.len();
+                floats
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, ty)| {
+                        let name = if n == 1 { "dret".to_string() } else { format!("dret{k}") };
+                        self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE)
+                    })
+                    .collect()
             }
             _ => vec![],
         }
@@ -722,6 +749,11 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let OpKind::VariantField { value, .. } = &op.kind {
+            if self.act.mem(*value) {
+                self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
+            }
+        }
         let counter = self.counted(op).then(|| {
             let var = self.e.out.new_var(Scalar::Usize, "iterations");
             let z = self.usize_const(0);

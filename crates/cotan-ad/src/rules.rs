@@ -328,5 +328,11 @@ pub fn scale(b: &mut Builder, p: Partial, t: Value) -> Value {
 
 /// A zero of a float type.
 pub fn zero(b: &mut Builder, ty: Ty) -> Value {
-    b.op(OpKind::Const(Const::Float(0.0)), ty)
+    // (The "gradient" of an integer marked `Active` is an integer zero.)
+    let c = match ty.scalar() {
+        Some(s) if s.is_int() => Const::Int(0),
+        Some(cotan_ir::Scalar::Bool) => Const::Bool(false),
+        _ => Const::Float(0.0),
+    };
+    b.op(OpKind::Const(c), ty)
 }

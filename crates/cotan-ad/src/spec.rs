@@ -119,8 +119,11 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     for (k, (&act, &p)) in spec.inputs.iter().zip(&f.params).enumerate() {
         check_input(spec.mode, act, f.ty(p), &rust_type(f, f.ty(p))).or_else(|m| fail(Target::Input(k), m))?;
     }
-    if let (Some(act), Some(ty)) = (spec.ret, f.returns.first()) {
-        check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+    if let Some(act) = spec.ret {
+        // A tuple or array result is several values, each of which must fit.
+        for ty in &f.returns {
+            check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+        }
     }
     Ok(())
 }
@@ -154,11 +157,24 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
     }
     match (act, ty) {
         (Const, _) => Ok(()),
-        (Dual | DualOnly, t) if t.carries_derivative() => Ok(()),
-        (Dual | DualOnly, _) => {
-            Err(format!("`{}` needs a float or a reference to floats; use `Const` for `{shown}`", act.name()))
+        // As in std, integers and bools may be marked like floats: they carry no derivative,
+        // but the derivative keeps std's signature (a tangent or shadow that is never read,
+        // a gradient that is zero).
+        (Dual | DualOnly, _) => Ok(()),
+        (Active, Ty::Scalar(_)) => Ok(()),
+        // An array passed by value (`[f64; N]`): its gradient is returned, as std does.
+        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) => {
+            if m.elem.is_float() {
+                Ok(())
+            } else {
+                Err(format!("`Active` needs floats; use `Const` for `{shown}`"))
+            }
         }
-        (Active, Ty::Scalar(s)) if s.is_float() => Ok(()),
+        (Duplicated | DuplicatedOnly, Ty::Mem(m))
+            if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) =>
+        {
+            Err(format!("an array passed by value (`{shown}`) is `Active` (its gradient is returned) or `Const`; `{}` is for references", act.name()))
+        }
         (Active | Duplicated | DuplicatedOnly, Ty::Mem(m))
             if matches!(m.kind, MemKind::Record(_)) && m.access == cotan_ir::Access::Owned =>
         {
@@ -167,15 +183,11 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         (Active, Ty::Mem(_)) => {
             Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{shown}`"))
         }
-        (Active, _) => Err(format!("`Active` needs a float; use `Const` for `{shown}`")),
-        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.elem.is_float() => Ok(()),
+        (Duplicated | DuplicatedOnly, Ty::Mem(_)) => Ok(()),
         (Duplicated | DuplicatedOnly, Ty::Scalar(s)) if s.is_float() => {
             Err(format!("`{}` is for references; use `Active` for a float passed by value", act.name()))
         }
-        (Duplicated | DuplicatedOnly, Ty::Mem(m)) if m.kind == MemKind::Cell => {
-            Err(format!("`{}` needs floats behind the reference; use `Const` for `{shown}`", act.name()))
-        }
-        _ => Err(format!("`{}` needs a reference to floats; use `Const` for `{shown}`", act.name())),
+        _ => Err(format!("`{}` is for references; use `Const` (or `Active`) for `{shown}`", act.name())),
     }
 }
 

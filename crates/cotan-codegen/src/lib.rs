@@ -444,6 +444,23 @@ impl<'f> Gen<'f> {
                     (quote!(#m.len()), Prec::Atom)
                 }
             },
+            OpKind::VariantField { value, variant, field } => {
+                let v = self.mem_ref(*value);
+                let path: TokenStream = variant.parse().expect("lowering checked the variant");
+                let member: syn::Member = match field.parse::<u32>() {
+                    Ok(k) => syn::Member::Unnamed(syn::Index { index: k, span: Span::call_site() }),
+                    Err(_) => syn::Member::Named(format_ident!("{}", field)),
+                };
+                let e = quote! {
+                    match &#v { #path { #member: __cotan_field, .. } => *__cotan_field, _ => unreachable!("cotan: the variant was matched") }
+                };
+                (e, Prec::Atom)
+            }
+            OpKind::Matches { value, pattern } => {
+                let v = self.mem_ref(*value);
+                let p: TokenStream = pattern.parse().expect("lowering checked the pattern");
+                (quote!(matches!(#v, #p)), Prec::Atom)
+            }
             OpKind::GetVar(v) => {
                 let n = self.var(*v);
                 (quote!(#n), Prec::Atom)
@@ -730,6 +747,11 @@ impl<'f> Gen<'f> {
             OpKind::Assert { cond, message } => {
                 let c = self.expr(*cond).0;
                 quote!(assert!(#c, "{}", #message);)
+            }
+            OpKind::Print { mac, format, args } => {
+                let mac = format_ident!("{}", mac);
+                let args: Vec<TokenStream> = args.iter().map(|a| self.expr(*a).0).collect();
+                quote!(#mac!(#format #(, #args)*);)
             }
             OpKind::Push(v) => push(self.f.ty(*v), self.expr(*v).0),
             OpKind::Return(vals) => {

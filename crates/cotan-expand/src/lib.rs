@@ -436,8 +436,17 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
     program.reserve("batched");
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
     let vis = func.vis.to_token_stream();
-    let body = match (args.width, spec.ret) {
-        (w, Some(Activity::Dual | Activity::DualOnly)) if w > 1 => batched(&derived, vis, &lowered, &program)?,
+    let body = match (args.width, spec.ret, lowered.ret_shape) {
+        (_, _, Some(shape)) => {
+            if lowered.func.generic_float.is_some() {
+                return Err(syn::Error::new(
+                    func.sig.output.span(),
+                    "cotan supports tuple and array results in functions of `f64`/`f32` only, not generic ones; return the elements through `&mut` parameters here",
+                ));
+            }
+            shaped(&derived, shape, &spec, vis, &lowered, &program)?
+        }
+        (w, Some(Activity::Dual | Activity::DualOnly), _) if w > 1 => batched(&derived, vis, &lowered, &program)?,
         _ => emit_with_callees(&derived, vis, &lowered, &program)?,
     };
     let orig = &func.sig.ident;
@@ -591,6 +600,7 @@ pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<To
             func: cotan_syntax::lower_signature(&func.sig)?,
             spans: vec![Span::call_site()],
             assumed_int: vec![],
+            ret_shape: None,
         },
     };
     let required = matches!(rule, program::Rule::Body);
@@ -746,6 +756,122 @@ fn batched(
             #inner_tokens
             let (#(#outs),*) = batched(#(#args),*);
             [#(#outs),*]
+        }
+    })
+}
+
+/// A function returning a tuple or an array (`-> (f64, f64)`, `-> [f64; 3]`) gets std's
+/// signatures: the derivative is generated with one result per element and wrapped here.
+/// Forward mode returns the result and its tangent, each a tuple/array (`Dual`), or one of
+/// them; reverse mode takes the seed `dret` as one tuple/array and returns the result
+/// then the gradients of the `Active` inputs.
+fn shaped(
+    derived: &cotan_ir::Function,
+    shape: cotan_syntax::ResultShape,
+    spec: &Spec,
+    vis: TokenStream,
+    lowered: &cotan_syntax::Lowered,
+    program: &program::Program,
+) -> syn::Result<TokenStream> {
+    let mut inner = derived.clone();
+    inner.name = "shaped".into();
+    let inner_tokens = emit_with_callees(&inner, quote!(), lowered, program)?;
+    let name = syn::Ident::new(&derived.name, Span::call_site());
+    let results = &lowered.func.returns;
+    let n = results.len();
+    let pack = |vals: &[TokenStream]| match shape {
+        cotan_syntax::ResultShape::Tuple => quote!((#(#vals,)*)),
+        cotan_syntax::ResultShape::Array => quote!([#(#vals),*]),
+    };
+    let elem_tys: Vec<TokenStream> = results.iter().map(|t| cotan_codegen::ty_tokens(*t)).collect();
+    let result_ty = match shape {
+        cotan_syntax::ResultShape::Tuple => quote!((#(#elem_tys,)*)),
+        cotan_syntax::ResultShape::Array => {
+            let (e, n) = (&elem_tys[0], proc_macro2::Literal::usize_unsuffixed(n));
+            quote!([#e; #n])
+        }
+    };
+    // Parameters keep their names unless two would clash; seeds become one `dret`.
+    let seeds = match (spec.mode, spec.ret) {
+        (Mode::Reverse, Some(Activity::Active | Activity::ActiveOnly)) => n,
+        _ => 0,
+    };
+    let kept = derived.params.len() - seeds;
+    let mut names: Vec<String> =
+        derived.params[..kept].iter().map(|p| derived.value(*p).name.clone().unwrap_or_default()).collect();
+    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+    if !distinct || names.iter().any(|n| n.is_empty() || n == "shaped" || n == "dret") {
+        names = (0..names.len()).map(|k| format!("arg{k}")).collect();
+    }
+    let args: Vec<syn::Ident> = names.iter().map(|n| syn::Ident::new(n, Span::call_site())).collect();
+    let mut params: Vec<TokenStream> = derived.params[..kept]
+        .iter()
+        .zip(&args)
+        .map(|(p, n)| {
+            let t = cotan_codegen::param_ty_tokens(derived, derived.ty(*p));
+            quote!(#n: #t)
+        })
+        .collect();
+    let mut call_args: Vec<TokenStream> = args.iter().map(|a| quote!(#a)).collect();
+    if seeds > 0 {
+        params.push(quote!(dret: #result_ty));
+        call_args.extend((0..n).map(|k| match shape {
+            cotan_syntax::ResultShape::Tuple => {
+                let k = syn::Index::from(k);
+                quote!(dret.#k)
+            }
+            cotan_syntax::ResultShape::Array => quote!(dret[#k]),
+        }));
+    }
+    let outs: Vec<TokenStream> = (0..derived.returns.len())
+        .map(|k| {
+            let r = syn::Ident::new(&format!("r{k}"), Span::call_site());
+            quote!(#r)
+        })
+        .collect();
+    let (ret_ty, value) = match (spec.mode, spec.ret) {
+        (Mode::Forward, Some(act @ (Activity::Dual | Activity::DualOnly))) => {
+            // Each result, then its `width` tangents: regroup by lane (the value, then each
+            // direction's tangent), each lane a tuple/array of the results.
+            let w = spec.width;
+            let per = if act == Activity::Dual { w + 1 } else { w };
+            let lanes: Vec<TokenStream> =
+                (0..per).map(|k| pack(&(0..n).map(|r| outs[r * per + k].clone()).collect::<Vec<_>>())).collect();
+            let per_lit = proc_macro2::Literal::usize_unsuffixed(per);
+            match (w, act) {
+                (1, Activity::DualOnly) => (result_ty.clone(), quote!(#(#lanes)*)),
+                (1, _) => (quote!((#result_ty, #result_ty)), quote!((#(#lanes),*))),
+                _ => (quote!([#result_ty; #per_lit]), quote!([#(#lanes),*])),
+            }
+        }
+        (Mode::Forward, _) => (result_ty.clone(), pack(&outs)),
+        (Mode::Reverse, act) => {
+            let with_value = act != Some(Activity::ActiveOnly);
+            let grads = if with_value { &outs[n..] } else { &outs[..] };
+            let grad_tys: Vec<TokenStream> = derived.returns[derived.returns.len() - grads.len()..]
+                .iter()
+                .map(|t| cotan_codegen::param_ty_tokens(derived, *t))
+                .collect();
+            let v = pack(&outs[..n.min(outs.len())]);
+            match (with_value, grads.len()) {
+                (true, 0) => (result_ty.clone(), v),
+                (true, _) => (quote!((#result_ty, #(#grad_tys),*)), quote!((#v, #(#grads),*))),
+                (false, 1) => (quote!(#(#grad_tys)*), quote!(#(#grads)*)),
+                (false, _) => (quote!((#(#grad_tys),*)), quote!((#(#grads),*))),
+            }
+        }
+    };
+    let bind = match outs.len() {
+        0 => quote!(shaped(#(#call_args),*);),
+        1 => quote!(let #(#outs)* = shaped(#(#call_args),*);),
+        _ => quote!(let (#(#outs),*) = shaped(#(#call_args),*);),
+    };
+    Ok(quote! {
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #vis fn #name(#(#params),*) -> #ret_ty {
+            #inner_tokens
+            #bind
+            #value
         }
     })
 }

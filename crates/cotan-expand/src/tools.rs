@@ -132,7 +132,8 @@ pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Res
     for a in &mut fwd.inputs[n - seeds..] {
         *a = cotan_ad::Activity::Const;
     }
-    let rev_lowered = cotan_syntax::Lowered { func: rev, spans: lowered.spans.clone(), assumed_int: vec![] };
+    let rev_lowered =
+        cotan_syntax::Lowered { func: rev, spans: lowered.spans.clone(), assumed_int: vec![], ret_shape: None };
     let function = crate::differentiate(&rev_lowered, &fwd, name, &mut program)?;
     program.check_visibility().map_err(|e| syn::Error::new(func.sig.ident.span(), e))?;
     Ok(Derivation { function, program: RefCell::new(program) })

@@ -662,6 +662,14 @@ impl Machine<'_> {
                 self.mems[id][i] = v;
                 return Ok(None);
             }
+            VariantField { variant, .. } => {
+                return Err(format!(
+                    "the interpreter cannot read the fields of enum variants (`{variant}`); run the compiled code"
+                ))
+            }
+            Matches { pattern, .. } => {
+                return Err(format!("the interpreter cannot match enum variants (`{pattern}`); run the compiled code"))
+            }
             Field { base, name } => {
                 let Slot::Rec(id) = self.get(*base)? else { return Err(format!("%{} is not a struct", base.0)) };
                 let slot = self.recs[id].iter().find(|(n, _)| n == name).map(|(_, s)| *s);
@@ -737,6 +745,8 @@ impl Machine<'_> {
                 }
                 return Ok(None);
             }
+            // Output is not part of what the interpreter checks.
+            Print { .. } => return Ok(None),
             Push(v) => {
                 let v = self.scalar(*v)?;
                 self.tapes[tape_index(v.scalar())].push(v);

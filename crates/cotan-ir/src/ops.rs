@@ -109,6 +109,20 @@ pub enum OpKind {
     /// A zeroed copy of a record (its numbers 0, as `Differentiable::zero_like` makes it): an
     /// owned record of the result's type, for a shadow or tangent that carries nothing.
     ZeroRecord(Value),
+    /// `matches!(value, PATTERN)` on a record (an enum parameter): whether it is one of the
+    /// variants the pattern names (Rust syntax, binding no names). The result is a `bool`.
+    Matches {
+        value: Value,
+        pattern: String,
+    },
+    /// A number field of an enum variant the record holds (`r` of `Shape::Circle(r)`, field
+    /// `"0"`; `side` of `Shape::Square { side }`), read where a `Matches` has established the
+    /// variant. A constant: derivatives do not flow through it.
+    VariantField {
+        value: Value,
+        variant: String,
+        field: String,
+    },
     /// A field of a record (`base.name`, `base.0`): memory that aliases part of the base,
     /// a cell, an array, a `Vec` or another record, with the base's access.
     Field {
@@ -185,6 +199,14 @@ pub enum OpKind {
         cond: Value,
         message: String,
     },
+    /// `println!(format, args..)` (or `print`, `eprintln`, `eprint`, named by `mac`): a side
+    /// effect of the primal, kept once (in the forward sweep of reverse mode). The format
+    /// refers to the arguments by position only (`{0}`, `{1:.3}`).
+    Print {
+        mac: String,
+        format: String,
+        args: Vec<Value>,
+    },
     /// Save a value on the reverse sweep's stack of its type.
     Push(Value),
     /// Take the most recently pushed value of the result's type.
@@ -200,8 +222,9 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![*a],
+            Matches { value, .. } | VariantField { value, .. } => vec![*value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
-            Math(_, args) | Return(args) => args.clone(),
+            Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
             Select(c, a, b) => vec![*c, *a, *b],
             Load { mem, index } => std::iter::once(*mem).chain(*index).collect(),
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
@@ -224,8 +247,9 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![a],
+            Matches { value, .. } | VariantField { value, .. } => vec![value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
-            Math(_, args) | Return(args) => args.iter_mut().collect(),
+            Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),
             Select(c, a, b) => vec![c, a, b],
             Load { mem, index } => std::iter::once(mem).chain(index.as_mut()).collect(),
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
@@ -272,6 +296,10 @@ impl OpKind {
     /// True for ops without side effects or control flow, whose result depends only on operands.
     pub fn is_pure(&self) -> bool {
         use OpKind::*;
-        matches!(self, Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_))
+        // (`Matches` reads a record by value or behind `&`, which nothing writes.)
+        matches!(
+            self,
+            Const(_) | Unary(..) | Binary(..) | Cmp(..) | Cast(_) | Math(..) | Select(..) | Len(_) | Matches { .. }
+        )
     }
 }

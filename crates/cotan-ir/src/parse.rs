@@ -653,6 +653,20 @@ impl Parser {
             "not" => OpKind::Unary(UnOp::Not, self.value()?),
             "cast" => OpKind::Cast(self.value()?),
             "len" => OpKind::Len(self.value()?),
+            "variant_field" => {
+                let value = self.value()?;
+                self.expect_punct(",")?;
+                let variant = self.string_opt().ok_or_else(|| self.expected("the variant as a string"))?;
+                self.expect_punct(",")?;
+                let field = self.string_opt().ok_or_else(|| self.expected("the field as a string"))?;
+                OpKind::VariantField { value, variant, field }
+            }
+            "matches" => {
+                let value = self.value()?;
+                self.expect_punct(",")?;
+                let pattern = self.string_opt().ok_or_else(|| self.expected("the pattern as a string"))?;
+                OpKind::Matches { value, pattern }
+            }
             "field" => {
                 let base = self.value()?;
                 self.expect_punct(",")?;
@@ -744,6 +758,13 @@ impl Parser {
                 self.expect_punct(",")?;
                 let message = self.string_opt().ok_or_else(|| self.expected("the assertion's message as a string"))?;
                 OpKind::Assert { cond, message }
+            }
+            "print" => {
+                let mac = self.string_opt().ok_or_else(|| self.expected("the macro's name as a string"))?;
+                self.expect_punct(",")?;
+                let format = self.string_opt().ok_or_else(|| self.expected("the format as a string"))?;
+                let args = if self.eat_punct(",") { self.value_list()? } else { vec![] };
+                OpKind::Print { mac, format, args }
             }
             "return" => OpKind::Return(self.value_list()?),
             _ => {

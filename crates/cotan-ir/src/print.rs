@@ -292,6 +292,10 @@ impl Printer<'_> {
             }
             OpKind::Len(a) => write!(o, "len %{}", a.0).unwrap(),
             OpKind::Field { base, name } => write!(o, "field %{}, {name:?}", base.0).unwrap(),
+            OpKind::Matches { value, pattern } => write!(o, "matches %{}, {pattern:?}", value.0).unwrap(),
+            OpKind::VariantField { value, variant, field } => {
+                write!(o, "variant_field %{}, {variant:?}, {field:?}", value.0).unwrap()
+            }
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Slice { base, start, end } => write!(o, "slice %{}[%{}..%{}]", base.0, start.0, end.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
@@ -314,6 +318,12 @@ impl Printer<'_> {
             OpKind::GetVar(v) => write!(o, "get ${}", v.0).unwrap(),
             OpKind::SetVar(v, x) => write!(o, "set ${}, %{}", v.0, x.0).unwrap(),
             OpKind::Assert { cond, message } => write!(o, "assert %{}, {message:?}", cond.0).unwrap(),
+            OpKind::Print { mac, format, args } => {
+                write!(o, "print {mac:?}, {format:?}").unwrap();
+                for a in args {
+                    write!(o, ", %{}", a.0).unwrap();
+                }
+            }
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
             OpKind::ZeroRecord(v) => write!(o, "zeroed %{}", v.0).unwrap(),

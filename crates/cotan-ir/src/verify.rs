@@ -263,6 +263,8 @@ impl Verifier<'_> {
                 | Select(..)
                 | Load { .. }
                 | Len(_)
+                | Matches { .. }
+                | VariantField { .. }
                 | Field { .. }
                 | ZeroRecord(_)
                 | Alloc { .. }
@@ -375,6 +377,24 @@ impl Verifier<'_> {
                 self.index(m, *index)?;
                 self.expect(*value, Ty::Scalar(m.elem), "stored value")?;
             }
+            VariantField { value, .. } => {
+                let b = self.mem(*value)?;
+                if !matches!(b.kind, MemKind::Record(_)) {
+                    return Err(format!("%{} is not an enum", value.0));
+                }
+                if rs.is_none() {
+                    return Err("a variant's field is a number".into());
+                }
+            }
+            Matches { value, .. } => {
+                let b = self.mem(*value)?;
+                if !matches!(b.kind, MemKind::Record(_)) {
+                    return Err(format!("%{} is not a struct or enum", value.0));
+                }
+                if r != Ty::BOOL {
+                    return Err("matches gives a bool".into());
+                }
+            }
             Field { base, .. } => {
                 let b = self.mem(*base)?;
                 let MemKind::Record(n) = b.kind else { return Err(format!("%{} is not a struct", base.0)) };
@@ -459,6 +479,11 @@ impl Verifier<'_> {
                 }
             }
             If { cond, .. } | Assert { cond, .. } => self.expect(*cond, Ty::BOOL, "condition")?,
+            Print { mac, .. } => {
+                if !matches!(mac.as_str(), "println" | "print" | "eprintln" | "eprint") {
+                    return Err(format!("`{mac}!` is not a printing macro"));
+                }
+            }
             For { index, lo, hi, step, exit, .. } => {
                 let it = self.ty(*index);
                 if !it.scalar().is_some_and(Scalar::is_int) {

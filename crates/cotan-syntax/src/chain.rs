@@ -3,13 +3,18 @@
 //! A chain is seen as a count and a function from the iteration number `k` to the item:
 //! `x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>()` becomes
 //! `for k in 0..min(x.len(), y.len()) { s += x[k] * y[k] }`, the same code as the index
-//! loop a person would write. Closures are inlined at their single use.
+//! loop a person would write. Closures are inlined at their single use. The item function
+//! passes the item to a continuation (the consumer's loop body), so that `filter` can run
+//! the rest of the chain under `if pred(item) { .. }`.
 
-use cotan_ir::{BinOp, CmpOp, Const, OpKind, Region, Scalar, Ty, Value};
+use cotan_ir::{BinOp, CmpOp, Const, MathFn, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
+use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+use crate::agg::{Agg, Merge, Tree};
+use crate::closure::Callable;
 use crate::infer::{Class, STy};
-use crate::lower::{err_at, Binding, Lower};
+use crate::lower::{err, err_at, Binding, Lower};
 
 /// What one iteration yields.
 #[derive(Clone)]
@@ -24,21 +29,63 @@ pub(crate) enum Item {
         len: Value,
     },
     Tuple(Vec<Item>),
+    /// An `Option` (the result of a closure).
+    Agg(Agg),
 }
 
-type ItemFn<'a> = Box<dyn Fn(&mut Lower, Value) -> syn::Result<Item> + 'a>;
+impl Item {
+    pub(crate) fn from_agg(a: Agg) -> Item {
+        match a {
+            Tree::Leaf(v) => Item::Val(v),
+            Tree::Tuple(es) => Item::Tuple(es.into_iter().map(Item::from_agg).collect()),
+            a => Item::Agg(a),
+        }
+    }
+}
 
-/// A chain: `count` iterations, the k-th yielding `item(k)`.
+/// An item as a value (reading `iter_mut` elements).
+pub(crate) fn item_agg(l: &mut Lower, item: Item, span: Span) -> syn::Result<Agg> {
+    Ok(match item {
+        Item::Val(v) => Tree::Leaf(v),
+        Item::Place(mem, k) => {
+            let t = l.elem_sty(mem);
+            Tree::Leaf(l.emit_s(OpKind::Load { mem, index: Some(k) }, t))
+        }
+        Item::View { .. } => {
+            return err(span, "cotan supports windows and chunks only as `w[j]`, `w.len()` and `w.iter()`")
+        }
+        Item::Tuple(es) => Tree::Tuple(es.into_iter().map(|e| item_agg(l, e, span)).collect::<syn::Result<_>>()?),
+        Item::Agg(a) => a,
+    })
+}
+
+/// The rest of the loop body, given the item.
+pub(crate) type Cont<'c> = &'c mut dyn FnMut(&mut Lower, Item) -> syn::Result<()>;
+type ItemFn<'a> = Box<dyn Fn(&mut Lower, Value, Cont) -> syn::Result<()> + 'a>;
+
+/// A chain: `count` iterations, the k-th passing `item(k)` to the loop body (unless a
+/// `filter` drops it).
 pub(crate) struct Chain<'a> {
     pub count: Value,
     pub item: ItemFn<'a>,
+    /// Some items may be dropped (`filter`): the k-th iteration is not the k-th item.
+    pub filtered: bool,
 }
 
 const USIZE: STy = STy::Known(Scalar::Usize);
+const BOOL: STy = STy::Known(Scalar::Bool);
 
 /// The consumers and adapters cotan knows, to recognise a chain.
-const ADAPTERS: [&str; 9] = ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned"];
+const ADAPTERS: [&str; 10] =
+    ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter"];
 const SOURCES: [&str; 5] = ["iter", "iter_mut", "into_iter", "chunks", "windows"];
+const CONSUMERS: [&str; 15] = [
+    "sum", "product", "fold", "for_each", "count", "collect", "any", "all", "position", "find", "max_by", "min_by",
+    "max", "min", "last",
+];
+
+/// The iterator methods cotan knows, for messages.
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
 
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
@@ -62,7 +109,7 @@ fn usize_const(l: &mut Lower, n: i128) -> Value {
 }
 
 fn min(l: &mut Lower, a: Value, b: Value) -> Value {
-    let lt = l.emit_s(OpKind::Cmp(CmpOp::Lt, a, b), STy::Known(Scalar::Bool));
+    let lt = l.emit_s(OpKind::Cmp(CmpOp::Lt, a, b), BOOL);
     l.emit_s(OpKind::Select(lt, a, b), USIZE)
 }
 
@@ -107,17 +154,19 @@ fn range<'a>(l: &mut Lower, r: &'a syn::ExprRange) -> syn::Result<Chain<'a>> {
         syn::RangeLimits::Closed(_) => l.emit_s(OpKind::Binary(BinOp::Add, hi, one), lt),
         syn::RangeLimits::HalfOpen(_) => hi,
     };
-    let empty = l.emit_s(OpKind::Cmp(CmpOp::Le, hi, lo), STy::Known(Scalar::Bool));
+    let empty = l.emit_s(OpKind::Cmp(CmpOp::Le, hi, lo), BOOL);
     let diff = l.emit_s(OpKind::Binary(BinOp::Sub, hi, lo), lt);
     let diff = l.emit_s(OpKind::Cast(diff), USIZE);
     let zero = usize_const(l, 0);
     let count = l.emit_s(OpKind::Select(empty, zero, diff), USIZE);
     Ok(Chain {
         count,
-        item: Box::new(move |l, k| {
+        item: Box::new(move |l, k, cont| {
             let k = l.emit_s(OpKind::Cast(k), lt);
-            Ok(Item::Val(l.emit_s(OpKind::Binary(BinOp::Add, lo, k), lt)))
+            let v = l.emit_s(OpKind::Binary(BinOp::Add, lo, k), lt);
+            cont(l, Item::Val(v))
         }),
+        filtered: false,
     })
 }
 
@@ -130,10 +179,12 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
         let elem = l.elem_sty(mem);
         return Ok(Chain {
             count: len,
-            item: Box::new(move |l, k| {
+            item: Box::new(move |l, k, cont| {
                 let i = bin(l, BinOp::Add, start, k);
-                Ok(Item::Val(l.emit_s(OpKind::Load { mem, index: Some(i) }, elem)))
+                let v = l.emit_s(OpKind::Load { mem, index: Some(i) }, elem);
+                cont(l, Item::Val(v))
             }),
+            filtered: false,
         });
     }
     let mem = l.memory(e)?;
@@ -144,18 +195,31 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
     let elem = l.elem_sty(mem);
     Ok(Chain {
         count,
-        item: Box::new(move |l, k| {
+        item: Box::new(move |l, k, cont| {
             if writable {
-                Ok(Item::Place(mem, k))
+                cont(l, Item::Place(mem, k))
             } else {
-                Ok(Item::Val(l.emit_s(OpKind::Load { mem, index: Some(k) }, elem)))
+                let v = l.emit_s(OpKind::Load { mem, index: Some(k) }, elem);
+                cont(l, Item::Val(v))
             }
         }),
+        filtered: false,
     })
 }
 
 fn arg(m: &syn::ExprMethodCall, k: usize) -> syn::Result<&syn::Expr> {
     m.args.iter().nth(k).map_or_else(|| err_at(m, format!("`{}` needs an argument", m.method)), Ok)
+}
+
+/// Adapters that count items, which cotan cannot do after a `filter`.
+fn unfiltered<'a>(c: Chain<'a>, m: &syn::ExprMethodCall) -> syn::Result<Chain<'a>> {
+    if c.filtered {
+        return err_at(
+            &m.method,
+            format!("cotan cannot number or count the items after a `filter` (`.{}()` here); write a `for` loop that tests the condition and keeps its own counter", m.method),
+        );
+    }
+    Ok(c)
 }
 
 fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a>> {
@@ -178,42 +242,80 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
             };
             Ok(Chain {
                 count,
-                item: Box::new(move |l, k| {
+                item: Box::new(move |l, k, cont| {
                     if chunks {
                         let start = bin(l, BinOp::Mul, k, size);
                         let rest = bin(l, BinOp::Sub, len, start);
                         let n = min(l, size, rest);
-                        Ok(Item::View { mem, start, len: n })
+                        cont(l, Item::View { mem, start, len: n })
                     } else {
-                        Ok(Item::View { mem, start: k, len: size })
+                        cont(l, Item::View { mem, start: k, len: size })
                     }
                 }),
+                filtered: false,
             })
         }
         "copied" | "cloned" => chain(l, &m.receiver),
         "enumerate" => {
-            let inner = chain(l, &m.receiver)?;
-            let f = inner.item;
-            Ok(Chain { count: inner.count, item: Box::new(move |l, k| Ok(Item::Tuple(vec![Item::Val(k), f(l, k)?]))) })
-        }
-        "zip" => {
-            let a = chain(l, &m.receiver)?;
-            let b = chain(l, arg(m, 0)?)?;
-            let count = min(l, a.count, b.count);
-            let (fa, fb) = (a.item, b.item);
-            Ok(Chain { count, item: Box::new(move |l, k| Ok(Item::Tuple(vec![fa(l, k)?, fb(l, k)?]))) })
-        }
-        "map" => {
-            let inner = chain(l, &m.receiver)?;
-            let closure = closure_of(arg(m, 0)?, 1)?;
+            let inner = unfiltered(chain(l, &m.receiver)?, m)?;
             let f = inner.item;
             Ok(Chain {
                 count: inner.count,
-                item: Box::new(move |l, k| {
-                    let item = f(l, k)?;
-                    let v = call_closure(l, closure, vec![item])?;
-                    Ok(Item::Val(v))
+                item: Box::new(move |l, k, cont| f(l, k, &mut |l, it| cont(l, Item::Tuple(vec![Item::Val(k), it])))),
+                filtered: false,
+            })
+        }
+        "zip" => {
+            let a = unfiltered(chain(l, &m.receiver)?, m)?;
+            let b = chain(l, arg(m, 0)?)?;
+            if b.filtered {
+                return err_at(&m.args[0], "cotan cannot zip with a filtered iterator; filter after `zip`");
+            }
+            let count = min(l, a.count, b.count);
+            let (fa, fb) = (a.item, b.item);
+            Ok(Chain {
+                count,
+                item: Box::new(move |l, k, cont| {
+                    fa(l, k, &mut |l, x| fb(l, k, &mut |l, y| cont(l, Item::Tuple(vec![x.clone(), y]))))
                 }),
+                filtered: false,
+            })
+        }
+        "map" => {
+            let inner = chain(l, &m.receiver)?;
+            let f = l.callable(arg(m, 0)?, 1)?;
+            let g = inner.item;
+            let span = m.span();
+            Ok(Chain {
+                count: inner.count,
+                item: Box::new(move |l, k, cont| {
+                    g(l, k, &mut |l, it| {
+                        let v = l.call_value(&f, vec![it], span)?;
+                        cont(l, Item::from_agg(v))
+                    })
+                }),
+                filtered: inner.filtered,
+            })
+        }
+        "filter" => {
+            let inner = chain(l, &m.receiver)?;
+            let f = l.callable(arg(m, 0)?, 1)?;
+            let g = inner.item;
+            let span = m.span();
+            Ok(Chain {
+                count: inner.count,
+                item: Box::new(move |l, k, cont| {
+                    g(l, k, &mut |l, it| {
+                        let keep = l.call_value(&f, vec![it.clone()], span)?;
+                        let keep = bool_of(l, keep, span)?;
+                        l.push_region();
+                        cont(l, it)?;
+                        let then_region = l.pop_region();
+                        l.effect(OpKind::If { cond: keep, then_region, else_region: Region::default() });
+                        Ok(())
+                    })
+                }),
+                filtered: true,
             })
         }
         "rev" => {
@@ -222,16 +324,17 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
             let f = inner.item;
             Ok(Chain {
                 count,
-                item: Box::new(move |l, k| {
+                item: Box::new(move |l, k, cont| {
                     let one = usize_const(l, 1);
                     let last = bin(l, BinOp::Sub, count, one);
                     let j = bin(l, BinOp::Sub, last, k);
-                    f(l, j)
+                    f(l, j, cont)
                 }),
+                filtered: inner.filtered,
             })
         }
         "skip" | "take" | "step_by" => {
-            let inner = chain(l, &m.receiver)?;
+            let inner = unfiltered(chain(l, &m.receiver)?, m)?;
             let (n, t) = l.scalar(arg(m, 0)?)?;
             l.unify(USIZE, t, m.span())?;
             let f = inner.item;
@@ -243,58 +346,37 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
             let kind = name.clone();
             Ok(Chain {
                 count,
-                item: Box::new(move |l, k| {
+                item: Box::new(move |l, k, cont| {
                     let j = match kind.as_str() {
                         "skip" => bin(l, BinOp::Add, k, n),
                         "take" => k,
                         _ => bin(l, BinOp::Mul, k, n),
                     };
-                    f(l, j)
+                    f(l, j, cont)
                 }),
+                filtered: false,
             })
         }
-        _ => err_at(
-            &m.method,
-            format!("cotan does not support the iterator method `.{name}(..)`; supported: iter, iter_mut, enumerate, zip, map, rev, skip, take, step_by, chunks, windows, then sum, product, fold, for_each, count, collect"),
-        ),
+        _ => err_at(&m.method, format!("cotan does not support the iterator method `.{name}(..)`; {SUPPORTED}")),
     }
 }
 
-/// A literal closure with `n` parameters.
-fn closure_of(e: &syn::Expr, n: usize) -> syn::Result<&syn::ExprClosure> {
-    match e {
-        syn::Expr::Closure(c) if c.inputs.len() == n => Ok(c),
-        syn::Expr::Closure(c) => err_at(c, format!("expected a closure with {n} parameter(s)")),
-        _ => err_at(e, "cotan needs a closure written here (`|x| ...`), not a function or variable"),
-    }
-}
-
-/// Inlines a closure call: binds its parameters to `args` and lowers its body.
-pub(crate) fn call_closure(l: &mut Lower, c: &syn::ExprClosure, args: Vec<Item>) -> syn::Result<Value> {
-    l.push_scope();
-    for (p, a) in c.inputs.iter().zip(args) {
-        bind_item(l, p, a)?;
-    }
-    let v = l.expr_opt(&c.body);
-    l.pop_scope();
-    v?.map_or_else(|| err_at(&c.body, "this closure must produce a value"), Ok)
-}
-
-/// Like `call_closure` for closures used for their effect (`for_each`).
-fn run_closure(l: &mut Lower, c: &syn::ExprClosure, args: Vec<Item>) -> syn::Result<()> {
-    l.push_scope();
-    for (p, a) in c.inputs.iter().zip(args) {
-        bind_item(l, p, a)?;
-    }
-    let r = l.expr_opt(&c.body);
-    l.pop_scope();
-    r.map(|_| ())
+fn bool_of(l: &mut Lower, a: Agg, span: Span) -> syn::Result<Value> {
+    let Tree::Leaf(v) = a else { return err(span, format!("expected a bool, found {}", a.describe())) };
+    let t = l.scalar_sty(v, span)?;
+    l.unify(BOOL, t, span)?;
+    Ok(v)
 }
 
 /// Binds a pattern (`x`, `&x`, `(i, x)`, `_`, with type annotations) to an item.
 pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Result<()> {
     match (pat, item) {
-        (syn::Pat::Type(pt), item) => bind_item(l, &pt.pat, item),
+        (syn::Pat::Type(pt), item) => {
+            if let Item::Val(v) = &item {
+                l.annotate(&pt.ty, &Tree::Leaf(*v))?;
+            }
+            bind_item(l, &pt.pat, item)
+        }
         (syn::Pat::Paren(p), item) => bind_item(l, &p.pat, item),
         (syn::Pat::Reference(r), item) => bind_item(l, &r.pat, item),
         (syn::Pat::Wild(_), _) => Ok(()),
@@ -313,49 +395,47 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             l.bind(pi.ident.to_string(), Binding::View { mem, start, len });
             Ok(())
         }
+        (
+            p @ (syn::Pat::Ident(_) | syn::Pat::Tuple(_) | syn::Pat::Slice(_)),
+            item @ (Item::Tuple(_) | Item::Agg(_) | Item::Val(_)),
+        ) => {
+            let a = item_agg(l, item, p.span())?;
+            l.bind_agg(p, a)
+        }
         (p, _) => err_at(p, "this pattern does not fit the items of the iterator"),
     }
 }
 
-/// Runs `body` once per item, in a `for k in 0..count` loop.
-fn each(l: &mut Lower, c: &Chain, mut body: impl FnMut(&mut Lower, Item) -> syn::Result<()>) -> syn::Result<()> {
+/// Runs `body` once per item, in a `for k in 0..count` loop that stops after an
+/// iteration that sets `exit`.
+fn each(
+    l: &mut Lower,
+    c: &Chain,
+    exit: Option<Var>,
+    mut body: impl FnMut(&mut Lower, Value, Item) -> syn::Result<()>,
+) -> syn::Result<()> {
     let zero = usize_const(l, 0);
     let k = l.func.new_value(Ty::USIZE, Some("k".into()), cotan_ir::SpanId::NONE);
     l.set_sty(k, USIZE);
     l.push_region();
-    let item = (c.item)(l, k)?;
-    body(l, item)?;
+    (c.item)(l, k, &mut |l, item| body(l, k, item))?;
     let body = l.pop_region();
-    l.effect(OpKind::For {
-        index: k,
-        lo: zero,
-        hi: c.count,
-        step: None,
-        inclusive: false,
-        reverse: false,
-        body,
-        exit: None,
-    });
+    l.effect(OpKind::For { index: k, lo: zero, hi: c.count, step: None, inclusive: false, reverse: false, body, exit });
     Ok(())
 }
 
 /// The value of an item used as a number (reading an `iter_mut` element).
 fn value(l: &mut Lower, item: Item, e: &syn::Expr) -> syn::Result<Value> {
-    match item {
-        Item::Val(v) => Ok(v),
-        Item::Place(mem, k) => {
-            let t = l.elem_sty(mem);
-            Ok(l.emit_s(OpKind::Load { mem, index: Some(k) }, t))
-        }
-        _ => err_at(e, "expected numbers from this iterator"),
+    match item_agg(l, item, e.span())? {
+        Tree::Leaf(v) => Ok(v),
+        a => err_at(e, format!("expected numbers from this iterator, found {}", a.describe())),
     }
 }
 
-/// A consumer call at the end of a chain: `sum`, `product`, `fold`, `for_each`, `count`, `collect`.
-/// Returns `None` if `m` is not one.
-pub(crate) fn consume(l: &mut Lower, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Value>>> {
+/// A consumer call at the end of a chain (see `CONSUMERS`). Returns `None` if `m` is not one.
+pub(crate) fn consume(l: &mut Lower, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
     let name = m.method.to_string();
-    if !["sum", "product", "fold", "for_each", "count", "collect"].contains(&name.as_str()) || !is_chain(&m.receiver) {
+    if !CONSUMERS.contains(&name.as_str()) || !is_chain(&m.receiver) {
         return None;
     }
     Some(consume_inner(l, m, &name))
@@ -369,11 +449,34 @@ fn turbofish_scalar(m: &syn::ExprMethodCall) -> Option<Scalar> {
     }
 }
 
-fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Result<Option<Value>> {
+/// A bool variable declared here with `init`.
+fn flag(l: &mut Lower, name: &str, init: bool) -> Var {
+    let var = l.new_var(name, BOOL);
+    let v = l.bool_const(init);
+    l.effect(OpKind::DeclVar { var, init: v });
+    var
+}
+
+fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Result<Option<Agg>> {
     let c = chain(l, &m.receiver)?;
     l.at(m.span());
+    let span = m.span();
+    let leaf = |v: Value| Ok(Some(Tree::Leaf(v)));
     match name {
-        "count" => Ok(Some(c.count)),
+        "count" if !c.filtered => leaf(c.count),
+        "count" => {
+            let n = l.new_var("count", USIZE);
+            let zero = usize_const(l, 0);
+            l.effect(OpKind::DeclVar { var: n, init: zero });
+            each(l, &c, None, |l, _, _| {
+                let old = l.emit_s(OpKind::GetVar(n), USIZE);
+                let one = usize_const(l, 1);
+                let new = bin(l, BinOp::Add, old, one);
+                l.effect(OpKind::SetVar(n, new));
+                Ok(())
+            })?;
+            leaf(l.emit_s(OpKind::GetVar(n), USIZE))
+        }
         "sum" | "product" => {
             let t = match turbofish_scalar(m) {
                 Some(s) => STy::Known(s),
@@ -386,66 +489,291 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let acc = l.new_var(name, t);
             l.effect(OpKind::DeclVar { var: acc, init: unit });
             let op = if name == "sum" { BinOp::Add } else { BinOp::Mul };
-            each(l, &c, |l, item| {
+            each(l, &c, None, |l, _, item| {
                 let v = value(l, item, &m.receiver)?;
-                let vt = l.scalar_sty(v, m.span())?;
-                l.unify(t, vt, m.span())?;
+                let vt = l.scalar_sty(v, span)?;
+                l.unify(t, vt, span)?;
                 let old = l.emit_s(OpKind::GetVar(acc), t);
                 let new = l.emit_s(OpKind::Binary(op, old, v), t);
                 l.effect(OpKind::SetVar(acc, new));
                 Ok(())
             })?;
-            Ok(Some(l.emit_s(OpKind::GetVar(acc), t)))
+            leaf(l.emit_s(OpKind::GetVar(acc), t))
         }
         "fold" => {
-            let (init, t) = l.scalar(arg(m, 0)?)?;
-            let f = closure_of(arg(m, 1)?, 2)?;
-            let acc = l.new_var("acc", t);
-            l.effect(OpKind::DeclVar { var: acc, init });
-            each(l, &c, |l, item| {
-                let old = l.emit_s(OpKind::GetVar(acc), t);
-                let new = call_closure(l, f, vec![Item::Val(old), item])?;
-                let nt = l.scalar_sty(new, f.body.span())?;
-                l.unify(t, nt, f.body.span())?;
-                l.effect(OpKind::SetVar(acc, new));
-                Ok(())
+            let init = l.agg(arg(m, 0)?)?;
+            let f = l.callable(arg(m, 1)?, 2)?;
+            let acc = l.declare_vars("acc", &init, arg(m, 0)?.span())?;
+            each(l, &c, None, |l, _, item| {
+                let old = l.get_vars(&acc);
+                let new = l.call_value(&f, vec![Item::from_agg(old), item], span)?;
+                l.set_vars(&acc, &new, span)
             })?;
-            Ok(Some(l.emit_s(OpKind::GetVar(acc), t)))
+            Ok(Some(l.get_vars(&acc)))
         }
         "for_each" => {
-            let f = closure_of(arg(m, 0)?, 1)?;
-            each(l, &c, |l, item| run_closure(l, f, vec![item]))?;
+            let f = l.callable(arg(m, 0)?, 1)?;
+            each(l, &c, None, |l, _, item| l.call_callable(&f, vec![item], span).map(|_| ()))?;
             Ok(None)
         }
+        "any" | "all" => {
+            let f = l.callable(arg(m, 0)?, 1)?;
+            // Stops at the first item that decides, as Rust does.
+            let done = flag(l, name, false);
+            each(l, &c, Some(done), |l, _, item| {
+                let p = l.call_value(&f, vec![item], span)?;
+                let p = bool_of(l, p, span)?;
+                let decided = if name == "any" { p } else { l.emit_s(OpKind::Unary(UnOp::Not, p), BOOL) };
+                l.effect(OpKind::SetVar(done, decided));
+                Ok(())
+            })?;
+            let d = l.emit_s(OpKind::GetVar(done), BOOL);
+            leaf(if name == "any" { d } else { l.emit_s(OpKind::Unary(UnOp::Not, d), BOOL) })
+        }
+        "position" | "find" => {
+            if name == "position" && c.filtered {
+                return err_at(
+                    &m.method,
+                    "cotan does not support `position` after `filter`; test the condition inside `position`'s closure",
+                );
+            }
+            let f = l.callable(arg(m, 0)?, 1)?;
+            let found = flag(l, "found", false);
+            let depth = l.stack.len();
+            let mut result = Merge::new(depth);
+            each(l, &c, Some(found), |l, k, item| {
+                let p = l.call_value(&f, vec![item.clone()], span)?;
+                let p = bool_of(l, p, span)?;
+                l.effect(OpKind::SetVar(found, p));
+                let v = if name == "position" { Tree::Leaf(k) } else { item_agg(l, item, span)? };
+                l.push_region();
+                result.set(l, &v, span)?;
+                let then_region = l.pop_region();
+                l.effect(OpKind::If { cond: p, then_region, else_region: Region::default() });
+                Ok(())
+            })?;
+            let some = l.emit_s(OpKind::GetVar(found), BOOL);
+            let v = result.get(l).expect("the loop body set the result");
+            Ok(Some(Tree::Option(some, Box::new(v))))
+        }
+        "max_by" | "min_by" | "max" | "min" | "last" => {
+            let cmp = match name {
+                "max_by" | "min_by" => Some(l.callable(arg(m, 0)?, 2)?),
+                _ => None,
+            };
+            let some = flag(l, "some", false);
+            let depth = l.stack.len();
+            let mut best = Merge::new(depth);
+            each(l, &c, None, |l, _, item| {
+                let v = item_agg(l, item, span)?;
+                if name == "last" {
+                    best.set(l, &v, span)?;
+                } else {
+                    // The first item, or one that replaces the best so far: `max_by` keeps
+                    // the last of equal items, `min_by` the first (as std's `cmp::max_by`).
+                    best.declare(l, &v, span)?;
+                    let had = l.emit_s(OpKind::GetVar(some), BOOL);
+                    l.push_region();
+                    let old = best.current(l).expect("declared");
+                    let greater = match &cmp {
+                        Some(f) => l.ordering_greater(f, Item::from_agg(old), Item::from_agg(v.clone()), span)?,
+                        None => {
+                            let (Tree::Leaf(a), Tree::Leaf(b)) = (&old, &v) else {
+                                return err(span, "cotan supports `max()`/`min()` on integers only; use `max_by` with `total_cmp` for floats");
+                            };
+                            let t = l.scalar_sty(*a, span)?;
+                            if l.infer.class_of(t) != Some(Class::Int) {
+                                return err(
+                                    span,
+                                    "`max()`/`min()` need `Ord` items; for floats use `.max_by(|a, b| a.total_cmp(b))`",
+                                );
+                            }
+                            l.emit_s(OpKind::Cmp(CmpOp::Gt, *a, *b), BOOL)
+                        }
+                    };
+                    let replace = if name.starts_with("max") {
+                        l.emit_s(OpKind::Unary(UnOp::Not, greater), BOOL)
+                    } else {
+                        greater
+                    };
+                    l.push_region();
+                    best.set(l, &v, span)?;
+                    let then_region = l.pop_region();
+                    l.effect(OpKind::If { cond: replace, then_region, else_region: Region::default() });
+                    let compared = l.pop_region();
+                    l.push_region();
+                    best.set(l, &v, span)?;
+                    let first = l.pop_region();
+                    l.effect(OpKind::If { cond: had, then_region: compared, else_region: first });
+                }
+                let t = l.bool_const(true);
+                l.effect(OpKind::SetVar(some, t));
+                Ok(())
+            })?;
+            let flag = l.emit_s(OpKind::GetVar(some), BOOL);
+            let v = best.get(l).expect("the loop body set the result");
+            Ok(Some(Tree::Option(flag, Box::new(v))))
+        }
         _ => {
-            // collect into a Vec of the chain's length.
+            // collect into a Vec: of the chain's length, or grown by `push` after a `filter`.
             let t = match turbofish_scalar(m) {
                 Some(s) => STy::Known(s),
                 None => l.infer.fresh(Class::Any),
             };
             let init = l.pending_zero(t);
-            let buf = l.alloc_vec(init, t, c.count, m.span())?;
-            let zero = usize_const(l, 0);
-            let k = l.func.new_value(Ty::USIZE, Some("k".into()), cotan_ir::SpanId::NONE);
-            l.set_sty(k, USIZE);
-            l.push_region();
-            let item = (c.item)(l, k)?;
-            let v = value(l, item, &m.receiver)?;
-            let vt = l.scalar_sty(v, m.span())?;
-            l.unify(t, vt, m.span())?;
-            l.effect(OpKind::Store { mem: buf, index: Some(k), value: v });
-            let body: Region = l.pop_region();
-            l.effect(OpKind::For {
-                index: k,
-                lo: zero,
-                hi: c.count,
-                step: None,
-                inclusive: false,
-                reverse: false,
-                body,
-                exit: None,
-            });
-            Ok(Some(buf))
+            let len = if c.filtered { usize_const(l, 0) } else { c.count };
+            let buf = l.alloc_vec(init, t, len, span)?;
+            let filtered = c.filtered;
+            each(l, &c, None, |l, k, item| {
+                let v = value(l, item, &m.receiver)?;
+                let vt = l.scalar_sty(v, span)?;
+                l.unify(t, vt, span)?;
+                if filtered {
+                    l.emit_s(OpKind::VecPush { mem: buf, value: v }, USIZE);
+                } else {
+                    l.effect(OpKind::Store { mem: buf, index: Some(k), value: v });
+                }
+                Ok(())
+            })?;
+            Ok(Some(Tree::Leaf(buf)))
         }
+    }
+}
+
+impl Lower {
+    /// Whether `compare(a, b)` is `Ordering::Greater`, for the comparators people write:
+    /// `x.partial_cmp(y).unwrap()` (or `.expect(..)`, `.unwrap_or(Ordering::..)`),
+    /// `x.total_cmp(y)`, `x.cmp(y)`, `f64::total_cmp`, each optionally `.reverse()`d, where
+    /// `x` and `y` are expressions of the parameters.
+    pub(crate) fn ordering_greater(&mut self, f: &Callable, a: Item, b: Item, span: Span) -> syn::Result<Value> {
+        let path_cmp = |p: &syn::ExprPath| p.path.segments.last().map(|s| s.ident.to_string());
+        if let Callable::Path(p) = f {
+            let Some(name) = path_cmp(p).filter(|n| n == "total_cmp" || n == "cmp") else {
+                return err_at(p, "cotan supports `f64::total_cmp` (or a closure like `|a, b| a.total_cmp(b)`) as the comparator here");
+            };
+            let (x, y) = (item_agg(self, a, span)?, item_agg(self, b, span)?);
+            let (Tree::Leaf(x), Tree::Leaf(y)) = (x, y) else { return err(span, "expected numbers to compare") };
+            let kind = if name == "total_cmp" { Cmp::Total } else { Cmp::Ord };
+            return self.compare_greater(kind, x, y, span);
+        }
+        self.with_params(f, vec![a, b], span, |l, body| l.ordering_expr(body, false))
+    }
+
+    /// `compare(x, y) == Greater` (or `== Less` when `reversed`) for a comparator body.
+    fn ordering_expr(&mut self, e: &syn::Expr, reversed: bool) -> syn::Result<Value> {
+        let unsupported = |e: &syn::Expr| {
+            err_at(e, "cotan recognises comparators written `a.partial_cmp(b).unwrap()`, `a.total_cmp(b)` or `a.cmp(b)` (of any expressions of the parameters, optionally `.reverse()`d); write the comparison that way")
+        };
+        match e {
+            syn::Expr::Paren(p) => self.ordering_expr(&p.expr, reversed),
+            syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(e, None) => self.ordering_expr(e, reversed),
+                _ => unsupported(e),
+            },
+            syn::Expr::MethodCall(m) if m.method == "reverse" && m.args.is_empty() => {
+                self.ordering_expr(&m.receiver, !reversed)
+            }
+            syn::Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "unwrap_or") => {
+                let Some((x, y)) = cmp_operands(&m.receiver, "partial_cmp") else { return unsupported(e) };
+                let kind = match (m.method.to_string().as_str(), m.args.first()) {
+                    ("unwrap", None) => Cmp::Partial(None, "called `Option::unwrap()` on a `None` value".into()),
+                    ("expect", Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }))) => {
+                        Cmp::Partial(None, s.value())
+                    }
+                    ("unwrap_or", Some(syn::Expr::Path(p))) => {
+                        match p.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
+                            Some(o @ ("Less" | "Equal" | "Greater")) => {
+                                Cmp::Partial(Some(o.to_string()), String::new())
+                            }
+                            _ => return unsupported(e),
+                        }
+                    }
+                    _ => return unsupported(e),
+                };
+                let (x, y) = self.cmp_values(x, y, reversed)?;
+                self.compare_greater(kind, x, y, e.span())
+            }
+            _ => {
+                for (method, kind) in [("total_cmp", Cmp::Total), ("cmp", Cmp::Ord)] {
+                    if let Some((x, y)) = cmp_operands(e, method) {
+                        let (x, y) = self.cmp_values(x, y, reversed)?;
+                        return self.compare_greater(kind, x, y, e.span());
+                    }
+                }
+                unsupported(e)
+            }
+        }
+    }
+
+    /// The two operands of a comparison, swapped when the ordering is reversed.
+    fn cmp_values(&mut self, x: &syn::Expr, y: &syn::Expr, reversed: bool) -> syn::Result<(Value, Value)> {
+        let span = y.span();
+        let (x, tx) = self.scalar(x)?;
+        let (y, ty) = self.scalar(y)?;
+        self.unify(tx, ty, span)?;
+        Ok(if reversed { (y, x) } else { (x, y) })
+    }
+
+    /// `x` compares greater than `y`.
+    fn compare_greater(&mut self, kind: Cmp, x: Value, y: Value, span: Span) -> syn::Result<Value> {
+        let t = self.scalar_sty(x, span)?;
+        let gt = self.emit_s(OpKind::Cmp(CmpOp::Gt, x, y), BOOL);
+        let float = self.infer.class_of(t) == Some(Class::Float);
+        if !float {
+            return Ok(gt);
+        }
+        let nan_x = self.emit_s(OpKind::Cmp(CmpOp::Ne, x, x), BOOL);
+        let nan_y = self.emit_s(OpKind::Cmp(CmpOp::Ne, y, y), BOOL);
+        let nan = self.emit_s(OpKind::Binary(BinOp::BitOr, nan_x, nan_y), BOOL);
+        let not_nan = self.emit_s(OpKind::Unary(UnOp::Not, nan), BOOL);
+        match kind {
+            Cmp::Ord => Ok(gt),
+            Cmp::Partial(None, message) => {
+                self.effect(OpKind::Assert { cond: not_nan, message });
+                Ok(gt)
+            }
+            Cmp::Partial(Some(o), _) if o == "Greater" => Ok(self.emit_s(OpKind::Binary(BinOp::BitOr, gt, nan), BOOL)),
+            Cmp::Partial(Some(_), _) => Ok(gt),
+            Cmp::Total => {
+                // The total order of floats: as `>`, and -0.0 < +0.0. Which NaN is greater
+                // depends on its sign bit, which cotan cannot read: refused at run time.
+                let message = "cotan: `total_cmp` on NaN is not supported in derivatives (the order of NaNs depends on their sign bits)".to_string();
+                self.effect(OpKind::Assert { cond: not_nan, message });
+                let eq = self.emit_s(OpKind::Cmp(CmpOp::Eq, x, y), BOOL);
+                let sx = self.emit_s(OpKind::Math(MathFn::Signum, vec![x]), t);
+                let sy = self.emit_s(OpKind::Math(MathFn::Signum, vec![y]), t);
+                let signs = self.emit_s(OpKind::Cmp(CmpOp::Gt, sx, sy), BOOL);
+                let zeros = self.emit_s(OpKind::Binary(BinOp::BitAnd, eq, signs), BOOL);
+                Ok(self.emit_s(OpKind::Binary(BinOp::BitOr, gt, zeros), BOOL))
+            }
+        }
+    }
+}
+
+/// How a comparator treats NaN.
+enum Cmp {
+    /// `partial_cmp(..)` then `unwrap`/`expect` (panics with the message) or `unwrap_or(ordering)`.
+    Partial(Option<String>, String),
+    Total,
+    /// `Ord::cmp` (integers).
+    Ord,
+}
+
+/// `x.method(y)` or `T::method(x, y)`, with `&` taken off the operands.
+fn cmp_operands<'e>(e: &'e syn::Expr, method: &str) -> Option<(&'e syn::Expr, &'e syn::Expr)> {
+    let strip = |e: &'e syn::Expr| match e {
+        syn::Expr::Reference(r) => &*r.expr,
+        e => e,
+    };
+    match e {
+        syn::Expr::Paren(p) => cmp_operands(&p.expr, method),
+        syn::Expr::MethodCall(m) if m.method == method && m.args.len() == 1 => Some((&m.receiver, strip(&m.args[0]))),
+        syn::Expr::Call(c) if c.args.len() == 2 => match &*c.func {
+            syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == method) => {
+                Some((strip(&c.args[0]), strip(&c.args[1])))
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -5,6 +5,7 @@ use proc_macro2::Span;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
+use crate::agg::{Agg, Slot, Tree};
 use crate::infer::{Class, STy};
 use crate::lower::{err, err_at, mem, Binding, Lower};
 
@@ -36,54 +37,65 @@ impl Lower {
         }
     }
 
-    /// Lowers an expression; `None` for expressions of type `()` or `!`.
+    /// Lowers an expression that must be a number, bool or memory; `None` for expressions
+    /// of type `()` or `!`.
     pub(crate) fn expr_opt(&mut self, e: &syn::Expr) -> syn::Result<Option<Value>> {
+        let a = self.agg_opt(e)?;
+        self.single_value(a, e.span())
+    }
+
+    /// Lowers an expression that must have a value, which may be a tuple or an `Option`.
+    pub(crate) fn agg(&mut self, e: &syn::Expr) -> syn::Result<Agg> {
+        match self.agg_opt(e)? {
+            Some(a) => Ok(a),
+            None => err_at(&e, "expected an expression with a value here"),
+        }
+    }
+
+    /// Lowers an expression; `None` for expressions of type `()` or `!`.
+    pub(crate) fn agg_opt(&mut self, e: &syn::Expr) -> syn::Result<Option<Agg>> {
         use syn::Expr as E;
         self.at(e.span());
+        let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
+        let leaf_opt = |v: syn::Result<Option<Value>>| v.map(|v| v.map(Tree::Leaf));
         match e {
-            E::Lit(l) => self.literal(&l.lit).map(Some),
+            E::Lit(l) => leaf(self.literal(&l.lit)),
             E::Path(p) => self.path(p).map(Some),
-            E::Paren(p) => self.expr_opt(&p.expr),
-            E::Group(g) => self.expr_opt(&g.expr),
+            E::Paren(p) => self.agg_opt(&p.expr),
+            E::Group(g) => self.agg_opt(&g.expr),
             E::Block(b) if b.label.is_none() && b.attrs.is_empty() => self.block(&b.block),
-            E::Unary(u) => self.unary(u).map(Some),
-            E::Binary(b) => self.binary(b),
+            E::Unary(u) => leaf(self.unary(u)),
+            E::Binary(b) => leaf_opt(self.binary(b)),
             E::Assign(a) => {
-                self.check_assignable(&a.left)?;
-                let (v, vt) = self.scalar(&a.right)?;
-                self.assign(&a.left, v, vt)?;
+                self.assign_expr(a)?;
                 Ok(None)
             }
-            E::Cast(c) => self.cast(c).map(Some),
+            E::Cast(c) => leaf(self.cast(c)),
             E::If(i) => self.if_expr(i),
             E::ForLoop(f) => self.for_loop(f).map(|_| None),
             E::While(w) => self.while_loop(w).map(|_| None),
-            E::Loop(l) => self.loop_expr(l),
+            E::Loop(l) => leaf_opt(self.loop_expr(l)),
             E::Break(b) => self.break_expr(b).map(|_| None),
             E::Continue(c) => self.continue_expr(c).map(|_| None),
             E::Return(r) => self.return_expr(r).map(|_| None),
-            E::Index(i) => self.index_read(i).map(Some),
+            E::Index(i) => leaf(self.index_read(i)),
             E::MethodCall(m) => self.method_call(m),
-            E::Call(c) => self.call(c).map(Some),
-            E::Macro(m) => self.expr_macro(&m.mac),
-            E::Reference(r) if r.mutability.is_none() => self.expr_opt(&r.expr),
-            E::Repeat(r) => self.repeat(r).map(Some),
-            E::Array(a) => self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span()).map(Some),
-            E::Closure(_) => err_at(&e, "cotan does not support closures yet; write the loop out explicitly"),
-            E::Match(_) => err_at(&e, "cotan does not support `match` yet; use `if`/`else if`"),
-            E::Tuple(_) => err_at(&e, "cotan does not support tuples yet; use separate variables"),
-            // A number field is read where it appears, as Rust copies it.
-            E::Field(f) => {
-                let m = self.field(f)?;
-                let v = self.auto_load(m);
-                if v != m {
-                    self.field_loads.insert(v);
-                }
-                Ok(Some(v))
+            E::Call(c) => self.call(c),
+            E::Macro(m) => leaf_opt(self.expr_macro(&m.mac)),
+            E::Reference(r) if r.mutability.is_none() => self.agg_opt(&r.expr),
+            E::Repeat(r) => leaf(self.repeat(r)),
+            E::Array(a) => leaf(self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span())),
+            E::Closure(_) => err_at(&e, "cotan inlines closures where they are called: bind the closure with `let f = |x| ..;` and call it (`f(a)`), or pass it to an iterator method"),
+            E::Match(m) => self.match_expr(m),
+            E::Tuple(t) if t.elems.is_empty() => Ok(None),
+            E::Tuple(t) => {
+                let es = t.elems.iter().map(|e| self.agg(e)).collect::<syn::Result<Vec<_>>>()?;
+                Ok(Some(Tree::Tuple(es)))
             }
+            E::Field(f) => self.field_expr(f).map(Some),
             E::Struct(_) => err_at(&e, "cotan does not build structs in differentiated code; pass the struct as a parameter (`&S` or `&mut S`) and write its fields"),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
-            E::Let(_) => err_at(&e, "cotan does not support `if let`/`while let`; use a plain condition"),
+            E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `let ... else` and `match`, not in `while let` or `&&` chains; write the loop with `loop` and `let ... else { break };`"),
             E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
             _ => err_at(&e, "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
         }
@@ -118,7 +130,26 @@ impl Lower {
         }
     }
 
-    fn path(&mut self, p: &syn::ExprPath) -> syn::Result<Value> {
+    fn path(&mut self, p: &syn::ExprPath) -> syn::Result<Agg> {
+        if p.qself.is_none() && crate::matching::is_variant_path(&p.path) {
+            let name = p.path.segments.last().unwrap().ident.to_string();
+            return Ok(Tree::Enum(self.variant(&name)));
+        }
+        if let Some(ident) = p.path.get_ident() {
+            let name = ident.to_string();
+            match self.lookup(&name) {
+                Some(Binding::Agg(t)) => return Ok(self.read_slots(&t)),
+                Some(Binding::Closure(_)) => {
+                    return err_at(&p, format!("cotan inlines closures where they are called: call `{name}(..)` here, or pass `{name}` to an iterator method"))
+                }
+                None if name == "None" => return Ok(self.none()),
+                _ => {}
+            }
+        }
+        self.path_value(p).map(Tree::Leaf)
+    }
+
+    fn path_value(&mut self, p: &syn::ExprPath) -> syn::Result<Value> {
         if let Some(ident) = p.path.get_ident() {
             let name = ident.to_string();
             return match self.lookup(&name) {
@@ -135,6 +166,7 @@ impl Lower {
                     &p,
                     format!("cotan supports windows and chunks only as `{name}[j]`, `{name}.len()` and `{name}.iter()`"),
                 ),
+                Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
                     None => err_at(&p,
@@ -231,6 +263,9 @@ impl Lower {
             self.write_place(place, new);
             return Ok(None);
         }
+        if matches!(b.op, B::Eq(_) | B::Ne(_)) && (self.is_enumish(&b.left) || self.is_enumish(&b.right)) {
+            return self.enum_eq(b).map(Some);
+        }
         let (lhs, lt) = self.scalar(&b.left)?;
         let (rhs, rt) = self.scalar(&b.right)?;
         self.at(b.span());
@@ -256,6 +291,43 @@ impl Lower {
         };
         self.unify(lt, rt, b.span())?;
         Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
+    }
+
+    /// Whether an expression is an enum value, judged without lowering it: a variant path
+    /// (`Mode::A`), a local holding one, or a struct-like parameter (an enum parameter).
+    fn is_enumish(&self, e: &syn::Expr) -> bool {
+        let syn::Expr::Path(p) = crate::lower::strip_parens(e) else { return false };
+        if crate::matching::is_variant_path(&p.path) {
+            return true;
+        }
+        match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+            Some(Binding::Agg(Tree::Enum(_))) => true,
+            Some(Binding::Value(v)) => crate::record::is_record(self.func.ty(v)),
+            _ => false,
+        }
+    }
+
+    /// `a == b` and `a != b` on fieldless enums.
+    fn enum_eq(&mut self, b: &syn::ExprBinary) -> syn::Result<Value> {
+        let bool_t = STy::Known(Scalar::Bool);
+        let (l, r) = (self.agg(&b.left)?, self.agg(&b.right)?);
+        self.at(b.span());
+        let eq = match (&l, &r) {
+            (Tree::Enum(x), Tree::Enum(y)) => self.emit_s(OpKind::Cmp(CmpOp::Eq, *x, *y), bool_t),
+            (Tree::Leaf(v), Tree::Enum(_)) | (Tree::Enum(_), Tree::Leaf(v)) if self.mem_ty(*v).is_some() => {
+                let other = if matches!(l, Tree::Leaf(_)) { &b.right } else { &b.left };
+                let syn::Expr::Path(p) = crate::lower::strip_parens(other) else {
+                    return err_at(other, "cotan compares an enum parameter with variants only (`mode == Mode::A`)");
+                };
+                let pattern = quote::ToTokens::to_token_stream(&p.path).to_string();
+                self.emit_s(OpKind::Matches { value: *v, pattern }, bool_t)
+            }
+            _ => return err_at(b, "cotan compares fieldless enum values (`mode == Mode::A`) only"),
+        };
+        Ok(match b.op {
+            syn::BinOp::Ne(_) => self.emit_s(OpKind::Unary(UnOp::Not, eq), bool_t),
+            _ => eq,
+        })
     }
 
     /// `a && b` / `a || b`: `b` is evaluated only when needed, as in Rust.
@@ -391,6 +463,9 @@ impl Lower {
                     ),
                     Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
                     Some(Binding::View { .. }) => err_at(&e, "windows and chunks are read-only"),
+                    Some(Binding::Agg(_) | Binding::Closure(_)) => {
+                        err_at(&e, format!("cotan cannot use `{name}` as a number here"))
+                    }
                     None => err_at(&e, format!("cotan cannot see `{name}` from inside the function")),
                 }
             }
@@ -398,6 +473,16 @@ impl Lower {
                 let m = self.memory(&i.expr)?;
                 let idx = self.index_value(&i.index)?;
                 Ok(Place::Mem(m, Some(idx)))
+            }
+            syn::Expr::Field(f) if self.slots_of(e).is_some() => {
+                let t = self.slots_of(e).unwrap()?;
+                match t {
+                    Tree::Leaf(Slot::Var(var)) => Ok(Place::Var(var)),
+                    Tree::Leaf(Slot::Value(_)) => {
+                        err_at(&f.base, "cannot assign to a part of an immutable tuple; declare it with `let mut`")
+                    }
+                    t => err_at(&e, format!("cotan assigns numbers one at a time; this is {}", t.describe())),
+                }
             }
             syn::Expr::Field(f) => {
                 let v = self.field(f)?;
@@ -449,6 +534,104 @@ impl Lower {
         Ok(())
     }
 
+    /// `target = value`, also for tuples (`t = (a, b)`, `(a, b) = (b, a)`).
+    fn assign_expr(&mut self, a: &syn::ExprAssign) -> syn::Result<()> {
+        let whole_agg = matches!(crate::lower::strip_parens(&a.left), syn::Expr::Tuple(_))
+            || matches!(crate::lower::strip_parens(&a.right), syn::Expr::Tuple(t) if !t.elems.is_empty())
+            || self.slots_of(&a.left).is_some_and(|t| !matches!(t, Ok(Tree::Leaf(_))));
+        if whole_agg {
+            let v = self.agg(&a.right)?;
+            return self.assign_agg(&a.left, v);
+        }
+        self.check_assignable(&a.left)?;
+        let (v, vt) = self.scalar(&a.right)?;
+        self.assign(&a.left, v, vt)
+    }
+
+    /// Assigns an aggregate to a destructuring target or a tuple local, part by part.
+    fn assign_agg(&mut self, target: &syn::Expr, v: Agg) -> syn::Result<()> {
+        match (crate::lower::strip_parens(target), v) {
+            (syn::Expr::Infer(_), _) => Ok(()),
+            (syn::Expr::Tuple(t), Tree::Tuple(vs)) if t.elems.len() == vs.len() => {
+                for (e, v) in t.elems.iter().zip(vs) {
+                    self.assign_agg(e, v)?;
+                }
+                Ok(())
+            }
+            (e, Tree::Leaf(v)) => {
+                let vt = self.scalar_sty(v, e.span())?;
+                self.assign(e, v, vt)
+            }
+            (syn::Expr::Path(p), v) if matches!(p.path.get_ident().and_then(|i| self.lookup(&i.to_string())), Some(Binding::Var(_))) => err_at(
+                p,
+                format!("cotan supports `let x;` without a value for numbers and bools only; give {} its value where it is declared (`let y = if c {{ (a, b) }} else {{ (c, d) }};`)", v.describe()),
+            ),
+            (e, v) => match self.slots_of(e) {
+                Some(t) => {
+                    let slots = t?;
+                    let vars = slots.try_map(&mut |s| match s {
+                        Slot::Var(var) => Ok(var),
+                        Slot::Value(_) => {
+                            err_at(e, "cannot assign twice to an immutable tuple; declare it with `let mut`")
+                        }
+                    })?;
+                    self.set_vars(&vars, &v, e.span())
+                }
+                None => err_at(e, format!("cotan cannot assign {} here", v.describe())),
+            },
+        }
+    }
+
+    /// The bound aggregate (or part of one) an expression names: `t`, `t.0`, `t.1.0`.
+    pub(crate) fn slots_of(&self, e: &syn::Expr) -> Option<syn::Result<Tree<Slot>>> {
+        match e {
+            syn::Expr::Paren(p) => self.slots_of(&p.expr),
+            syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string()) {
+                Some(Binding::Agg(t)) => Some(Ok(t)),
+                _ => None,
+            },
+            syn::Expr::Field(f) => {
+                let base = self.slots_of(&f.base)?;
+                Some(base.and_then(|t| t.element(&f.member).cloned()))
+            }
+            _ => None,
+        }
+    }
+
+    /// `base.field`: of a struct or tuple parameter (read where it appears, as Rust copies
+    /// numbers), or of a tuple value.
+    fn field_expr(&mut self, f: &syn::ExprField) -> syn::Result<Agg> {
+        if let Some(t) = self.slots_of(&syn::Expr::Field(f.clone())) {
+            let t = t?;
+            return Ok(self.read_slots(&t));
+        }
+        if !self.is_record_path(&f.base) {
+            let base = self.agg(&f.base)?;
+            if let Tree::Leaf(_) = base {
+                return err_at(
+                    &f.base,
+                    "cotan reads fields of struct and tuple parameters and of tuple values only (not of array elements like `v[i].x`); pass the struct itself as a parameter",
+                );
+            }
+            return base.element(&f.member).cloned();
+        }
+        let m = self.field(f)?;
+        let v = self.auto_load(m);
+        if v != m {
+            self.field_loads.insert(v);
+        }
+        Ok(Tree::Leaf(v))
+    }
+
+    /// Whether a field chain is rooted at a record parameter (`p.layer.w`).
+    fn is_record_path(&self, e: &syn::Expr) -> bool {
+        match e {
+            syn::Expr::Paren(p) => self.is_record_path(&p.expr),
+            syn::Expr::Field(f) => self.is_record_path(&f.base),
+            e => self.is_record_receiver(e),
+        }
+    }
+
     fn write_place(&mut self, place: Place, v: Value) {
         match place {
             Place::Var(var) => self.effect(OpKind::SetVar(var, v)),
@@ -474,15 +657,113 @@ impl Lower {
         Ok(())
     }
 
-    fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Value>> {
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
         if let Some(r) = crate::chain::consume(self, m) {
             return r;
         }
         if let Some(r) = self.record_method(m, 1) {
-            return r.map(|mut v| v.pop());
+            return r.map(|mut v| v.pop().map(Tree::Leaf));
         }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
+        match (name.as_str(), args.as_slice()) {
+            ("sin_cos", []) => {
+                let (x, t) = self.scalar(&m.receiver)?;
+                self.at(m.span());
+                let s = self.emit_s(OpKind::Math(MathFn::Sin, vec![x]), t);
+                let c = self.emit_s(OpKind::Math(MathFn::Cos, vec![x]), t);
+                return Ok(Some(Tree::Tuple(vec![Tree::Leaf(s), Tree::Leaf(c)])));
+            }
+            ("first" | "last", []) | ("get", [_]) if self.is_memory(&m.receiver) => {
+                let mv = self.memory(&m.receiver)?;
+                let usize_t = STy::Known(Scalar::Usize);
+                self.at(m.span());
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let (cond, index) = match name.as_str() {
+                    "get" => {
+                        let i = self.index_value(args[0])?;
+                        (self.emit_s(OpKind::Cmp(CmpOp::Lt, i, n), STy::Known(Scalar::Bool)), i)
+                    }
+                    _ => {
+                        let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+                        let cond = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
+                        let index = if name == "first" {
+                            zero
+                        } else {
+                            // `n - 1` only when `n > 0`.
+                            let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
+                            let n1 = self.emit_s(OpKind::Select(cond, n, one), usize_t);
+                            self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t)
+                        };
+                        (cond, index)
+                    }
+                };
+                return Ok(Some(self.guarded_load(cond, mv, index)));
+            }
+            ("copied" | "cloned", []) if !crate::chain::is_chain(&m.receiver) => {
+                return match self.agg(&m.receiver)? {
+                    a @ Tree::Option(..) => Ok(Some(a)),
+                    _ => err_at(&m.method, format!("cotan supports `.{name}()` on iterators and `Option`s")),
+                };
+            }
+            ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "is_some" | "is_none", _) => {
+                return self.option_method(m, &name, &args).map(Some);
+            }
+            // An iterator chain that does not end in a consumer cotan knows: blame the method.
+            _ if crate::chain::is_chain(&m.receiver) => {
+                return err_at(
+                    &m.method,
+                    format!("cotan does not support the iterator method `.{name}(..)`; {}", crate::chain::SUPPORTED),
+                );
+            }
+            _ => {}
+        }
+        self.method_value(m, &name, &args).map(|v| v.map(Tree::Leaf))
+    }
+
+    /// The methods of `Option` cotan knows.
+    fn option_method(&mut self, m: &syn::ExprMethodCall, name: &str, args: &[&syn::Expr]) -> syn::Result<Agg> {
+        let Tree::Option(some, payload) = self.agg(&m.receiver)? else {
+            return err_at(&m.method, format!("cotan supports `.{name}()` on `Option`s only"));
+        };
+        self.at(m.span());
+        let b = STy::Known(Scalar::Bool);
+        match (name, args) {
+            ("is_some", []) => Ok(Tree::Leaf(some)),
+            ("is_none", []) => Ok(Tree::Leaf(self.emit_s(OpKind::Unary(UnOp::Not, some), b))),
+            ("unwrap", []) | ("expect", [_]) => {
+                let message = match args.first() {
+                    Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => s.value(),
+                    Some(e) => return err_at(e, "cotan needs the message of `expect` to be a string literal"),
+                    None => "called `Option::unwrap()` on a `None` value".to_string(),
+                };
+                self.effect(OpKind::Assert { cond: some, message });
+                Ok(*payload)
+            }
+            ("unwrap_or", [d]) => {
+                let Tree::Leaf(p) = *payload else {
+                    return err_at(&m.method, "cotan supports `unwrap_or` on `Option`s of numbers only");
+                };
+                let pt = self.scalar_sty(p, m.span())?;
+                let (d, dt) = self.scalar(d)?;
+                self.unify(pt, dt, m.span())?;
+                Ok(Tree::Leaf(self.emit_s(OpKind::Select(some, p, d), pt)))
+            }
+            ("unwrap_or_default", []) => {
+                let Tree::Leaf(p) = *payload else {
+                    return err_at(&m.method, "cotan supports `unwrap_or_default` on `Option`s of numbers only");
+                };
+                let pt = self.scalar_sty(p, m.span())?;
+                let zero = self.pending_zero(pt);
+                Ok(Tree::Leaf(self.emit_s(OpKind::Select(some, p, zero), pt)))
+            }
+            _ => err_at(&m.method, format!("`.{name}()` takes other arguments")),
+        }
+    }
+
+    fn method_value(&mut self, m: &syn::ExprMethodCall, name: &str, args: &[&syn::Expr]) -> syn::Result<Option<Value>> {
+        let name = name.to_string();
+        let args = args.to_vec();
         match name.as_str() {
             "len" if args.is_empty() && self.view(&m.receiver).is_some() => {
                 return Ok(self.view(&m.receiver).map(|v| v.2));
@@ -562,10 +843,16 @@ impl Lower {
                 let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
                 return Ok(Some(self.emit_s(OpKind::Cmp(CmpOp::Eq, n, zero), STy::Known(Scalar::Bool))));
             }
+            "iter" | "iter_mut" | "into_iter" | "chunks" | "windows" => {
+                return err_at(
+                    &m.method,
+                    format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep `.{name}()` in a variable ({})", crate::chain::SUPPORTED),
+                );
+            }
             _ if self.is_memory(&m.receiver) || self.view(&m.receiver).is_some() => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, and indexing"),
                 );
             }
             _ => {}
@@ -574,17 +861,38 @@ impl Lower {
         self.numeric_method(&name, recv, &args, m.method.span()).map(Some)
     }
 
-    /// `f64::sin(x)`, `f64::max(a, b)`, `usize::min(i, j)`, `Vec::new()`, `Vec::with_capacity(n)`.
-    fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Value> {
+    /// Calls of local closures, of the std functions cotan knows (`f64::sin(x)`,
+    /// `f64::max(a, b)`, `usize::min(i, j)`, `Vec::new()`, `Some(x)`, `std::mem::swap`,
+    /// `std::hint::black_box`), and of the user's functions.
+    fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Option<Agg>> {
+        if let Some(id) = self.closure_called(c) {
+            let args = c.args.iter().map(|a| self.agg(a)).collect::<syn::Result<Vec<_>>>()?;
+            let args = args.into_iter().map(crate::chain::Item::from_agg).collect();
+            return self.call_closure_def(id, args, c.span());
+        }
+        let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
         if let syn::Expr::Path(p) = &*c.func {
+            if crate::matching::is_variant_path(&p.path) {
+                return err_at(c, "cotan does not build enum values with fields in differentiated code; pass the value as a parameter (`Const`) and match on it");
+            }
+            match (std_fn(p).as_deref(), c.args.len()) {
+                (Some("Some"), 1) => {
+                    let v = self.agg(&c.args[0])?;
+                    let some = self.bool_const(true);
+                    return Ok(Some(Tree::Option(some, Box::new(v))));
+                }
+                (Some("black_box"), 1) => return self.agg_opt(&c.args[0]),
+                (Some("swap"), 2) => return self.mem_swap(&c.args[0], &c.args[1]).map(|_| None),
+                _ => {}
+            }
             let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
             match (segs.iter().map(|s| s.as_str()).collect::<Vec<_>>().as_slice(), c.args.len()) {
-                (["Vec", "new"], 0) => return self.empty_vec(c.span()),
+                (["Vec", "new"], 0) => return leaf(self.empty_vec(c.span())),
                 (["Vec", "with_capacity"], 1) => {
                     // The capacity is evaluated for its effects and types; the buffer grows as needed.
                     let (_, t) = self.scalar(&c.args[0])?;
                     self.unify(STy::Known(Scalar::Usize), t, c.args[0].span())?;
-                    return self.empty_vec(c.span());
+                    return leaf(self.empty_vec(c.span()));
                 }
                 _ => {}
             }
@@ -592,7 +900,7 @@ impl Lower {
                 if let (Some(s), "from", 1) = (Scalar::from_name(ty), name.as_str(), c.args.len()) {
                     // `f64::from(n)`: a lossless conversion, an `as` cast here.
                     let (v, _) = self.scalar(&c.args[0])?;
-                    return Ok(self.emit_s(OpKind::Cast(v), STy::Known(s)));
+                    return leaf(Ok(self.emit_s(OpKind::Cast(v), STy::Known(s))));
                 }
                 if let Some(s) = Scalar::from_name(ty) {
                     let args: Vec<&syn::Expr> = c.args.iter().collect();
@@ -604,12 +912,12 @@ impl Lower {
                     if name != "is_nan" {
                         self.unify(STy::Known(s), t, c.span())?;
                     }
-                    return Ok(v);
+                    return leaf(Ok(v));
                 }
             }
         }
-        if is_user_call(c) {
-            return self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one"));
+        if self.is_user_call(c) {
+            return leaf(self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one")));
         }
         let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
         err_at(
@@ -671,7 +979,18 @@ impl Lower {
             }
             return Ok((v, by_mut));
         }
-        let v = self.expr(a)?;
+        let v = match self.agg(a)? {
+            Tree::Leaf(v) => v,
+            t => {
+                return err_at(
+                    a,
+                    format!(
+                        "cotan cannot pass {} to a function yet; pass its parts as separate arguments",
+                        t.describe()
+                    ),
+                )
+            }
+        };
         if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
             return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
         }
@@ -810,6 +1129,17 @@ impl Lower {
         Ok(dst)
     }
 
+    /// A local array holding a copy of the array `src`.
+    pub(crate) fn local_copy(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        let kind = self.mem_ty(src).unwrap().kind;
+        let t = self.elem_sty(src);
+        let init = self.pending_zero(t);
+        let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
+        let dst = self.alloc(init, t, len, kind, span)?;
+        self.copy_loop(dst, src, len);
+        Ok(dst)
+    }
+
     /// `for i in 0..len { dst[i] = src[i] }`.
     fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
         let usize_t = STy::Known(Scalar::Usize);
@@ -877,8 +1207,49 @@ impl Lower {
             }
             return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
         }
+        if name == "matches" {
+            return self.matches_macro(mac).map(Some);
+        }
+        if crate::print::is_print(&name) {
+            return self.print_macro(mac, &name);
+        }
         statement_macro(self, mac)?;
         Ok(None)
+    }
+}
+
+/// The panic a macro of the `panic!` family raises, or `None` for other macros.
+pub(crate) fn panic_message(mac: &syn::Macro) -> Option<String> {
+    let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    let prefix = match name.as_str() {
+        "panic" => "",
+        "unimplemented" => "not implemented",
+        "todo" => "not yet implemented",
+        "unreachable" => "internal error: entered unreachable code",
+        _ => return None,
+    };
+    // The format string as written (arguments are not formatted into it).
+    let text =
+        mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated).ok().and_then(|args| match args
+            .first()
+        {
+            Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => Some(s.value()),
+            _ => None,
+        });
+    Some(match (prefix, text) {
+        ("", Some(t)) => t,
+        ("", None) => "explicit panic".to_string(),
+        (p, Some(t)) => format!("{p}: {t}"),
+        (p, None) => p.to_string(),
+    })
+}
+
+/// Whether a statement ends in a panic (`unimplemented!()`, `todo!()`, `panic!(..)`).
+pub(crate) fn ends_in_panic(stmt: &syn::Stmt) -> bool {
+    match stmt {
+        syn::Stmt::Macro(m) => panic_message(&m.mac).is_some(),
+        syn::Stmt::Expr(syn::Expr::Macro(m), _) => panic_message(&m.mac).is_some(),
+        _ => false,
     }
 }
 
@@ -886,6 +1257,53 @@ impl Lower {
 enum Place {
     Var(cotan_ir::Var),
     Mem(Value, Option<Value>),
+}
+
+/// The std functions cotan lowers itself that a path may name, by their short names:
+/// `Some`, `black_box` (`std::hint::black_box`, also imported) and `swap` (`std::mem::swap`,
+/// `mem::swap`).
+fn std_fn(p: &syn::ExprPath) -> Option<String> {
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| matches!(*s, "std" | "core")).collect();
+    match segs.as_slice() {
+        ["Some"] | ["Option", "Some"] => Some("Some".into()),
+        ["black_box"] | ["hint", "black_box"] => Some("black_box".into()),
+        ["mem", "swap"] => Some("swap".into()),
+        _ => None,
+    }
+}
+
+impl Lower {
+    /// A call of a function of the user's crate (not a local closure or a std function).
+    pub(crate) fn is_user_call(&self, c: &syn::ExprCall) -> bool {
+        let std = matches!(&*c.func, syn::Expr::Path(p) if std_fn(p).is_some());
+        is_user_call(c) && !std && self.closure_called(c).is_none()
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)` on locals or elements.
+    fn mem_swap(&mut self, a: &syn::Expr, b: &syn::Expr) -> syn::Result<()> {
+        let target = |e: &syn::Expr| -> syn::Result<syn::Expr> {
+            match e {
+                syn::Expr::Reference(r) if r.mutability.is_some() => Ok((*r.expr).clone()),
+                e => Ok(syn::Expr::Unary(syn::parse_quote_spanned!(e.span()=> *#e))),
+            }
+        };
+        let (ta, tb) = (target(a)?, target(b)?);
+        let (va, pa) = self.read_place(&ta)?;
+        let (vb, pb) = self.read_place(&tb)?;
+        let (sa, sb) = (self.scalar_sty(va, a.span())?, self.scalar_sty(vb, b.span())?);
+        self.unify(sa, sb, b.span())?;
+        for (p, e) in [(pa, &ta), (pb, &tb)] {
+            if let Place::Mem(m, _) = p {
+                if self.mem_ty(m).is_some_and(|t| t.access == Access::Shared) {
+                    return err_at(e, "cannot assign through a shared reference; take `&mut`");
+                }
+            }
+        }
+        self.write_place(pa, vb);
+        self.write_place(pb, va);
+        Ok(())
+    }
 }
 
 /// True for a call of a plain function path that is not one of the std functions cotan
@@ -904,12 +1322,22 @@ pub(crate) fn is_user_call(c: &syn::ExprCall) -> bool {
 /// `assert!`, `debug_assert!` and their `_eq`/`_ne` forms keep their primal meaning.
 pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()> {
     let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+    if crate::print::is_print(&name) {
+        return l.print_macro(mac, &name).map(|_| ());
+    }
+    if let Some(message) = panic_message(mac) {
+        // Raised where the primal raises it; the code after it does not run.
+        let f = l.bool_const(false);
+        l.at(mac.span());
+        l.effect(OpKind::Assert { cond: f, message });
+        return Ok(());
+    }
     const ASSERTS: [&str; 6] =
         ["assert", "debug_assert", "assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne"];
     if !ASSERTS.contains(&name.as_str()) {
         return err_at(
             mac,
-            format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
+            format!("cotan does not support the macro `{name}!` in differentiated code; supported: `assert!`-style macros, `vec!`, `matches!`, `println!`-style macros, `dbg!`, `panic!`, `unreachable!`, `todo!`, `unimplemented!`; write out what other macros expand to"),
         );
     }
     let args = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
@@ -923,11 +1351,7 @@ pub(crate) fn statement_macro(l: &mut Lower, mac: &syn::Macro) -> syn::Result<()
             let op = if name.ends_with("_eq") { CmpOp::Eq } else { CmpOp::Ne };
             (l.emit_s(OpKind::Cmp(op, a, b), STy::Known(Scalar::Bool)), 2)
         }
-        _ => {
-            return err_at(&mac,
-                format!("cotan does not support the macro `{name}!` in differentiated code; only `assert!`-style macros and `vec!` are supported"),
-            )
-        }
+        _ => return err_at(&mac, format!("`{name}!` is missing its arguments")),
     };
     let message = match args.get(n) {
         Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }))

@@ -18,6 +18,8 @@ pub(crate) struct IterSpec {
     /// Iterating over the elements of this memory (the index runs over its positions).
     pub elems: Option<Value>,
     pub enumerate: bool,
+    /// The loop variable is a `&mut` to the element (`iter_mut()`, `&mut v`, a `&mut [f64]`).
+    pub writable: bool,
 }
 
 /// The fast path for plain ranges and slice elements; `None` for other iterator chains.
@@ -25,6 +27,7 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
     // Method calls applied to the base, innermost first.
     let mut methods = vec![];
     let mut base = e;
+    let mut mut_ref = false;
     loop {
         match base {
             syn::Expr::MethodCall(m) => {
@@ -32,7 +35,10 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
                 base = &m.receiver;
             }
             syn::Expr::Paren(p) => base = &p.expr,
-            syn::Expr::Reference(r) if r.mutability.is_none() => base = &r.expr,
+            syn::Expr::Reference(r) => {
+                mut_ref |= r.mutability.is_some();
+                base = &r.expr
+            }
             _ => break,
         }
     }
@@ -42,7 +48,12 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
     let range_form = matches!(names.as_slice(), [] | ["rev"] | ["step_by"] | ["step_by", "rev"]);
     let slice_form = matches!(
         names.as_slice(),
-        [] | ["iter"] | ["into_iter"] | ["iter", "rev"] | ["iter", "enumerate"] | ["iter", "enumerate", "rev"]
+        [] | ["iter"]
+            | ["into_iter"]
+            | ["iter_mut"]
+            | ["iter", "rev"]
+            | ["iter", "enumerate"]
+            | ["iter", "enumerate", "rev"]
     );
     let is_view = matches!(base, syn::Expr::Path(p) if p.path.get_ident().is_some_and(|i| matches!(l.lookup(&i.to_string()), Some(crate::lower::Binding::View { .. }))));
     if let syn::Expr::Range(r) = base {
@@ -59,8 +70,17 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             return err_at(&r, "loop ranges must be integers");
         }
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-        let mut spec =
-            IterSpec { lo, hi, inclusive, step: None, reverse: false, index_ty: lt, elems: None, enumerate: false };
+        let mut spec = IterSpec {
+            lo,
+            hi,
+            inclusive,
+            step: None,
+            reverse: false,
+            index_ty: lt,
+            elems: None,
+            enumerate: false,
+            writable: false,
+        };
         match names.as_slice() {
             ["rev"] => spec.reverse = true,
             ["step_by"] => spec.step = Some(step(l, methods[0], lt)?),
@@ -76,12 +96,31 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
         return Ok(None);
     }
     let m = l.memory(base)?;
+    let access = l.mem_ty(m).unwrap().access;
+    let writable = match names.as_slice() {
+        ["iter_mut"] => true,
+        [] => mut_ref || access == cotan_ir::Access::Mut,
+        _ => false,
+    };
+    if writable && access == cotan_ir::Access::Shared {
+        return err_at(base, "cannot borrow the elements as mutable through a shared reference; take `&mut`");
+    }
     let enumerate = names.contains(&"enumerate");
     let reverse = names.contains(&"rev");
     let usize_t = STy::Known(Scalar::Usize);
     let lo = l.emit_s(OpKind::Const(Const::Int(0)), usize_t);
     let hi = l.emit_s(OpKind::Len(m), usize_t);
-    Ok(Some(IterSpec { lo, hi, inclusive: false, step: None, reverse, index_ty: usize_t, elems: Some(m), enumerate }))
+    Ok(Some(IterSpec {
+        lo,
+        hi,
+        inclusive: false,
+        step: None,
+        reverse,
+        index_ty: usize_t,
+        elems: Some(m),
+        enumerate,
+        writable,
+    }))
 }
 
 fn step(l: &mut Lower, m: &syn::ExprMethodCall, index_ty: STy) -> syn::Result<Value> {
@@ -119,8 +158,18 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
         let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
         return l.bind_pat(&t.elems[1], v);
     }
+    if spec.writable {
+        return match strip(pat) {
+            syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.subpat.is_none() => {
+                l.bind(pi.ident.to_string(), Binding::Place(m, index));
+                Ok(())
+            }
+            syn::Pat::Wild(_) => Ok(()),
+            p => err_at(&p, "the loop variable is a `&mut` to each element: name it (`for e in ..`) and write `*e`"),
+        };
+    }
     let v = l.emit_s(OpKind::Load { mem: m, index: Some(index) }, elem);
-    l.bind_pat(pat, v)
+    l.bind_agg(pat, crate::agg::Tree::Leaf(v))
 }
 
 fn bind_index(l: &mut Lower, pat: &syn::Pat, index: Value) -> syn::Result<()> {

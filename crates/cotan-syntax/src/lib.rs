@@ -3,17 +3,21 @@
 //! Errors are `syn::Error`s whose spans point at the unsupported construct and whose
 //! text says what to do instead.
 
+mod agg;
 mod chain;
+mod closure;
 mod exits;
 mod expr;
 mod generic;
 mod infer;
 mod iter;
 mod lower;
+mod matching;
+mod print;
 mod record;
 mod signature;
 
 pub use expr::{float_constant, int_constant};
 pub use lower::{lower_fn, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
-pub use signature::{param_type, return_type, scalar_type};
+pub use signature::{param_type, return_type, scalar_type, ResultShape};

@@ -10,6 +10,7 @@ use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scal
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+use crate::agg::{Agg, Merge, Slot, Tree};
 use crate::exits::{exits_of_block, exits_of_expr, exits_of_stmt, Exit};
 use crate::infer::{Class, Infer, STy};
 use crate::signature;
@@ -21,6 +22,9 @@ pub struct Lowered {
     /// Fields (`p.n`) whose use shows no number type (only `p.n as f64`, say): taken as
     /// integers, which the generated code must check (`rt::not_float`).
     pub assumed_int: Vec<(String, Span)>,
+    /// How the results (`func.returns`) make up the Rust result, when it is a tuple or an
+    /// array rather than a single value.
+    pub ret_shape: Option<crate::signature::ResultShape>,
 }
 
 impl Lowered {
@@ -38,7 +42,7 @@ pub(crate) fn err_at<T>(node: &impl quote::ToTokens, msg: impl std::fmt::Display
     Err(syn::Error::new_spanned(node, msg))
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Binding {
     Value(Value),
     Var(Var),
@@ -50,6 +54,10 @@ pub(crate) enum Binding {
         start: Value,
         len: Value,
     },
+    /// A tuple or `Option` (see `agg.rs`).
+    Agg(Tree<Slot>),
+    /// A local closure: an index into `Lower::closures`.
+    Closure(usize),
 }
 
 pub(crate) struct LoopCtx {
@@ -66,7 +74,7 @@ pub(crate) struct Lower {
     pub(crate) func: Function,
     pub(crate) spans: Vec<Span>,
     span: SpanId,
-    stack: Vec<Vec<Op>>,
+    pub(crate) stack: Vec<Vec<Op>>,
     /// Ops hoisted to the top of the function so far (record fields).
     hoisted: usize,
     /// The field of a record, by record and field name.
@@ -77,7 +85,7 @@ pub(crate) struct Lower {
     /// Values read from number fields (whose type may be known only from their uses).
     pub(crate) field_loads: std::collections::HashSet<Value>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
-    scopes: Vec<Vec<(String, Binding)>>,
+    pub(crate) scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
     sty: HashMap<Value, STy>,
     var_sty: HashMap<Var, STy>,
@@ -87,11 +95,20 @@ pub(crate) struct Lower {
     pending_zeros: Vec<Value>,
     /// Those of them that are ones rather than zeros.
     pending_ones: std::collections::HashSet<Value>,
-    loops: Vec<LoopCtx>,
+    pub(crate) loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
-    ret_var: Option<Var>,
-    pub(crate) ret_ty: Option<STy>,
+    /// The variables of an early `return`'s value (one per result).
+    ret_vars: Vec<Var>,
+    /// The types of the results: none for `()`, several for a tuple or an array.
+    pub(crate) ret_tys: Vec<STy>,
+    ret_shape: Option<crate::signature::ResultShape>,
+    /// Local closures, inlined where they are called.
+    pub(crate) closures: Vec<crate::closure::ClosureDef>,
+    /// The enum variant names the function uses (`Mode::A` is variant `A`), numbered.
+    pub(crate) variants: Vec<String>,
+    /// The placeholder payloads of `None`s, which take the shape of the `Option` they meet.
+    pub(crate) none_payloads: std::collections::HashSet<Value>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -139,16 +156,16 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
         l.tuple_body(body, &tys)?;
         l.finalize();
-        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int });
+        let ret_shape = Some(signature::ResultShape::Tuple);
+        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape });
     }
-    l.ret_ty = signature::return_type(sig)?.map(STy::Known);
-    if let Some(t) = l.ret_ty {
-        let s = l.infer.resolve(t);
-        l.func.returns = vec![Ty::Scalar(s)];
-    }
+    let (tys, shape) = signature::result_types(sig)?;
+    l.ret_tys = tys.iter().map(|s| STy::Known(*s)).collect();
+    l.ret_shape = shape;
+    l.func.returns = tys.into_iter().map(Ty::Scalar).collect();
     l.body(body)?;
     l.finalize();
-    Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int })
+    Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape: shape })
 }
 
 impl Lower {
@@ -173,8 +190,12 @@ impl Lower {
             pending_ones: Default::default(),
             loops: vec![],
             ret_flag: None,
-            ret_var: None,
-            ret_ty: None,
+            ret_vars: vec![],
+            ret_tys: vec![],
+            ret_shape: None,
+            closures: vec![],
+            variants: vec![],
+            none_payloads: Default::default(),
         }
     }
 }
@@ -214,7 +235,7 @@ impl Lower {
         self.stack.last_mut().unwrap().push(Op { kind, result: None, span: self.span });
     }
 
-    fn effect_at(&mut self, depth: usize, kind: OpKind) {
+    pub(crate) fn effect_at(&mut self, depth: usize, kind: OpKind) {
         self.stack[depth - 1].push(Op { kind, result: None, span: self.span });
     }
 
@@ -275,7 +296,7 @@ impl Lower {
         self.zero_at(depth, t)
     }
 
-    fn zero_at(&mut self, depth: usize, t: STy) -> Value {
+    pub(crate) fn zero_at(&mut self, depth: usize, t: STy) -> Value {
         let c = match self.infer.class_of(t) {
             Some(Class::Float) => Const::Float(0.0),
             Some(Class::Int) => Const::Int(0),
@@ -392,7 +413,7 @@ impl Lower {
     }
 
     pub(crate) fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| *b)
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, b)| b.clone())
     }
 
     // ---- function body ----
@@ -401,42 +422,56 @@ impl Lower {
         let (stmts, final_return) = split_final_return(&body.stmts);
         if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
             self.ret_flag = Some(self.flag_at(1, "returned"));
-            if let Some(t) = self.ret_ty {
+            for t in self.ret_tys.clone() {
                 let z = self.zero(t);
                 let var = self.new_var("ret", t);
                 self.effect(OpKind::DeclVar { var, init: z });
-                self.ret_var = Some(var);
+                self.ret_vars.push(var);
             }
         }
         let tail = match final_return {
-            Some(e) => self.stmts_then(stmts, |l| l.expr_opt(e))?,
+            Some(e) => self.stmts_then(stmts, |l| l.agg_opt(e))?,
             None => self.stmts_then(stmts, |_| Ok(None))?,
         };
         let mut ret = vec![];
-        match (tail, self.ret_ty) {
-            (Some(v), Some(t)) => {
-                let vt = self.scalar_sty(v, body.span())?;
-                self.unify(t, vt, body.span())?;
-                if let (Some(rv), Some(flag)) = (self.ret_var, self.ret_flag) {
-                    // The tail is the result only if no early return happened.
-                    let bool_t = STy::Known(Scalar::Bool);
-                    let returned = self.emit_s(OpKind::GetVar(flag), bool_t);
-                    let not = self.emit_s(OpKind::Unary(UnOp::Not, returned), bool_t);
-                    self.push_region();
-                    self.effect(OpKind::SetVar(rv, v));
-                    let then_region = self.pop_region();
-                    self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
-                    ret.push(self.emit_s(OpKind::GetVar(rv), t));
-                } else {
-                    ret.push(v);
+        match (tail, self.ret_tys.is_empty()) {
+            (Some(a), false) => {
+                let vals = self.result_values(a, body.span())?;
+                match self.ret_flag {
+                    Some(flag) => {
+                        // The tail is the result only if no early return happened.
+                        let bool_t = STy::Known(Scalar::Bool);
+                        let returned = self.emit_s(OpKind::GetVar(flag), bool_t);
+                        let not = self.emit_s(OpKind::Unary(UnOp::Not, returned), bool_t);
+                        self.push_region();
+                        for (var, v) in self.ret_vars.clone().into_iter().zip(vals) {
+                            self.effect(OpKind::SetVar(var, v));
+                        }
+                        let then_region = self.pop_region();
+                        self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
+                        for (var, t) in self.ret_vars.clone().into_iter().zip(self.ret_tys.clone()) {
+                            ret.push(self.emit_s(OpKind::GetVar(var), t));
+                        }
+                    }
+                    None => ret = vals,
                 }
             }
-            (None, Some(t)) => match self.ret_var {
-                Some(rv) => ret.push(self.emit_s(OpKind::GetVar(rv), t)),
-                None => return err_at(&body, "cotan could not find the value this function returns"),
-            },
-            (Some(_), None) => return err_at(&body, "this function returns `()` but its body ends in a value"),
-            (None, None) => {}
+            (None, false) => {
+                if !self.ret_vars.is_empty() {
+                    for (var, t) in self.ret_vars.clone().into_iter().zip(self.ret_tys.clone()) {
+                        ret.push(self.emit_s(OpKind::GetVar(var), t));
+                    }
+                } else if stmts.last().is_some_and(crate::expr::ends_in_panic) {
+                    // `unimplemented!()`: the body panics; placeholder results follow it.
+                    for t in self.ret_tys.clone() {
+                        ret.push(self.zero(t));
+                    }
+                } else {
+                    return err_at(&body, "cotan could not find the value this function returns");
+                }
+            }
+            (Some(_), true) => return err_at(&body, "this function returns `()` but its body ends in a value"),
+            (None, true) => {}
         }
         if !self.func.returns.is_empty() {
             self.effect(OpKind::Return(ret));
@@ -444,6 +479,53 @@ impl Lower {
         let ops = self.stack.pop().unwrap();
         self.func.body = Region { ops };
         Ok(())
+    }
+
+    /// The results a returned value makes, of the function's result types: a number, the
+    /// elements of a tuple, or those of an array.
+    fn result_values(&mut self, a: Agg, span: Span) -> syn::Result<Vec<Value>> {
+        use crate::signature::ResultShape;
+        let n = self.ret_tys.len();
+        let vals = match (self.ret_shape, a) {
+            (None, Tree::Leaf(v)) if self.func.ty(v).mem().is_none() => vec![v],
+            (Some(ResultShape::Tuple), Tree::Tuple(es)) if es.len() == n => {
+                let mut vals = vec![];
+                for e in es {
+                    match e {
+                        Tree::Leaf(v) => vals.push(v),
+                        e => {
+                            return err(
+                                span,
+                                format!("cotan returns tuples of numbers only; this element is {}", e.describe()),
+                            )
+                        }
+                    }
+                }
+                vals
+            }
+            (Some(ResultShape::Array), Tree::Leaf(m)) if self.func.ty(m).mem().is_some() => {
+                let t = self.elem_sty(m);
+                (0..n)
+                    .map(|k| {
+                        let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
+                        self.emit_s(OpKind::Load { mem: m, index: Some(i) }, t)
+                    })
+                    .collect()
+            }
+            (_, a) => {
+                let want = match self.ret_shape {
+                    None => "a number".to_string(),
+                    Some(ResultShape::Tuple) => format!("a tuple of {n} numbers"),
+                    Some(ResultShape::Array) => format!("an array of {n} numbers"),
+                };
+                return err(span, format!("expected {want} as the result, found {}", a.describe()));
+            }
+        };
+        for (v, t) in vals.iter().zip(self.ret_tys.clone()) {
+            let vt = self.scalar_sty(*v, span)?;
+            self.unify(t, vt, span)?;
+        }
+        Ok(vals)
     }
 
     /// The body of a function returning a tuple of scalars: it ends in a tuple `(a, b)` or in
@@ -467,7 +549,7 @@ impl Lower {
                         vals.push(v);
                     }
                 }
-                syn::Expr::Call(c) if crate::expr::is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
+                syn::Expr::Call(c) if l.is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
                 e => {
                     return err_at(
                         e,
@@ -490,7 +572,7 @@ impl Lower {
         Ok(())
     }
 
-    pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Value>> {
+    pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Agg>> {
         self.stmts_then(&b.stmts, |_| Ok(None))
     }
 
@@ -499,8 +581,8 @@ impl Lower {
     fn stmts_then(
         &mut self,
         stmts: &[syn::Stmt],
-        tail: impl FnOnce(&mut Self) -> syn::Result<Option<Value>>,
-    ) -> syn::Result<Option<Value>> {
+        tail: impl FnOnce(&mut Self) -> syn::Result<Option<Agg>>,
+    ) -> syn::Result<Option<Agg>> {
         self.scopes.push(vec![]);
         let r = self.stmts_inner(stmts, Box::new(tail));
         self.scopes.pop();
@@ -511,8 +593,8 @@ impl Lower {
     fn stmts_inner(
         &mut self,
         stmts: &[syn::Stmt],
-        tail: Box<dyn FnOnce(&mut Self) -> syn::Result<Option<Value>> + '_>,
-    ) -> syn::Result<Option<Value>> {
+        tail: Box<dyn FnOnce(&mut Self) -> syn::Result<Option<Agg>> + '_>,
+    ) -> syn::Result<Option<Agg>> {
         for (k, stmt) in stmts.iter().enumerate() {
             let last = k + 1 == stmts.len();
             let value = self.stmt(stmt, last)?;
@@ -530,20 +612,13 @@ impl Lower {
                 let depth = self.stack.len();
                 self.push_region();
                 let v = self.stmts_inner(rest, tail)?;
-                let carried = match v {
-                    Some(v) => {
-                        let t = self.scalar_sty(v, stmt.span())?;
-                        let zero = self.zero_at(depth, t);
-                        let var = self.new_var("value", t);
-                        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
-                        self.effect(OpKind::SetVar(var, v));
-                        Some((var, t))
-                    }
-                    None => None,
-                };
+                let mut carried = Merge::new(depth);
+                if let Some(v) = v {
+                    carried.set(self, &v, stmt.span())?;
+                }
                 let then_region = self.pop_region();
                 self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
-                return Ok(carried.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)));
+                return Ok(carried.get(self));
             }
         }
         tail(self)
@@ -567,14 +642,14 @@ impl Lower {
         acc.unwrap_or_else(|| self.bool_const(false))
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Value>> {
+    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Agg>> {
         self.at(stmt.span());
         match stmt {
             syn::Stmt::Local(local) => {
                 self.local(local)?;
                 Ok(None)
             }
-            syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if crate::expr::is_user_call(c) => {
+            syn::Stmt::Expr(syn::Expr::Call(c), Some(_)) if self.is_user_call(c) => {
                 // A call whose result is dropped: it may return `()`.
                 self.user_call(c, false)?;
                 Ok(None)
@@ -585,7 +660,7 @@ impl Lower {
                 Ok(None)
             }
             syn::Stmt::Expr(e, semi) => {
-                let v = self.expr_opt(e)?;
+                let v = self.agg_opt(e)?;
                 Ok(if semi.is_none() && last { v } else { None })
             }
             syn::Stmt::Macro(m) => {
@@ -600,20 +675,17 @@ impl Lower {
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<()> {
         let Some(init) = &local.init else {
-            return err_at(&local, "cotan needs `let` to have an initial value; write `let x = ...;`");
+            return self.deferred_let(local);
         };
         if let Some((_, diverge)) = &init.diverge {
-            return err_at(
-                &diverge,
-                "cotan does not support `let ... else`; use `if` or `match` outside the differentiated code",
-            );
+            return self.let_else(&local.pat, &init.expr, diverge);
         }
-        let (pat, annot) = match &local.pat {
-            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
-            p => (p, None),
+        let pat = match &local.pat {
+            syn::Pat::Type(pt) => &*pt.pat,
+            p => p,
         };
         if let (syn::Pat::Tuple(t), syn::Expr::Call(c)) = (pat, &*init.expr) {
-            if crate::expr::is_user_call(c) {
+            if self.is_user_call(c) {
                 // `let (a, b) = g(..)`: a function returning a tuple, as a generated derivative does.
                 let vals = self.user_call_n(c, t.elems.len())?;
                 for (p, v) in t.elems.iter().zip(vals) {
@@ -622,24 +694,45 @@ impl Lower {
                 return Ok(());
             }
         }
-        if !matches!(pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
+        if let (syn::Pat::Ident(pi), syn::Expr::Closure(c)) = (pat, strip_parens(&init.expr)) {
+            return self.define_closure(pi, c);
+        }
+        if let (syn::Pat::Ident(pi), syn::Expr::Path(p)) = (pat, strip_parens(&init.expr)) {
+            // `let g = f;` with `f` a local closure: another name for it.
+            if let Some(Binding::Closure(id)) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                self.bind(pi.ident.to_string(), Binding::Closure(id));
+                return Ok(());
+            }
+        }
+        let a = self.agg(&init.expr)?;
+        self.bind_agg(&local.pat, a)
+    }
+
+    /// `let y;` (or `let y: f64;`), assigned later: a variable whose first value is a
+    /// placeholder that Rust's definite-assignment rule guarantees nobody reads.
+    fn deferred_let(&mut self, local: &syn::Local) -> syn::Result<()> {
+        let (pat, annot) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let syn::Pat::Ident(pi) = pat else {
             return err_at(
                 pat,
-                "cotan supports only simple bindings in `let` (`x`, `mut x`, `_`); destructure with separate `let`s",
+                "cotan needs `let` with a pattern to have an initial value; declare each name with its own `let x;`",
             );
-        }
-        let v = self.expr(&init.expr)?;
-        if let Some(ty) = annot {
-            if let (Some(s), Some(_)) = (signature::elem_type(ty), self.func.ty(v).mem()) {
-                let have = self.elem_sty(v);
-                self.unify(STy::Known(s), have, ty.span())?;
-            }
-            if let Some(s) = signature::scalar_type(ty) {
-                let vt = self.scalar_sty(v, init.expr.span())?;
-                self.unify(STy::Known(s), vt, ty.span())?;
-            }
-        }
-        self.bind_pat(pat, v)
+        };
+        let t = match annot {
+            Some(ty) => match signature::scalar_type(ty) {
+                Some(s) => STy::Known(s),
+                None => return err_at(ty, "cotan supports `let x;` without a value for numbers and bools only"),
+            },
+            None => self.infer.fresh(crate::infer::Class::Any),
+        };
+        let zero = self.pending_zero(t);
+        let var = self.new_var(&pi.ident.to_string(), t);
+        self.effect(OpKind::DeclVar { var, init: zero });
+        self.bind(pi.ident.to_string(), Binding::Var(var));
+        Ok(())
     }
 
     /// Binds a `let` pattern (or a loop variable) to a value.
@@ -672,53 +765,66 @@ impl Lower {
     pub(crate) fn scalar_sty(&mut self, v: Value, span: Span) -> syn::Result<STy> {
         match self.sty(v) {
             Some(t) => Ok(t),
-            None => err(span, "expected a number or a bool here, found an array or reference"),
+            None => match self.func.ty(v).mem() {
+                // A parameter of a type cotan cannot see (`x: Real`) is taken for a struct.
+                Some(MemTy { kind: MemKind::Record(id), .. })
+                    if syn::parse_str::<syn::Ident>(&self.func.records[id as usize]).is_ok() =>
+                {
+                    let ty = &self.func.records[id as usize];
+                    err(span, format!("expected a number here, found a value of type `{ty}`, which cotan takes for a struct (it sees one function at a time, not type aliases); if `{ty}` is an alias of `f64` or `f32`, write that type in this function"))
+                }
+                _ => err(span, "expected a number or a bool here, found an array or reference"),
+            },
         }
     }
 
     // ---- control flow ----
 
-    /// `if cond { a } else { b }`, as a statement or as an expression.
-    pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Value>> {
-        let cond = self.bool_expr(&e.cond)?;
+    /// `if cond { a } else { b }` and `if let PAT = e { a } else { b }`, as statements or
+    /// as expressions.
+    pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Agg>> {
+        let (cond, binder) = match strip_parens(&e.cond) {
+            syn::Expr::Let(l) => {
+                let scrutinee = self.agg(&l.expr)?;
+                let cond = match self.pat_test(&l.pat, &scrutinee)? {
+                    Some(c) => c,
+                    None => self.bool_const(true),
+                };
+                (cond, Some((&*l.pat, scrutinee)))
+            }
+            c => (self.bool_expr(c)?, None),
+        };
         let depth = self.stack.len();
+        let mut result = Merge::new(depth);
         self.push_region();
-        let a = self.block(&e.then_branch)?;
-        let mut result: Option<(Var, STy)> = None;
-        if let Some(a) = a {
-            result = Some(self.result_var(depth, a, e.then_branch.span())?);
-            self.effect(OpKind::SetVar(result.unwrap().0, a));
+        self.push_scope();
+        if let Some((pat, scrutinee)) = binder {
+            self.pat_bind(pat, scrutinee)?;
+        }
+        let a = self.block(&e.then_branch);
+        self.pop_scope();
+        if let Some(a) = a? {
+            result.set(self, &a, e.then_branch.span())?;
         }
         let then_region = self.pop_region();
         self.push_region();
         if let Some((_, else_expr)) = &e.else_branch {
-            let b = self.expr_opt(else_expr)?;
-            if let Some(b) = b {
-                let (var, t) = match result {
-                    Some(r) => r,
-                    None => {
-                        let r = self.result_var(depth, b, else_expr.span())?;
-                        result = Some(r);
-                        r
-                    }
-                };
-                let bt = self.scalar_sty(b, else_expr.span())?;
-                self.unify(t, bt, else_expr.span())?;
-                self.effect(OpKind::SetVar(var, b));
+            if let Some(b) = self.agg_opt(else_expr)? {
+                result.set(self, &b, else_expr.span())?;
             }
         }
         let else_region = self.pop_region();
         self.effect(OpKind::If { cond, then_region, else_region });
-        Ok(result.map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)))
+        Ok(result.get(self))
     }
 
-    /// A variable declared in the region at `depth` that receives the value of a branch.
-    fn result_var(&mut self, depth: usize, v: Value, span: Span) -> syn::Result<(Var, STy)> {
-        let t = self.scalar_sty(v, span)?;
-        let zero = self.zero_at(depth, t);
-        let var = self.new_var("value", t);
-        self.effect_at(depth, OpKind::DeclVar { var, init: zero });
-        Ok((var, t))
+    /// A block's or branch's value where a single number (or memory) is expected.
+    pub(crate) fn single_value(&mut self, a: Option<Agg>, span: Span) -> syn::Result<Option<Value>> {
+        match a {
+            None => Ok(None),
+            Some(Tree::Leaf(v)) => Ok(Some(v)),
+            Some(a) => err(span, format!("expected a number here, found {}", a.describe())),
+        }
     }
 
     pub(crate) fn bool_expr(&mut self, e: &syn::Expr) -> syn::Result<Value> {
@@ -780,7 +886,7 @@ impl Lower {
         Ok(())
     }
 
-    /// A `for` loop over a general iterator chain (`zip`, `map`, `skip`, `chunks`, ...).
+    /// A `for` loop over a general iterator chain (`zip`, `map`, `filter`, `chunks`, ...).
     fn for_chain(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
         let c = crate::chain::chain(self, &e.expr)?;
         let ctx = self.loop_flags(&e.body, &e.label);
@@ -788,11 +894,15 @@ impl Lower {
         let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
         let k = self.func.new_value(Ty::USIZE, Some("k".into()), self.span);
         self.set_sty(k, usize_t);
+        // The body runs where the chain passes the item (under `if` after a `filter`).
         let bind = |l: &mut Self| {
-            let item = (c.item)(l, k)?;
-            crate::chain::bind_item(l, &e.pat, item)
+            (c.item)(l, k, &mut |l, item| {
+                crate::chain::bind_item(l, &e.pat, item)?;
+                l.block(&e.body).map(|_| ())
+            })
         };
-        let (body, ctx) = self.loop_body(ctx, bind, &e.body)?;
+        let empty = syn::Block { brace_token: Default::default(), stmts: vec![] };
+        let (body, ctx) = self.loop_body(ctx, bind, &empty)?;
         self.effect(OpKind::For {
             index: k,
             lo: zero,
@@ -899,13 +1009,14 @@ impl Lower {
 
     pub(crate) fn return_expr(&mut self, e: &syn::ExprReturn) -> syn::Result<()> {
         if let Some(value) = &e.expr {
-            let v = self.expr(value)?;
-            let (Some(var), Some(t)) = (self.ret_var, self.ret_ty) else {
+            let a = self.agg(value)?;
+            if self.ret_vars.is_empty() {
                 return err_at(&e, "this function returns `()`; write `return;`");
-            };
-            let vt = self.scalar_sty(v, value.span())?;
-            self.unify(t, vt, value.span())?;
-            self.effect(OpKind::SetVar(var, v));
+            }
+            let vals = self.result_values(a, value.span())?;
+            for (var, v) in self.ret_vars.clone().into_iter().zip(vals) {
+                self.effect(OpKind::SetVar(var, v));
+            }
         }
         self.set_flag(self.ret_flag);
         for k in 0..self.loops.len() {
@@ -931,7 +1042,7 @@ fn writes_outside(r: &Region) -> bool {
     outside
 }
 
-fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+pub(crate) fn strip_parens(e: &syn::Expr) -> &syn::Expr {
     match e {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         e => e,

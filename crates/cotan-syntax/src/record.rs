@@ -44,7 +44,8 @@ pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
             }
             Some((tokens_text(inner), access))
         }
-        syn::Type::Tuple(t) if !t.elems.is_empty() => Some((tokens_text(inner), access)),
+        // `()` too: a zero-sized parameter, as std accepts.
+        syn::Type::Tuple(_) => Some((tokens_text(inner), access)),
         _ => None,
     }
 }

@@ -42,10 +42,19 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(ty) {
         return Some(Ty::Scalar(s));
     }
+    if let syn::Type::Array(a) = ty {
+        // `[f64; N]` by value: the function's own copy.
+        return Some(mem(scalar_type(&a.elem)?, MemKind::Array(array_len(&a.len)?), Access::Owned));
+    }
     let syn::Type::Reference(r) = ty else {
         return None;
     };
     let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
+    if let Some(inner) = boxed(&r.elem) {
+        // `&Box<f64>` is used as `&f64` (and callers' `&Box<f64>` coerces to it).
+        let t = param_type(&syn::Type::Reference(syn::TypeReference { elem: Box::new(inner.clone()), ..r.clone() }))?;
+        return Some(t);
+    }
     if let Some(s) = scalar_type(&r.elem) {
         return Some(mem(s, MemKind::Cell, access));
     }
@@ -65,6 +74,17 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
                 _ => None,
             }
         }
+        _ => None,
+    }
+}
+
+/// `T` of `Box<T>`.
+fn boxed(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match (last.ident == "Box", args.args.first()?) {
+        (true, syn::GenericArgument::Type(t)) => Some(t),
         _ => None,
     }
 }
@@ -92,6 +112,45 @@ pub fn return_type(sig: &syn::Signature) -> syn::Result<Option<Scalar>> {
                 None => err_at(&ty, "cotan supports functions that return a number, a bool or `()`; return other results through `&mut` parameters"),
             }
         }
+    }
+}
+
+/// How several results make up a function's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultShape {
+    /// `-> (f64, f64)`
+    Tuple,
+    /// `-> [f64; N]`
+    Array,
+}
+
+/// The scalar results of a function: none for `()`, one for a number, several for a
+/// tuple of numbers or an array of numbers (with their shape).
+pub fn result_types(sig: &syn::Signature) -> syn::Result<(Vec<Scalar>, Option<ResultShape>)> {
+    let syn::ReturnType::Type(_, ty) = &sig.output else { return Ok((vec![], None)) };
+    let unsupported = |ty: &syn::Type| {
+        err_at(ty, "cotan supports functions that return a number, a bool, `()`, a tuple of numbers or an array `[f64; N]`; return other results through `&mut` parameters")
+    };
+    match &**ty {
+        syn::Type::Tuple(t) if t.elems.is_empty() => Ok((vec![], None)),
+        syn::Type::Tuple(t) => match t.elems.iter().map(scalar_type).collect::<Option<Vec<_>>>() {
+            Some(tys) => Ok((tys, Some(ResultShape::Tuple))),
+            None => unsupported(ty),
+        },
+        syn::Type::Array(a) => match (scalar_type(&a.elem), array_len(&a.len)) {
+            (Some(s), Some(n)) => Ok((vec![s; n as usize], Some(ResultShape::Array))),
+            _ => unsupported(ty),
+        },
+        ty => match scalar_type(ty) {
+            Some(s) => Ok((vec![s], None)),
+            None => match ty {
+                syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    let name = p.path.get_ident().unwrap();
+                    err_at(ty, format!("cotan cannot see what `{name}` is (it sees one function at a time, not type aliases); if it is an alias of `f64` or `f32`, write that type here; other results are returned through `&mut` parameters"))
+                }
+                _ => unsupported(ty),
+            },
+        },
     }
 }
 
@@ -139,6 +198,12 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.record_param(&pi.ident.to_string(), &rust_type, access, span);
                 continue;
             }
+            if let (Some((rust_type, access)), syn::Pat::Wild(_)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
+                // `_: ()`, `_: Marker`: unused, named for the derivative's signature.
+                let name = format!("_arg{}", l.func.params.len());
+                l.record_param(&name, &rust_type, access, span);
+                continue;
+            }
             return err_at(&pt.ty, SUPPORTED);
         };
         let (name, mutable) = match &*pt.pat {
@@ -158,6 +223,12 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.bind(name, Binding::Var(var));
                 continue;
             }
+        }
+        if mutable && ty.mem().is_some_and(|m| m.access == Access::Owned) {
+            // `mut p: [f64; N]`: written in a local copy, so that the parameter stays as given.
+            let c = l.local_copy(v, span)?;
+            l.bind(name, Binding::Value(c));
+            continue;
         }
         l.bind(name, Binding::Value(v));
     }

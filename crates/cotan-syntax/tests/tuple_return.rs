@@ -40,8 +40,22 @@ fn early_return_and_wrong_arity_are_errors() {
 }
 
 #[test]
-fn lower_fn_still_rejects_tuples() {
-    let f: syn::ItemFn = syn::parse_str("fn r(x: f64) -> (f64, f64) { (x, x) }").unwrap();
+fn lower_fn_lowers_tuple_and_array_results_flat() {
+    let f: syn::ItemFn =
+        syn::parse_str("fn r(x: f64) -> (f64, f64) { if x < 0.0 { return (0.0, x); } (x, x * x) }").unwrap();
+    let l = cotan_syntax::lower_fn(&f.sig, &f.block).unwrap();
+    assert_eq!(l.ret_shape, Some(cotan_syntax::ResultShape::Tuple));
+    cotan_ir::verify(&l.func).unwrap();
+    let out = run(&l.func, &mut [Arg::Scalar(Val::F64(3.0))]).unwrap();
+    assert_eq!(out, vec![Val::F64(3.0), Val::F64(9.0)]);
+    let out = run(&l.func, &mut [Arg::Scalar(Val::F64(-2.0))]).unwrap();
+    assert_eq!(out, vec![Val::F64(0.0), Val::F64(-2.0)]);
+    let f: syn::ItemFn = syn::parse_str("fn r(x: f64) -> [f64; 3] { let mut a = [x; 3]; a[1] = 2.0 * x; a }").unwrap();
+    let l = cotan_syntax::lower_fn(&f.sig, &f.block).unwrap();
+    assert_eq!(l.ret_shape, Some(cotan_syntax::ResultShape::Array));
+    let out = run(&l.func, &mut [Arg::Scalar(Val::F64(1.5))]).unwrap();
+    assert_eq!(out, vec![Val::F64(1.5), Val::F64(3.0), Val::F64(1.5)]);
+    let f: syn::ItemFn = syn::parse_str("fn r(x: f64) -> Vec<f64> { vec![x] }").unwrap();
     let e = cotan_syntax::lower_fn(&f.sig, &f.block).err().unwrap();
-    assert!(e.to_string().contains("return a number, a bool or `()`"), "{e}");
+    assert!(e.to_string().contains("a tuple of numbers or an array"), "{e}");
 }

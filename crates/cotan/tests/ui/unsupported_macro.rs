@@ -2,7 +2,7 @@ use cotan::autodiff_reverse;
 
 #[autodiff_reverse(d_f, Active, Active)]
 fn f(x: f64) -> f64 {
-    println!("x = {}", x);
+    let _label = format!("x = {}", x);
     x * x
 }
 

@@ -1,9 +1,15 @@
 use cotan::autodiff_reverse;
 
-#[autodiff_reverse(d_f, Active, Const, Active)]
-fn f(x: f64, n: i32) -> f64 {
-    let small = matches!(n, 0..=3 if n > 1);
-    if small { x } else { x * x }
+macro_rules! double {
+    ($e:expr) => {
+        2.0 * $e
+    };
+}
+
+#[autodiff_reverse(d_f, Active, Active)]
+fn f(x: f64) -> f64 {
+    let y = double!(x + 1.0);
+    y * x
 }
 
 fn main() {}

@@ -1,9 +1,10 @@
 use cotan::autodiff_reverse;
 
+type Real = f64;
+
 #[autodiff_reverse(d_f, Active, Active)]
-fn f(x: f64) -> f64 {
-    let sq = |v: f64| v * v;
-    sq(x)
+fn f(x: f64) -> Real {
+    x * x
 }
 
 fn main() {}

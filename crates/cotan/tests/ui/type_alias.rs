@@ -1,8 +1,10 @@
 use cotan::autodiff_reverse;
 
+type Real = f64;
+
 #[autodiff_reverse(d_f, Active, Active)]
-fn f(x: f64) -> (f64, f64) {
-    (x, 2.0 * x)
+fn f(x: Real) -> f64 {
+    x * x
 }
 
 fn main() {}

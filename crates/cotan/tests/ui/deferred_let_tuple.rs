@@ -2,10 +2,13 @@ use cotan::autodiff_reverse;
 
 #[autodiff_reverse(d_f, Active, Active)]
 fn f(x: f64) -> f64 {
-    match x > 0.0 {
-        true => x,
-        false => -x,
+    let pair;
+    if x > 0.0 {
+        pair = (x, 1.0);
+    } else {
+        pair = (1.0, x);
     }
+    pair.0 * pair.1
 }
 
 fn main() {}

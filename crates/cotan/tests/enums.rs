@@ -1,0 +1,112 @@
+//! Fieldless enums (issue 11, item 2): `match`, `if let`, `matches!` and `==` on enum
+//! parameters (`Const`) and on enum values made in the function, checked against central
+//! finite differences in both modes.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+use cotan::{autodiff_forward, autodiff_reverse};
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mode {
+    Fast,
+    Accurate,
+    Off,
+}
+
+#[autodiff_reverse(d_f, Active, Const, Active)]
+#[autodiff_forward(t_f, Dual, Const, Dual)]
+fn f(x: f64, mode: Mode) -> f64 {
+    let scale = match mode {
+        Mode::Fast => 2.0,
+        Mode::Accurate | Mode::Off => 0.5,
+    };
+    let mut local = if x > 0.0 { Mode::Accurate } else { Mode::Off };
+    let m2 = match local {
+        Mode::Accurate => x.sin(),
+        _ => x * x,
+    };
+    let extra = if mode == Mode::Off { 1.0 } else { x };
+    let y = if matches!(local, Mode::Off) { 3.0 } else { 1.0 };
+    if scale > 1.0 {
+        local = Mode::Fast;
+    }
+    let z = if local != Mode::Fast { y } else { 2.0 * y };
+    if let Mode::Fast = mode {
+        scale * x * m2 * extra * z
+    } else {
+        m2 * extra * y * z
+    }
+}
+
+use Mode::*;
+
+/// By reference, with the variants imported (`use Mode::*` makes them bare names).
+#[autodiff_reverse(d_g, Active, Const, Active)]
+fn g(x: f64, mode: &Mode) -> f64 {
+    match *mode {
+        Fast | Off => x * x,
+        Accurate => x.exp(),
+    }
+}
+
+#[test]
+fn enum_parameters_and_locals() {
+    for mode in [Mode::Fast, Mode::Accurate, Mode::Off] {
+        for x in [0.7, -1.3] {
+            let h = 1e-6;
+            let fd = (f(x + h, mode) - f(x - h, mode)) / (2.0 * h);
+            let (v, dx) = d_f(x, mode, 1.0);
+            assert_eq!(v, f(x, mode));
+            assert!((dx - fd).abs() < 1e-7 * fd.abs().max(1.0), "{mode:?} at {x}: {dx} vs {fd}");
+            let (v, t) = t_f(x, 1.0, mode);
+            assert_eq!(v, f(x, mode));
+            assert!((t - dx).abs() < 1e-12 * dx.abs().max(1.0));
+            let fd = (g(x + h, &mode) - g(x - h, &mode)) / (2.0 * h);
+            let (_, dx) = d_g(x, &mode, 1.0);
+            assert!((dx - fd).abs() < 1e-7 * fd.abs().max(1.0), "g {mode:?} at {x}: {dx} vs {fd}");
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Circle(f64),
+    Square { side: f64 },
+    Rect(f64, f64),
+    Empty,
+}
+
+/// Enums with number fields, passed by value or by reference (`Const`): each arm reads
+/// the fields of its variant.
+#[autodiff_reverse(d_area, Active, Const, Const, Active)]
+#[autodiff_forward(t_area, Dual, Const, Const, Dual)]
+fn area(scale: f64, s: Shape, t: &Shape) -> f64 {
+    let a = match s {
+        Shape::Circle(r) => std::f64::consts::PI * r * r,
+        Shape::Square { side } => side * side,
+        Shape::Rect(w, _) if w > 10.0 => 0.0,
+        Shape::Rect(w, h) => w * h,
+        Shape::Empty => 0.0,
+    };
+    let b = if let Shape::Rect(_, h) = *t { h } else { 1.0 };
+    scale * scale * a + scale * b
+}
+
+#[test]
+fn enums_with_number_fields() {
+    let shapes =
+        [Shape::Circle(0.5), Shape::Square { side: 2.0 }, Shape::Rect(2.0, 3.0), Shape::Rect(20.0, 3.0), Shape::Empty];
+    for s in shapes {
+        for t in shapes {
+            let x = 0.7;
+            let h = 1e-6;
+            let fd = (area(x + h, s, &t) - area(x - h, s, &t)) / (2.0 * h);
+            let (v, dx) = d_area(x, s, &t, 1.0);
+            assert_eq!(v, area(x, s, &t));
+            assert!((dx - fd).abs() < 1e-7 * fd.abs().max(1.0), "{s:?} {t:?}: {dx} vs {fd}");
+            let (_, tx) = t_area(x, 1.0, s, &t);
+            assert!((tx - dx).abs() < 1e-12 * dx.abs().max(1.0));
+        }
+    }
+}

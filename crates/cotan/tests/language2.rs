@@ -1,0 +1,168 @@
+//! The small constructs of issue 11 (§8): `std::mem::swap`, `black_box`, deferred `let`,
+//! writing through `for` elements, bodies that panic, each checked by the harness (finite
+//! differences in both modes, the dot-product test, the interpreter) or by hand.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_assignments, unused_mut, unused_variables)]
+
+mod common;
+
+scalar_case!(
+    mem_swap_locals,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let mut a = x;
+        let mut b = y * y;
+        std::mem::swap(&mut a, &mut b);
+        a * 2.0 + b.sin()
+    }
+);
+
+inplace_case!(
+    mem_swap_elements_and_write_through_for,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &mut [f64]) {
+        let mut tmp = [x[0] * 2.0, x[1]];
+        std::mem::swap(&mut x[2], &mut tmp[0]);
+        x[1] = tmp[0] * tmp[1];
+        let s = x[0] + 1.0;
+        for e in x.iter_mut() {
+            *e *= s;
+        }
+        for e in &mut *x {
+            *e = e.sin() + *e;
+        }
+    }
+);
+
+inplace_case!(
+    write_through_plain_for,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &mut [f64]) {
+        let s = x[1];
+        for e in x {
+            *e = *e * s + 1.0;
+        }
+    }
+);
+
+scalar_case!(
+    black_box_is_identity,
+    1,
+    [[0.7], [-1.3]],
+    fn f(x: f64) -> f64 {
+        let y = std::hint::black_box(x * x);
+        std::hint::black_box(y.sin()) * x
+    }
+);
+
+scalar_case!(
+    deferred_let,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let z;
+        let w: f64;
+        if x > y {
+            z = x * y;
+            w = 1.0;
+        } else {
+            z = x - y;
+            w = y;
+        }
+        let flag;
+        flag = z > 0.0;
+        if flag {
+            z * w
+        } else {
+            z + w
+        }
+    }
+);
+
+/// A body of `unimplemented!()`: the derivatives have std's signature and panic the same way.
+#[cotan::autodiff_reverse(d_later, Duplicated, Active, Active)]
+#[cotan::autodiff_forward(t_later, Dual, Dual, Dual)]
+fn later(x: &[f64], y: f64) -> f64 {
+    unimplemented!()
+}
+
+#[test]
+#[should_panic(expected = "not implemented")]
+fn unimplemented_body_panics_in_reverse() {
+    let mut g = [0.0; 2];
+    let _: (f64, f64) = d_later(&[1.0, 2.0], &mut g, 0.5, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "not yet implemented: soon")]
+fn todo_body_panics_in_forward() {
+    #[cotan::autodiff_forward(t_soon, Dual, Dual)]
+    fn soon(x: f64) -> f64 {
+        todo!("soon")
+    }
+    let _: (f64, f64) = t_soon(1.0, 1.0);
+}
+
+scalar_case!(
+    panic_in_a_branch,
+    1,
+    [[0.7], [1.3]],
+    fn f(x: f64) -> f64 {
+        let y = if x > 0.0 { x.ln() } else { panic!("x must be positive") };
+        match y > 100.0 {
+            true => unreachable!(),
+            false => y * x,
+        }
+    }
+);
+
+scalar_case!(
+    printing_keeps_the_primal_output,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let z = x * y;
+        println!("z = {z:.3}, x = {}, {name}", x, name = y);
+        eprint!("{{literal}} {0} {0:?}\n", z);
+        let w = dbg!(z.sin()) * x;
+        print!("");
+        println!();
+        w
+    }
+);
+
+/// In reverse mode the output is printed once, in the forward sweep; forward over reverse
+/// (second order) keeps that single print.
+#[test]
+fn prints_once_in_each_derivative() {
+    use cotan_ad::{Activity, Mode, Spec};
+    let item: syn::ItemFn = syn::parse_str(
+        "fn f(x: &[f64]) -> f64 { let mut s = 0.0; for i in 0..x.len() { s += x[i] * x[i]; println!(\"{i}: {s}\"); } s }",
+    )
+    .unwrap();
+    let f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
+    let count = |g: &cotan_ir::Function| {
+        let mut n = 0;
+        g.walk(&mut |op| n += usize::from(matches!(op.kind, cotan_ir::OpKind::Print { .. })));
+        n
+    };
+    let spec = Spec { mode: Mode::Reverse, inputs: vec![Activity::Duplicated], ret: Some(Activity::Active), width: 1 };
+    let rev = cotan_ad::reverse(&f, &spec, "rev", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&rev), 1);
+    let spec = Spec { mode: Mode::Forward, inputs: vec![Activity::Dual], ret: Some(Activity::Dual), width: 3 };
+    let fwd = cotan_ad::forward(&f, &spec, "fwd", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&fwd), 1);
+    let spec2 = Spec {
+        mode: Mode::Forward,
+        inputs: vec![Activity::Dual, Activity::Dual, Activity::Const],
+        ret: Some(Activity::Const),
+        width: 1,
+    };
+    let second = cotan_ad::forward(&rev, &spec2, "hvp", &mut cotan_ad::NoCalls).unwrap();
+    assert_eq!(count(&second), 1);
+    // The text form round-trips.
+    let text = cotan_ir::print(&rev);
+    assert_eq!(cotan_ir::print(&cotan_ir::parse(&text).unwrap()), text);
+}

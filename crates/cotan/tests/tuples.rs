@@ -1,0 +1,208 @@
+//! Tuples and destructuring (issue 11, item 1), each checked by the harness: finite
+//! differences in both modes, the dot-product test, and the interpreter.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_assignments, unused_mut)]
+
+mod common;
+
+scalar_case!(
+    tuple_local_and_fields,
+    1,
+    [[0.7], [-1.3]],
+    fn f(x: f64) -> f64 {
+        let t = (x, 2.0 * x);
+        t.0 * t.1 + t.1
+    }
+);
+
+scalar_case!(
+    let_tuple_pattern,
+    1,
+    [[0.7], [-1.3]],
+    fn f(x: f64) -> f64 {
+        let (a, b) = (x, 2.0 * x);
+        a * b
+    }
+);
+
+scalar_case!(
+    nested_tuples_and_rest_patterns,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let t = ((x, y), x * y, 3.0);
+        let ((a, _), c, ..) = t;
+        let (.., d) = t;
+        let u: (f64, f64) = t.0;
+        a * c + d * u.1 + (t.0).0
+    }
+);
+
+slice_case!(
+    mutable_tuple_accumulator,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let mut t = (0.0, 1.0);
+        for i in 0..x.len() {
+            t.0 += x[i];
+            t.1 *= x[i];
+        }
+        t = (t.1, t.0);
+        t.0 + t.1 * t.1
+    }
+);
+
+scalar_case!(
+    tuple_from_branches,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let (hi, lo) = if x > y { (x, y) } else { (y, x) };
+        let (p, q) = {
+            let s = hi * 2.0;
+            (s, s * lo)
+        };
+        hi - 2.0 * lo + p * q
+    }
+);
+
+scalar_case!(
+    destructuring_assignment_swaps,
+    2,
+    [[0.7, 0.4], [-1.3, 2.0]],
+    fn f(x: f64, y: f64) -> f64 {
+        let mut a = x;
+        let mut b = y;
+        for _ in 0..3 {
+            (a, b) = (b, a * b + 0.5);
+        }
+        let _unused;
+        (_unused, b) = (a, b.sin());
+        a + 3.0 * b
+    }
+);
+
+slice_case!(
+    slice_patterns_from_arrays,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let arr = [x[0] * 2.0, x[1], x[2]];
+        let [p, q, r] = arr;
+        let [first, .., last] = arr;
+        let [a, b] = [p * q, r];
+        a * b + first * last
+    }
+);
+
+scalar_case!(
+    sin_cos,
+    1,
+    [[0.7], [-1.3], [2.9]],
+    fn f(x: f64) -> f64 {
+        let (s, c) = x.sin_cos();
+        let t = (2.0 * x).sin_cos();
+        s * c + s + t.1 * x.sin_cos().0
+    }
+);
+
+slice_case!(
+    fold_with_tuple_accumulator,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let (s, t) = x.iter().fold((0.0, 0.0), |(s, t), v| (s + v, t + v * v));
+        let n = x.len() as f64;
+        t / n - (s / n) * (s / n)
+    }
+);
+
+slice_case!(
+    tuple_items_in_closures_and_loops,
+    [[0.3, -1.2, 2.5, 0.8], [1.0, 0.5, 2.0, -0.3]],
+    fn f(x: &[f64]) -> f64 {
+        let pairs = |k: usize| (x[k], x[k + 1]);
+        let mut s = 0.0;
+        for k in 0..x.len() - 1 {
+            let (a, b) = pairs(k);
+            s += a * b;
+        }
+        let dot = x.iter().zip(x.iter().skip(1)).map(|(a, b)| (a * b, a + b)).fold(0.0, |acc, (p, q)| acc + p * q);
+        let prod = |(a, b): (f64, f64)| a * b;
+        s + dot + prod((x[0], x[3]))
+    }
+);
+
+slice_case!(
+    tuple_value_with_early_return,
+    [[0.3, -1.2, 2.5], [-1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let (a, b) = {
+            if x[0] < 0.0 {
+                return x[1] * x[2];
+            }
+            (x[0], x[1] * x[2])
+        };
+        a.exp() * b
+    }
+);
+
+/// `let [a, b, c] = *p;` with `p: &[f64; 3]`, against central differences.
+#[cotan::autodiff_reverse(d_norm3, Duplicated, Active)]
+#[cotan::autodiff_forward(t_norm3, Dual, Dual)]
+fn norm3(p: &[f64; 3]) -> f64 {
+    let [a, b, c] = *p;
+    let &[x, y, _] = p;
+    (a * a + b * b + c * c).sqrt() + x * y
+}
+
+#[test]
+fn array_pattern_through_a_reference() {
+    let p = [0.3, -1.2, 2.5];
+    let mut g = [0.0; 3];
+    let v = d_norm3(&p, &mut g, 1.0);
+    assert_eq!(v, norm3(&p));
+    for k in 0..3 {
+        let h = 1e-6;
+        let (mut a, mut b) = (p, p);
+        a[k] += h;
+        b[k] -= h;
+        let fd = (norm3(&a) - norm3(&b)) / (2.0 * h);
+        assert!((g[k] - fd).abs() < 1e-8, "gradient[{k}]: {} vs {fd}", g[k]);
+        let mut e = [0.0; 3];
+        e[k] = 1.0;
+        assert!((t_norm3(&p, &e).1 - g[k]).abs() < 1e-12);
+    }
+}
+
+/// `let (a, b) = two(x);`, which the message for `&mut` locals passed to calls suggests.
+#[cotan::differentiable]
+fn two(x: f64) -> (f64, f64) {
+    (x * x, x.sin())
+}
+
+#[cotan::autodiff_reverse(d_uses_two, Active, Active)]
+#[cotan::autodiff_forward(t_uses_two, Dual, Dual)]
+fn uses_two(x: f64) -> f64 {
+    let (a, b) = two(x);
+    a * b
+}
+
+#[test]
+fn tuple_from_a_call() {
+    let (v, g) = d_uses_two(0.5, 1.0);
+    let want = 2.0 * 0.5 * 0.5f64.sin() + 0.25 * 0.5f64.cos();
+    assert!((g - want).abs() < 1e-12, "{g} vs {want}");
+    assert_eq!(v, uses_two(0.5));
+    let (_, t) = t_uses_two(0.5, 1.0);
+    assert!((t - want).abs() < 1e-12);
+}
+
+slice_case!(
+    array_patterns_in_closure_parameters,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let norm = |[a, b]: [f64; 2]| (a * a + b * b).sqrt();
+        let cross = |[a, b, _]: [f64; 3], [c, d, _]: [f64; 3]| a * d - b * c;
+        norm([x[0], x[1]]) + cross([x[0], x[1], x[2]], [x[2], x[0], x[1]])
+    }
+);
