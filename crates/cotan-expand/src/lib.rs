@@ -605,13 +605,11 @@ pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<To
     };
     let required = matches!(rule, program::Rule::Body);
     let f = &lowered.func;
-    let by_value_struct = f.params.iter().any(|p| {
-        f.ty(*p)
-            .mem()
-            .is_some_and(|m| matches!(m.kind, cotan_ir::MemKind::Record(_)) && m.access == cotan_ir::Access::Owned)
-    });
+    // (Memory by value: a struct, or an array `[f64; N]`.)
+    let by_value_struct = f.params.iter().any(|p| f.ty(*p).mem().is_some_and(|m| m.access == cotan_ir::Access::Owned));
     if by_value_struct {
-        // Derivatives do not call it (structs are passed by reference), so it exports none.
+        // Derivatives do not call it (structs and arrays are passed by reference), so it
+        // exports none.
         return Ok(quote!());
     }
     let mut program = program_for(&lowered, func, rule);

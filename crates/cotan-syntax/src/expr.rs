@@ -994,6 +994,12 @@ impl Lower {
         if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
             return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
         }
+        if self
+            .mem_ty(v)
+            .is_some_and(|m| m.access == Access::Owned && matches!(m.kind, MemKind::Array(_) | MemKind::Vec))
+        {
+            return err_at(a, "cotan passes arrays and vectors to calls by reference; let the callee take `&[f64; N]` (or `&[f64]`) and pass `&a`");
+        }
         match self.mem_ty(v) {
             Some(m) => Ok((v, m.access == Access::Mut)),
             None => {
