@@ -373,6 +373,48 @@ impl<'f> Gen<'f> {
         self.operand(v, Prec::Atom)
     }
 
+    /// The left operand of a binary op or comparison. Where both sides are `usize`
+    /// literals (`1 < 2`), Rust would take them for `i32`s: the left one gets its suffix.
+    fn left_operand(&self, x: Value, y: Value, min: Prec) -> TokenStream {
+        if self.untyped_usize(x) && self.untyped_usize(y) {
+            self.typed(x, min)
+        } else {
+            self.operand(x, min)
+        }
+    }
+
+    /// Whether `v` is written as `usize` literals only (no type in the text).
+    fn untyped_usize(&self, v: Value) -> bool {
+        if !self.inline.contains(&v) {
+            return false;
+        }
+        match &self.def[&v].kind {
+            OpKind::Const(Const::Int(_)) => self.f.ty(v) == Ty::USIZE,
+            OpKind::Binary(_, x, y) => self.untyped_usize(*x) && self.untyped_usize(*y),
+            OpKind::Unary(_, a) => self.untyped_usize(*a),
+            _ => false,
+        }
+    }
+
+    /// `v` with a type suffix on its first literal (see `left_operand`).
+    fn typed(&self, v: Value, min: Prec) -> TokenStream {
+        let (ts, p) = match &self.def[&v].kind {
+            OpKind::Const(c) => (literal(*c, self.f.ty(v), true), Prec::Atom),
+            OpKind::Binary(b, x, y) => {
+                let (p, tok) = bin_info(*b);
+                let x = self.typed(*x, p);
+                let y = self.operand(*y, next(p));
+                (quote!(#x #tok #y), p)
+            }
+            _ => return self.operand(v, min),
+        };
+        if p < min {
+            quote!((#ts))
+        } else {
+            ts
+        }
+    }
+
     fn op_expr(&self, op: &Op) -> (TokenStream, Prec) {
         let r = op.result.unwrap();
         match &op.kind {
@@ -390,7 +432,7 @@ impl<'f> Gen<'f> {
             }
             OpKind::Binary(b, x, y) => {
                 let (p, tok) = bin_info(*b);
-                let x = self.operand(*x, p);
+                let x = self.left_operand(*x, *y, p);
                 let y = self.operand(*y, next(p));
                 (quote!(#x #tok #y), p)
             }
@@ -403,7 +445,7 @@ impl<'f> Gen<'f> {
                     CmpOp::Gt => quote!(>),
                     CmpOp::Ge => quote!(>=),
                 };
-                let x = self.operand(*x, Prec::BitOr);
+                let x = self.left_operand(*x, *y, Prec::BitOr);
                 let y = self.operand(*y, Prec::BitOr);
                 (quote!(#x #tok #y), Prec::Cmp)
             }

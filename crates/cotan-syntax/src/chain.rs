@@ -7,7 +7,7 @@
 //! passes the item to a continuation (the consumer's loop body), so that `filter` can run
 //! the rest of the chain under `if pred(item) { .. }`.
 
-use cotan_ir::{BinOp, CmpOp, Const, MathFn, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
+use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -22,12 +22,6 @@ pub(crate) enum Item {
     Val(Value),
     /// An element reached through `iter_mut`: reads load it, `*x = ..` stores it.
     Place(Value, Value),
-    /// A read-only window into memory (`chunks`, `windows`).
-    View {
-        mem: Value,
-        start: Value,
-        len: Value,
-    },
     Tuple(Vec<Item>),
     /// An `Option` (the result of a closure).
     Agg(Agg),
@@ -44,19 +38,16 @@ impl Item {
 }
 
 /// An item as a value (reading `iter_mut` elements).
-pub(crate) fn item_agg(l: &mut Lower, item: Item, span: Span) -> syn::Result<Agg> {
-    Ok(match item {
+pub(crate) fn item_agg(l: &mut Lower, item: Item) -> Agg {
+    match item {
         Item::Val(v) => Tree::Leaf(v),
         Item::Place(mem, k) => {
             let t = l.elem_sty(mem);
             Tree::Leaf(l.emit_s(OpKind::Load { mem, index: Some(k) }, t))
         }
-        Item::View { .. } => {
-            return err(span, "cotan supports windows and chunks only as `w[j]`, `w.len()` and `w.iter()`")
-        }
-        Item::Tuple(es) => Tree::Tuple(es.into_iter().map(|e| item_agg(l, e, span)).collect::<syn::Result<_>>()?),
+        Item::Tuple(es) => Tree::Tuple(es.into_iter().map(|e| item_agg(l, e)).collect()),
         Item::Agg(a) => a,
-    })
+    }
 }
 
 /// The rest of the loop body, given the item.
@@ -78,14 +69,15 @@ const BOOL: STy = STy::Known(Scalar::Bool);
 /// The consumers and adapters cotan knows, to recognise a chain.
 const ADAPTERS: [&str; 10] =
     ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter"];
-const SOURCES: [&str; 5] = ["iter", "iter_mut", "into_iter", "chunks", "windows"];
+const SOURCES: [&str; 8] =
+    ["iter", "iter_mut", "into_iter", "chunks", "chunks_mut", "chunks_exact", "chunks_exact_mut", "windows"];
 const CONSUMERS: [&str; 15] = [
     "sum", "product", "fold", "for_each", "count", "collect", "any", "all", "position", "find", "max_by", "min_by",
     "max", "min", "last",
 ];
 
 /// The iterator methods cotan knows, for messages.
-pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
 
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
@@ -172,21 +164,6 @@ fn range<'a>(l: &mut Lower, r: &'a syn::ExprRange) -> syn::Result<Chain<'a>> {
 
 /// Elements of a slice, array, Vec or window.
 fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Chain<'a>> {
-    if let Some((mem, start, len)) = l.view(e) {
-        if writable {
-            return err_at(e, "windows and chunks are read-only");
-        }
-        let elem = l.elem_sty(mem);
-        return Ok(Chain {
-            count: len,
-            item: Box::new(move |l, k, cont| {
-                let i = bin(l, BinOp::Add, start, k);
-                let v = l.emit_s(OpKind::Load { mem, index: Some(i) }, elem);
-                cont(l, Item::Val(v))
-            }),
-            filtered: false,
-        });
-    }
     let mem = l.memory(e)?;
     if writable && !l.mem_ty(mem).unwrap().is_writable() {
         return err_at(e, "`iter_mut` needs `&mut` access");
@@ -227,30 +204,57 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
     match name.as_str() {
         "iter" | "into_iter" => source(l, &m.receiver, false),
         "iter_mut" => source(l, &m.receiver, true),
-        "chunks" | "windows" => {
+        "chunks" | "chunks_mut" | "chunks_exact" | "chunks_exact_mut" | "windows" => {
             let mem = l.memory(&m.receiver)?;
+            let writable = name.ends_with("_mut");
+            if writable && !l.mem_ty(mem).unwrap().is_writable() {
+                return err_at(&m.receiver, format!("`{name}` needs `&mut` access"));
+            }
             let (size, t) = l.scalar(arg(m, 0)?)?;
             l.unify(USIZE, t, m.span())?;
+            // Rust panics on a size of zero.
+            let zero = usize_const(l, 0);
+            let positive = l.emit_s(OpKind::Cmp(CmpOp::Gt, size, zero), BOOL);
+            let message =
+                if name == "windows" { "window size must be non-zero" } else { "chunk size must be non-zero" };
+            l.effect(OpKind::Assert { cond: positive, message: message.into() });
             let len = l.emit_s(OpKind::Len(mem), USIZE);
-            let chunks = name == "chunks";
-            let count = if chunks {
-                div_ceil(l, len, size)
-            } else {
-                let one = usize_const(l, 1);
-                let n = bin(l, BinOp::Add, len, one);
-                saturating_sub(l, n, size)
+            let kind = match name.as_str() {
+                "windows" => 0,
+                "chunks" | "chunks_mut" => 1,
+                _ => 2,
             };
+            let count = match kind {
+                0 => {
+                    let one = usize_const(l, 1);
+                    let n = bin(l, BinOp::Add, len, one);
+                    saturating_sub(l, n, size)
+                }
+                1 => div_ceil(l, len, size),
+                _ => bin(l, BinOp::Div, len, size),
+            };
+            let mut ty = l.mem_ty(mem).unwrap();
+            ty.kind = MemKind::Slice;
+            ty.access = if writable { Access::Mut } else { Access::Shared };
             Ok(Chain {
                 count,
                 item: Box::new(move |l, k, cont| {
-                    if chunks {
-                        let start = bin(l, BinOp::Mul, k, size);
-                        let rest = bin(l, BinOp::Sub, len, start);
-                        let n = min(l, size, rest);
-                        cont(l, Item::View { mem, start, len: n })
-                    } else {
-                        cont(l, Item::View { mem, start: k, len: size })
-                    }
+                    // Each item is a sub-slice of the buffer.
+                    let (start, end) = match kind {
+                        0 => (k, bin(l, BinOp::Add, k, size)),
+                        1 => {
+                            let start = bin(l, BinOp::Mul, k, size);
+                            let rest = bin(l, BinOp::Sub, len, start);
+                            let n = min(l, size, rest);
+                            (start, bin(l, BinOp::Add, start, n))
+                        }
+                        _ => {
+                            let start = bin(l, BinOp::Mul, k, size);
+                            (start, bin(l, BinOp::Add, start, size))
+                        }
+                    };
+                    let view = l.slice_of(mem, start, end, ty);
+                    cont(l, Item::Val(view))
                 }),
                 filtered: false,
             })
@@ -391,15 +395,11 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             l.bind(pi.ident.to_string(), Binding::Place(mem, index));
             Ok(())
         }
-        (syn::Pat::Ident(pi), Item::View { mem, start, len }) if pi.subpat.is_none() => {
-            l.bind(pi.ident.to_string(), Binding::View { mem, start, len });
-            Ok(())
-        }
         (
             p @ (syn::Pat::Ident(_) | syn::Pat::Tuple(_) | syn::Pat::Slice(_)),
             item @ (Item::Tuple(_) | Item::Agg(_) | Item::Val(_)),
         ) => {
-            let a = item_agg(l, item, p.span())?;
+            let a = item_agg(l, item);
             l.bind_agg(p, a)
         }
         (p, _) => err_at(p, "this pattern does not fit the items of the iterator"),
@@ -426,7 +426,7 @@ fn each(
 
 /// The value of an item used as a number (reading an `iter_mut` element).
 fn value(l: &mut Lower, item: Item, e: &syn::Expr) -> syn::Result<Value> {
-    match item_agg(l, item, e.span())? {
+    match item_agg(l, item) {
         Tree::Leaf(v) => Ok(v),
         a => err_at(e, format!("expected numbers from this iterator, found {}", a.describe())),
     }
@@ -545,7 +545,7 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
                 let p = l.call_value(&f, vec![item.clone()], span)?;
                 let p = bool_of(l, p, span)?;
                 l.effect(OpKind::SetVar(found, p));
-                let v = if name == "position" { Tree::Leaf(k) } else { item_agg(l, item, span)? };
+                let v = if name == "position" { Tree::Leaf(k) } else { item_agg(l, item) };
                 l.push_region();
                 result.set(l, &v, span)?;
                 let then_region = l.pop_region();
@@ -565,7 +565,7 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let depth = l.stack.len();
             let mut best = Merge::new(depth);
             each(l, &c, None, |l, _, item| {
-                let v = item_agg(l, item, span)?;
+                let v = item_agg(l, item);
                 if name == "last" {
                     best.set(l, &v, span)?;
                 } else {
@@ -651,7 +651,7 @@ impl Lower {
             let Some(name) = path_cmp(p).filter(|n| n == "total_cmp" || n == "cmp") else {
                 return err_at(p, "cotan supports `f64::total_cmp` (or a closure like `|a, b| a.total_cmp(b)`) as the comparator here");
             };
-            let (x, y) = (item_agg(self, a, span)?, item_agg(self, b, span)?);
+            let (x, y) = (item_agg(self, a), item_agg(self, b));
             let (Tree::Leaf(x), Tree::Leaf(y)) = (x, y) else { return err(span, "expected numbers to compare") };
             let kind = if name == "total_cmp" { Cmp::Total } else { Cmp::Ord };
             return self.compare_greater(kind, x, y, span);

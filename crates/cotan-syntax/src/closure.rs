@@ -162,7 +162,7 @@ impl Lower {
                     let mut call: syn::ExprCall = syn::parse_quote_spanned!(p.span()=> #p());
                     for (k, a) in args.into_iter().enumerate() {
                         let name = syn::Ident::new(&format!("__cotan_arg{k}"), p.span());
-                        let v = crate::chain::item_agg(self, a, span)?;
+                        let v = crate::chain::item_agg(self, a);
                         self.bind_agg(&syn::parse_quote!(#name), v)?;
                         call.args.push(syn::parse_quote!(#name));
                     }

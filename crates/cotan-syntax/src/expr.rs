@@ -78,10 +78,15 @@ impl Lower {
             E::Break(b) => self.break_expr(b).map(|_| None),
             E::Continue(c) => self.continue_expr(c).map(|_| None),
             E::Return(r) => self.return_expr(r).map(|_| None),
+            E::Index(_) if crate::slices::is_range_index(e) => leaf(self.sub_slice(e, None)),
             E::Index(i) => leaf(self.index_read(i)),
             E::MethodCall(m) => self.method_call(m),
             E::Call(c) => self.call(c),
             E::Macro(m) => leaf_opt(self.expr_macro(&m.mac)),
+            E::Reference(r) if crate::slices::is_range_index(&r.expr) => {
+                let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
+                leaf(self.sub_slice(&r.expr, Some(access)))
+            }
             E::Reference(r) if r.mutability.is_none() => self.agg_opt(&r.expr),
             E::Repeat(r) => leaf(self.repeat(r)),
             E::Array(a) => leaf(self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span())),
@@ -162,10 +167,6 @@ impl Lower {
                     let t = self.elem_sty(mem);
                     Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
                 }
-                Some(Binding::View { .. }) => err_at(
-                    &p,
-                    format!("cotan supports windows and chunks only as `{name}[j]`, `{name}.len()` and `{name}.iter()`"),
-                ),
                 Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
@@ -367,15 +368,6 @@ impl Lower {
         Ok(self.emit_s(OpKind::Cast(v), STy::Known(to)))
     }
 
-    /// The window `(mem, start, len)` a name is bound to, if it is one.
-    pub(crate) fn view(&self, e: &syn::Expr) -> Option<(Value, Value, Value)> {
-        let syn::Expr::Path(p) = e else { return None };
-        match self.lookup(&p.path.get_ident()?.to_string()) {
-            Some(Binding::View { mem, start, len }) => Some((mem, start, len)),
-            _ => None,
-        }
-    }
-
     /// `vec![init; len]` with an element type that may still be inferred.
     pub(crate) fn alloc_vec(&mut self, init: Value, t: STy, len: Value, span: Span) -> syn::Result<Value> {
         self.alloc(init, t, len, MemKind::Vec, span)
@@ -391,6 +383,8 @@ impl Lower {
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
                 matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell))
             }),
+            syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
+            syn::Expr::Paren(p) => self.is_memory(&p.expr),
             _ => false,
         }
     }
@@ -400,13 +394,19 @@ impl Lower {
         let v = self.expr(e)?;
         match self.mem_ty(v) {
             Some(m) if m.kind != MemKind::Cell => Ok(v),
-            _ => err_at(&e, "expected a slice, array or Vec here"),
+            _ => match self.call_results.get(&v) {
+                Some((callee, span)) => err(
+                    *span,
+                    format!("cotan passes slices and arrays into calls, not out of them: `{callee}` returns one; take the sub-slice here (`&x[a..b]`) instead of in `{callee}`"),
+                ),
+                None => err_at(&e, "expected a slice, array or Vec here"),
+            },
         }
     }
 
     fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         if let syn::Expr::Range(_) = e {
-            return err_at(&e, "cotan does not support sub-slices (`x[a..b]`) yet; index elements in a loop");
+            return err_at(&e, "a sub-slice is not a place to assign to; assign its elements (`x[a + k] = ..`)");
         }
         let (i, t) = self.scalar(e)?;
         self.unify(STy::Known(Scalar::Usize), t, e.span())?;
@@ -414,13 +414,6 @@ impl Lower {
     }
 
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
-        if let Some((mem, start, _)) = self.view(&i.expr) {
-            let j = self.index_value(&i.index)?;
-            let usize_t = STy::Known(Scalar::Usize);
-            let idx = self.emit_s(OpKind::Binary(BinOp::Add, start, j), usize_t);
-            let elem = self.elem_sty(mem);
-            return Ok(self.emit_s(OpKind::Load { mem, index: Some(idx) }, elem));
-        }
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
         let elem = self.elem_sty(m);
@@ -462,7 +455,6 @@ impl Lower {
                         format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
                     ),
                     Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
-                    Some(Binding::View { .. }) => err_at(&e, "windows and chunks are read-only"),
                     Some(Binding::Agg(_) | Binding::Closure(_)) => {
                         err_at(&e, format!("cotan cannot use `{name}` as a number here"))
                     }
@@ -667,6 +659,8 @@ impl Lower {
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         match (name.as_str(), args.as_slice()) {
+            ("split_at", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Shared).map(Some),
+            ("split_at_mut", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Mut).map(Some),
             ("sin_cos", []) => {
                 let (x, t) = self.scalar(&m.receiver)?;
                 self.at(m.span());
@@ -765,9 +759,6 @@ impl Lower {
         let name = name.to_string();
         let args = args.to_vec();
         match name.as_str() {
-            "len" if args.is_empty() && self.view(&m.receiver).is_some() => {
-                return Ok(self.view(&m.receiver).map(|v| v.2));
-            }
             "len" if args.is_empty() => {
                 let mv = self.memory(&m.receiver)?;
                 self.at(m.span());
@@ -849,7 +840,7 @@ impl Lower {
                     format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep `.{name}()` in a variable ({})", crate::chain::SUPPORTED),
                 );
             }
-            _ if self.is_memory(&m.receiver) || self.view(&m.receiver).is_some() => {
+            _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
                     format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, and indexing"),
@@ -952,8 +943,17 @@ impl Lower {
                 (var, t)
             })
             .collect();
-        self.effect(OpKind::Call { callee, args, outs: outs.iter().map(|o| o.0).collect(), tape: false });
-        Ok(outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect())
+        self.effect(OpKind::Call {
+            callee: callee.clone(),
+            args,
+            outs: outs.iter().map(|o| o.0).collect(),
+            tape: false,
+        });
+        let results: Vec<Value> = outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect();
+        for &r in &results {
+            self.call_results.insert(r, (callee.clone(), c.span()));
+        }
+        Ok(results)
     }
 
     /// An argument of a call: a number, or memory with whether it is passed as `&mut`.
@@ -967,6 +967,10 @@ impl Lower {
                 // `&mut *out`: a reborrow of a `&mut f64` parameter.
                 let v = self.expr(expr)?;
                 return Ok((v, by_mut));
+            }
+            if crate::slices::is_range_index(inner) {
+                let access = if by_mut { Access::Mut } else { Access::Shared };
+                return Ok((self.sub_slice(inner, Some(access))?, by_mut));
             }
             let v = self.expr(inner)?;
             if self.mem_ty(v).is_none() {

@@ -55,7 +55,6 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             | ["iter", "enumerate"]
             | ["iter", "enumerate", "rev"]
     );
-    let is_view = matches!(base, syn::Expr::Path(p) if p.path.get_ident().is_some_and(|i| matches!(l.lookup(&i.to_string()), Some(crate::lower::Binding::View { .. }))));
     if let syn::Expr::Range(r) = base {
         if !range_form {
             return Ok(None);
@@ -92,7 +91,7 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
         }
         return Ok(Some(spec));
     }
-    if !slice_form || is_view {
+    if !slice_form {
         return Ok(None);
     }
     let m = l.memory(base)?;

@@ -16,6 +16,7 @@ mod matching;
 mod print;
 mod record;
 mod signature;
+mod slices;
 
 pub use expr::{float_constant, int_constant};
 pub use lower::{lower_fn, lower_fn_with_tuples, lower_signature, Lowered};

@@ -48,12 +48,6 @@ pub(crate) enum Binding {
     Var(Var),
     /// An element reached through `iter_mut`: `mem[index]`.
     Place(Value, Value),
-    /// A read-only window `mem[start..start + len]` (from `chunks`/`windows`).
-    View {
-        mem: Value,
-        start: Value,
-        len: Value,
-    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -109,6 +103,8 @@ pub(crate) struct Lower {
     pub(crate) variants: Vec<String>,
     /// The placeholder payloads of `None`s, which take the shape of the `Option` they meet.
     pub(crate) none_payloads: std::collections::HashSet<Value>,
+    /// The results of calls, with the callee (for messages).
+    pub(crate) call_results: HashMap<Value, (String, Span)>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -196,6 +192,7 @@ impl Lower {
             closures: vec![],
             variants: vec![],
             none_payloads: Default::default(),
+            call_results: HashMap::new(),
         }
     }
 }

@@ -20,6 +20,8 @@ const STEPS: usize = N * N - 5;
 const HALF: f32 = 0.5;
 const NEG: i32 = -2;
 const MASK: u32 = !0 >> 28;
+/// Compared with a literal, it must stay a `usize` (as an `i32` it would wrap to 0).
+const BIG: usize = 1 << 40;
 
 /// Checks `f: &[f64] -> f64` through its forward and reverse derivatives at `x`.
 fn check(
@@ -55,7 +57,8 @@ fn module_level(x: &[f64; N]) -> f64 {
             s += WEIGHTS[i] * (x[i] * TWO_PI * DT).sin() * GAIN;
         }
     }
-    s + (HALF as f64) * x[0] * x[0] + (NEG as f64) * x[1] + (MASK as f64) * x[2]
+    let sign = if BIG > 5 { 1.0 } else { -1.0 };
+    s + (HALF as f64) * x[0] * x[0] + (NEG as f64) * x[1] + (MASK as f64) * x[2] * sign
 }
 
 #[test]

@@ -1,0 +1,196 @@
+//! Sub-slices: `&x[a..b]`, `&x[a..]`, `&mut x[..k]`, `split_at`/`split_at_mut`, the items
+//! of `chunks`/`chunks_mut`/`chunks_exact`/`windows`, read, written, iterated and passed
+//! to helpers (recursion included). Every case is checked against finite differences, the
+//! dot-product test and (without calls) the IR interpreter; second order through
+//! sub-slices against finite differences of the gradient.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+fn norm2(v: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += v[i] * v[i];
+    }
+    s
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Writes through a `&mut` sub-slice it was given.
+fn damp(v: &mut [f64], k: f64) {
+    for e in v.iter_mut() {
+        *e = (*e * k).tanh() + 0.5 * *e;
+    }
+}
+
+/// Combines two halves in place (both `&mut`, split off one buffer).
+fn butterfly(a: &mut [f64], b: &mut [f64]) {
+    for i in 0..a.len() {
+        let (p, q) = (a[i], b[i]);
+        a[i] = p + q * p.sin();
+        b[i] = p - 0.5 * q;
+    }
+}
+
+/// In place and recursive on halves, like a radix-2 FFT.
+fn mix(x: &mut [f64]) {
+    let n = x.len();
+    if n == 1 {
+        x[0] = x[0].cos() + x[0];
+        return;
+    }
+    let (lo, hi) = x.split_at_mut(n / 2);
+    mix(lo);
+    mix(hi);
+    butterfly(lo, hi);
+}
+
+slice_case!(
+    local_sub_slices_read_and_iterated,
+    [[0.3, -1.2, 2.5, 0.8, 0.1], [1.0, 0.5, -0.25, 2.0, -1.5]],
+    fn f(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mid = &x[1..n - 1];
+        let mut s = 0.0;
+        for i in 0..mid.len() {
+            s += mid[i] * mid[i].sin();
+        }
+        let tail: f64 = x[2..].iter().map(|v| v * v).sum();
+        let head = &x[..=1];
+        let inner = &mid[1..];
+        s + tail * head[0] + head[1].exp() + inner[inner.len() - 1] * x[0]
+    }
+);
+
+slice_case!(
+    sub_slices_passed_to_helpers,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let d = 2;
+        let mut s = 0.0;
+        for i in 0..x.len() / d {
+            // A row of a row-major matrix, as ADBench's GMM writes it.
+            let xi = &x[i * d..(i + 1) * d];
+            s += norm2(xi).sqrt() * x[0];
+        }
+        // Two overlapping sub-slices of one buffer in one call.
+        s + dot(&x[0..3], &x[1..4]) + norm2(&x[4..])
+    }
+);
+
+slice_case!(
+    written_sub_slices_of_a_local_buffer,
+    [[0.3, -1.2, 2.5, 0.8], [1.0, 0.5, -0.25, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let n = x.len();
+        let mut buf = vec![0.0; 2 * n];
+        for k in 0..n {
+            let w = &mut buf[2 * k..2 * k + 2];
+            w[0] += x[k] * x[k];
+            w[1] = w[0].sin() + x[(k + 1) % n];
+        }
+        damp(&mut buf[1..n], x[0]);
+        let (a, b) = buf.split_at(n);
+        dot(a, b) + a[0] * b[n - 1]
+    }
+);
+
+slice_case!(
+    chunks_and_windows,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, 1.3], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for c in x.chunks(3) {
+            s += norm2(c) * c[0];
+        }
+        for c in x.chunks_exact(2) {
+            s += c[0] * c[1];
+        }
+        for w in x.windows(3) {
+            s += (w[0] - w[2]).powi(2) * w[1];
+        }
+        s
+    }
+);
+
+inplace_case!(
+    split_at_mut_and_recursion,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2, -0.9]],
+    fn f(x: &mut [f64]) {
+        mix(x);
+        let n = x.len();
+        let (a, b) = x.split_at_mut(n / 2);
+        for i in 0..a.len() {
+            a[i] += b[i] * a[i];
+        }
+        damp(&mut x[..3], 0.7);
+        for c in x.chunks_mut(3) {
+            c[0] = c[0] * c[c.len() - 1];
+        }
+    }
+);
+
+/// Second order through sub-slices and calls.
+#[cotan::hvp(slices_hvp)]
+#[cotan::autodiff_reverse(slices_grad, Duplicated, Active)]
+fn slices_objective(x: &[f64]) -> f64 {
+    let mut y = x.to_vec();
+    mix(&mut y[..4]);
+    let mut s = 0.0;
+    for c in y.chunks(2) {
+        s += norm2(c).sqrt();
+    }
+    s + dot(&x[..2], &y[2..4])
+}
+
+#[test]
+fn second_order_through_sub_slices() {
+    let x = [0.3, -1.2, 2.5, 0.8, 0.1];
+    let v = [0.5, -0.2, 1.0, 0.3, -0.7];
+    let (mut g, mut hv) = ([0.0; 5], [0.0; 5]);
+    let value = slices_hvp(&x, &v, &mut g, &mut hv);
+    assert_eq!(value, slices_objective(&x));
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        slices_grad(x, &mut g, 1.0);
+        g
+    };
+    let d = |h: f64| -> Vec<f64> {
+        let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+        let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+        grad(&xp).iter().zip(grad(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect()
+    };
+    let (a, b) = (d(1e-4), d(5e-5));
+    for k in 0..5 {
+        let want = (4.0 * b[k] - a[k]) / 3.0;
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+        assert_eq!(g[k], grad(&x)[k]);
+    }
+}
+
+#[test]
+fn out_of_range_sub_slices_panic_as_in_rust() {
+    #[cotan::autodiff_reverse(d_take, Duplicated, Const, Active)]
+    fn take(x: &[f64], k: usize) -> f64 {
+        x[1..k].iter().sum()
+    }
+    let x = [1.0, 2.0, 3.0];
+    let mut g = [0.0; 3];
+    assert_eq!(d_take(&x, &mut g, 3, 1.0), 5.0);
+    assert_eq!(g, [0.0, 1.0, 1.0]);
+    let r = std::panic::catch_unwind(|| {
+        let mut g = [0.0; 3];
+        d_take(&x, &mut g, 4, 1.0)
+    });
+    assert!(r.is_err(), "x[1..4] of 3 elements must panic");
+    let r = std::panic::catch_unwind(|| {
+        let mut g = [0.0; 3];
+        d_take(&x, &mut g, 0, 1.0)
+    });
+    assert!(r.is_err(), "x[1..0] must panic");
+}
