@@ -2,13 +2,19 @@
 //! function, all run by the IR interpreter, with every float argument active (the
 //! all-active callable variant, exactly as the macros generate it).
 //!
-//! The checked quantity is J = w0 * result + sum_k w_k * out_k over the float result and
-//! the final contents of `&mut` float memory, with fixed weights, so one reverse sweep
-//! gives the whole gradient.
+//! The checked quantity is J = sum_r w_r * result_r + sum_k w_k * out_k over the floats of
+//! the result (a tuple or an array has several, each with its seed) and the final contents
+//! of `&mut` float memory, with fixed weights, so one reverse sweep gives the whole
+//! gradient.
+//!
+//! Tolerances and finite-difference steps follow the precision the function computes in:
+//! a function with `f32` arguments or results is compared with `f32`'s (its finite
+//! differences take the steps that rounding to `f32` leaves, larger and extrapolated).
 
+use cotan_ad::Activity;
 use cotan_expand::tools::{all_active, derivation, primal, second_order, Derivation};
 use cotan_expand::Mode;
-use cotan_ir::{Access, Arg, Function, MemKind, Ty, Val};
+use cotan_ir::{Access, Arg, Function, MemKind, Scalar, Ty, Val};
 
 use crate::inputs;
 use crate::source::Source;
@@ -18,10 +24,60 @@ use crate::CliError;
 pub const STEP_LIMIT: u64 = 2_000_000;
 /// A derivative may take many times the primal's steps (reverse mode re-runs calls).
 const DERIVATIVE_STEP_LIMIT: u64 = 20 * STEP_LIMIT;
-const FD_RTOL: f64 = 1e-6;
-const FD_ATOL: f64 = 1e-6;
-const AD_RTOL: f64 = 1e-9;
-const AD_ATOL: f64 = 1e-9;
+
+/// Tolerances and steps for the precision a function computes in.
+#[derive(Clone, Copy, Debug)]
+pub struct Precision {
+    /// A derivative agrees with finite differences within `fd_rtol` relative and `fd_atol`
+    /// plus `fd_jtol` times the size of J's terms (rounding in J grows with them).
+    fd_rtol: f64,
+    fd_atol: f64,
+    fd_jtol: f64,
+    /// Steps of central differences, relative to `max(1, |x|)`.
+    steps: &'static [f64],
+    /// Each step's difference is extrapolated with the half step (Richardson).
+    richardson: bool,
+    /// Two derivatives (reverse and forward, the dot-product test) agree within these.
+    ad_rtol: f64,
+    ad_atol: f64,
+    dot_rtol: f64,
+    /// Second order: steps of the differences of the gradient, and the agreement needed.
+    so_steps: &'static [f64],
+    so_rtol: f64,
+    so_atol: f64,
+}
+
+/// For functions computing in `f64`.
+pub const F64: Precision = Precision {
+    fd_rtol: 1e-6,
+    fd_atol: 1e-6,
+    fd_jtol: 1e-9,
+    steps: &[1e-3, 1e-4, 1e-5, 1e-6, 1e-7],
+    richardson: false,
+    ad_rtol: 1e-9,
+    ad_atol: 1e-9,
+    dot_rtol: 1e-8,
+    so_steps: &[1e-2, 1e-3, 1e-4, 1e-5],
+    so_rtol: 1e-4,
+    so_atol: 1e-5,
+};
+
+/// For functions computing in `f32` (epsilon 1.2e-7): differences at larger steps,
+/// extrapolated, agree to about 1e-5 of J's size; the two modes round differently, to
+/// about 1e-6 relative per operation.
+pub const F32: Precision = Precision {
+    fd_rtol: 2e-3,
+    fd_atol: 1e-4,
+    fd_jtol: 2e-4,
+    steps: &[1e-1, 3e-2, 1e-2, 3e-3],
+    richardson: true,
+    ad_rtol: 2e-4,
+    ad_atol: 2e-5,
+    dot_rtol: 2e-4,
+    so_steps: &[1e-1, 3e-2, 1e-2],
+    so_rtol: 1e-2,
+    so_atol: 1e-3,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -85,6 +141,20 @@ impl Report {
     }
 }
 
+/// How the all-active derivatives take a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// No derivative (integers, bools, structs by value).
+    Const,
+    /// A float by value: `Active` (its gradient is returned) and `Dual` (a tangent follows).
+    Scalar,
+    /// An array of floats by value: `Active` (its gradient is returned as an array) and
+    /// `Dual` (a tangent array by value follows).
+    Array,
+    /// A reference to floats: `Duplicated` (a shadow follows) and `Dual` (a tangent follows).
+    Shadowed,
+}
+
 /// The function and its all-active derivatives, ready to run with what they call.
 pub struct Prepared {
     primal_run: Derivation,
@@ -94,6 +164,11 @@ pub struct Prepared {
     /// Forward over reverse mode (second order), where forward mode exists.
     hvp: Option<Result<Derivation, String>>,
     names: Vec<(String, Ty)>,
+    roles: Vec<Role>,
+    /// The floats of the result that are in J, each with its seed: all of the result's,
+    /// or none when it is not all floats.
+    seeds: usize,
+    precision: Precision,
 }
 
 /// Lowers `name` (an error here is bad input: exit 2) and differentiates it, with every
@@ -102,10 +177,11 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
     let item = src.function(name)?;
     let primal_run = primal(&src.set, &item).map_err(|e| CliError::lowering(name, &e))?;
     let primal = primal_run.function.clone();
+    let fname = item.sig.ident.to_string();
     let derive = |mode: Mode| {
         let spec = all_active(&primal, mode);
         let which = if mode == Mode::Forward { "forward" } else { "reverse" };
-        derivation(&src.set, &item, &spec, &format!("d_{name}")).map_err(|e| format!("{which} mode: {e}"))
+        derivation(&src.set, &item, &spec, &format!("d_{fname}")).map_err(|e| format!("{which} mode: {e}"))
     };
     // A custom derivative with only a reverse rule makes forward mode unavailable (as it is
     // for compiled callers): then reverse mode is checked against differences alone.
@@ -115,10 +191,33 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
         Err(e) => Err(e),
     };
     let derivs = fwd.and_then(|f| Ok((f, derive(Mode::Reverse)?)));
-    let hvp = matches!(derivs, Ok((Some(_), _)))
-        .then(|| second_order(&src.set, &item, &format!("hvp_{name}")).map_err(|e| format!("second order: {e}")));
+    let spec = all_active(&primal, Mode::Reverse);
+    let roles: Vec<Role> = spec
+        .inputs
+        .iter()
+        .zip(&primal.params)
+        .map(|(a, p)| match (a, primal.ty(*p)) {
+            (Activity::Const, _) => Role::Const,
+            (_, Ty::Scalar(_)) => Role::Scalar,
+            (Activity::Active, Ty::Mem(_)) => Role::Array,
+            (_, Ty::Mem(_)) => Role::Shadowed,
+        })
+        .collect();
+    let seeds = cotan_expand::tools::seeds(&primal);
+    // Forward over reverse mode needs the tangents of every result of the reverse
+    // derivative, which it gives for floats only (not for the gradient of an array by value,
+    // nor next to an integer result).
+    let returned_grads = roles.contains(&Role::Scalar);
+    let second_order_fits = !roles.contains(&Role::Array) && (!returned_grads || primal.returns.len() == seeds);
+    let hvp = (matches!(derivs, Ok((Some(_), _))) && second_order_fits)
+        .then(|| second_order(&src.set, &item, &format!("hvp_{fname}")).map_err(|e| format!("second order: {e}")));
     let names = inputs::params(&primal);
-    Ok(Prepared { primal_run, primal, derivs, hvp, names })
+    let f32 = names.iter().map(|(_, t)| *t).chain(primal.returns.iter().copied()).any(|t| match t {
+        Ty::Scalar(s) => s == Scalar::F32,
+        Ty::Mem(m) => m.elem == Scalar::F32,
+    });
+    let precision = if f32 { F32 } else { F64 };
+    Ok(Prepared { primal_run, primal, derivs, hvp, names, roles, seeds, precision })
 }
 
 /// Where a float input lives: parameter `param`, then fields `path` of a struct, then
@@ -239,66 +338,107 @@ fn weight(k: usize) -> f64 {
     0.5 + ((k as f64 + 1.0) * 0.618_033_988_749_895).fract()
 }
 
-/// What a primal run gives: J, or why it failed.
+/// What a primal run gives: J and the size of its terms (the sum of their magnitudes,
+/// which bounds its rounding), or why it failed.
 enum Primal {
-    Value(f64),
+    Value(f64, f64),
     Failed(String),
+}
+
+fn as_f64(a: Option<&Arg>, elem: usize) -> f64 {
+    match a {
+        Some(Arg::Scalar(v)) => v.as_f64(),
+        Some(Arg::Mem(m)) => m.get(elem).and_then(|v| v.as_f64()),
+        _ => None,
+    }
+    .unwrap_or(f64::NAN)
 }
 
 impl Prepared {
     fn slots(&self, args: &[Arg]) -> Vec<Slot> {
         let mut out = vec![];
         for (k, a) in args.iter().enumerate() {
-            match (self.names[k].1, a) {
-                (Ty::Scalar(s), _) if s.is_float() => out.push(Slot { param: k, path: vec![], elem: 0 }),
-                (Ty::Mem(m), _) if m.elem.is_float() => float_slots(a, k, &mut vec![], &mut out),
-                _ => {}
+            match self.roles[k] {
+                Role::Const => {}
+                Role::Scalar => out.push(Slot { param: k, path: vec![], elem: 0 }),
+                Role::Array | Role::Shadowed => float_slots(a, k, &mut vec![], &mut out),
             }
         }
         out
     }
 
-    fn ret_is_float(&self) -> bool {
-        self.primal.returns.first().is_some_and(|t| t.is_float())
+    /// The weight of the first float of `&mut` memory in J: the results' come first.
+    fn first_memory_weight(&self) -> usize {
+        self.seeds.max(1)
     }
 
     fn mut_float_mem(&self, k: usize) -> bool {
-        self.names[k].1.mem().is_some_and(|m| m.elem.is_float() && m.access == Access::Mut)
+        self.roles[k] == Role::Shadowed && self.names[k].1.mem().is_some_and(|m| m.access == Access::Mut)
     }
 
-    /// J from a run's results and final arguments.
-    fn objective(&self, outs: &[Arg], args: &[Arg]) -> f64 {
-        let mut j = 0.0;
-        if self.ret_is_float() {
-            if let Some(Arg::Scalar(v)) = outs.first() {
-                j += weight(0) * v.as_f64().unwrap_or(f64::NAN);
+    /// The parameters whose gradients the reverse derivative returns, in order.
+    fn returned_gradients(&self) -> Vec<usize> {
+        (0..self.roles.len()).filter(|k| matches!(self.roles[*k], Role::Scalar | Role::Array)).collect()
+    }
+
+    /// The seeds of the reverse derivative: the weights of the result's floats.
+    fn seed_args(&self) -> Vec<Arg> {
+        (0..self.seeds).map(|r| Arg::Scalar(float_like(&zero_of(self.primal.returns[r]), weight(r)))).collect()
+    }
+
+    /// The shadow of memory parameter `k` on entry to the reverse sweep: the weights of J
+    /// for memory the function writes, zero for memory it reads.
+    fn shadow_seed(&self, k: usize, a: &Arg, w: &mut usize) -> Arg {
+        let writes = self.mut_float_mem(k);
+        floats_replaced(a, &mut || {
+            if writes {
+                *w += 1;
+                weight(*w - 1)
+            } else {
+                0.0
             }
+        })
+    }
+
+    /// J from a run's results and final arguments, and the size of its terms.
+    fn objective(&self, outs: &[Arg], args: &[Arg]) -> (f64, f64) {
+        let (mut j, mut size) = (0.0, 0.0);
+        let mut add = |w: f64, x: f64| {
+            j += w * x;
+            size += (w * x).abs();
+        };
+        for r in 0..self.seeds {
+            add(weight(r), as_f64(outs.get(r), 0));
         }
-        let mut w = 1;
+        let mut w = self.first_memory_weight();
         for (k, a) in args.iter().enumerate() {
             if self.mut_float_mem(k) {
                 for x in floats_of(a) {
-                    j += weight(w) * x;
+                    add(weight(w), x);
                     w += 1;
                 }
             }
         }
-        j
+        (j, size)
     }
 
     fn primal(&self, args: &[Arg]) -> Primal {
         let mut a = args.to_vec();
         match cotan_ir::exec_with(&self.primal, &mut a, STEP_LIMIT, &self.primal_run) {
-            Ok(outs) => Primal::Value(self.objective(&outs, &a)),
+            Ok(outs) => {
+                let (j, size) = self.objective(&outs, &a);
+                Primal::Value(j, size)
+            }
             Err(e) => Primal::Failed(e.to_string()),
         }
     }
 
     /// Checks at one point. `Err` if the primal itself fails or is not finite there.
     fn check_at(&self, args: &[Arg], rows: &mut [Row]) -> Result<Vec<Failure>, String> {
-        let j0 = match self.primal(args) {
-            Primal::Value(j) if j.is_finite() => j,
-            Primal::Value(j) => return Err(format!("the function's result is {j} there")),
+        let pr = self.precision;
+        let j_size = match self.primal(args) {
+            Primal::Value(j, size) if j.is_finite() => size,
+            Primal::Value(j, _) => return Err(format!("the function's result is {j} there")),
             Primal::Failed(e) => return Err(e),
         };
         let (fwd, rev) = match &self.derivs {
@@ -346,13 +486,13 @@ impl Prepared {
                 }
             }
         }
+        // Rounding in finite differences grows with the size of J's terms.
+        let fd_atol = pr.fd_atol + pr.fd_jtol * j_size;
         // Per parameter: which methods disagree, and the first disagreement seen.
         let mut per_arg: Vec<(String, Kind, bool, bool, String)> = vec![];
         for (k, s) in slots.iter().enumerate() {
             let name = &self.names[s.param].0;
-            let fd = self.finite_difference(args, s, grad[k]);
-            // Rounding in finite differences grows with |J|.
-            let fd_atol = FD_ATOL + 1e-9 * j0.abs();
+            let fd = self.finite_difference(args, s, grad[k], fd_atol);
             let (g, t) = (grad[k], tangents[k]);
             let what = slot_name(args, s, name);
             let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| match per_arg
@@ -367,9 +507,8 @@ impl Prepared {
             };
             // Both modes agreeing against differences that do not converge (a chaotic or
             // badly scaled function) is no finding.
-            let modes_agree = g.is_finite() && t.is_finite() && close(g, t, AD_RTOL, AD_ATOL);
-            if let Some((fd, converged)) = fd.filter(|(_, c)| *c || !modes_agree) {
-                let _ = converged;
+            let modes_agree = g.is_finite() && t.is_finite() && close(g, t, pr.ad_rtol, pr.ad_atol);
+            if let Some((fd, _)) = fd.filter(|(_, converged)| *converged || !modes_agree) {
                 for (label, ad, rev) in [("reverse", g, true), ("forward", t, false)] {
                     if !rev && !forward_available {
                         continue;
@@ -381,14 +520,14 @@ impl Prepared {
                             !rev,
                             format!("{label} gives {ad} for {what}, finite differences {fd}"),
                         );
-                    } else if !close(ad, fd, FD_RTOL, fd_atol) {
+                    } else if !close(ad, fd, pr.fd_rtol, fd_atol) {
                         note(Kind::Wrong, rev, !rev, format!("{label} gives {ad} for {what}, finite differences {fd}"));
                     }
                 }
                 record(rows, name, g, fd);
                 record(rows, name, t, fd);
             }
-            if g.is_finite() && t.is_finite() && !close(g, t, AD_RTOL, AD_ATOL) {
+            if g.is_finite() && t.is_finite() && !close(g, t, pr.ad_rtol, pr.ad_atol) {
                 note(Kind::Wrong, false, false, format!("reverse gives {g} for {what}, forward {t}"));
             }
         }
@@ -407,7 +546,8 @@ impl Prepared {
             match self.forward(fwd, args, &slots, &v) {
                 Ok(jv) => {
                     let gv: f64 = grad.iter().zip(&v).map(|(g, v)| g * v).sum();
-                    if !close(gv, jv, 1e-8, 1e-8) {
+                    let size: f64 = grad.iter().zip(&v).map(|(g, v)| (g * v).abs()).sum();
+                    if !close(gv, jv, pr.dot_rtol, pr.dot_rtol * (1.0 + size)) {
                         failures.push(Failure {
                             kind: Kind::Wrong,
                             arg: "-".into(),
@@ -439,6 +579,7 @@ impl Prepared {
         args: &[Arg],
         slots: &[Slot],
     ) -> Option<Failure> {
+        let pr = self.precision;
         let fail = |kind, detail: String| Some(Failure { kind, arg: "-".into(), how: "second order", detail });
         let hvp = match hvp {
             Ok(h) => h,
@@ -449,32 +590,39 @@ impl Prepared {
             Ok(hv) => hv,
             Err(e) => return fail(Kind::Error, format!("second order: {e}")),
         };
-        let at = |h: f64| -> Option<Vec<f64>> {
+        // The gradient at x + h v, and the step taken (rounding to `f32` changes it).
+        let at = |h: f64| -> Option<(Vec<f64>, f64)> {
             let mut a = args.to_vec();
             for (s, d) in slots.iter().zip(&v) {
                 let x = get(args, s);
                 set(&mut a, s, x + h * d);
             }
-            self.reverse(rev, &a, slots).ok()
+            // The step, measured on the largest component of the direction.
+            let k = (0..v.len()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()))?;
+            let taken = (get(&a, &slots[k]) - get(args, &slots[k])) / v[k];
+            Some((self.reverse(rev, &a, slots).ok()?, taken))
         };
         // Central differences of the gradient with a Richardson step, at several steps: one
         // must agree, and differences that do not converge cannot judge.
         let diff = |h: f64| -> Option<Vec<f64>> {
-            let (gp, gm) = (at(h)?, at(-h)?);
-            Some(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (2.0 * h)).collect())
+            let ((gp, hp), (gm, hm)) = (at(h)?, at(-h)?);
+            Some(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (hp - hm)).collect())
         };
         let mut best = f64::INFINITY;
         let mut worst_fd = vec![];
         let mut previous: Option<Vec<f64>> = None;
         let mut converged = false;
-        for h in [1e-2, 1e-3, 1e-4, 1e-5] {
+        for &h in pr.so_steps {
             let (Some(d1), Some(d2)) = (diff(h), diff(h / 2.0)) else { return None };
             let fd: Vec<f64> = d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect();
             if fd.iter().any(|d| !d.is_finite()) {
                 continue;
             }
             let distance = |a: &[f64], b: &[f64]| {
-                a.iter().zip(b).map(|(a, b)| (a - b).abs() / (1e-4 * a.abs().max(b.abs()) + 1e-5)).fold(0.0, f64::max)
+                a.iter()
+                    .zip(b)
+                    .map(|(a, b)| (a - b).abs() / (pr.so_rtol * a.abs().max(b.abs()) + pr.so_atol))
+                    .fold(0.0, f64::max)
             };
             converged |= previous.as_deref().is_some_and(|p| distance(p, &fd) <= 1.0);
             let err = distance(&hv, &fd);
@@ -503,24 +651,15 @@ impl Prepared {
         let mut call = vec![];
         let mut tangent_pos = vec![None; args.len()];
         let mut shadow_tangent_pos = vec![None; args.len()];
-        let mut w = 1;
+        let mut w = self.first_memory_weight();
         for (k, a) in args.iter().enumerate() {
             call.push(a.clone());
-            let ty = self.names[k].1;
-            if ty.is_float() || ty.mem().is_some_and(|m| m.elem.is_float()) {
+            if self.roles[k] != Role::Const {
                 tangent_pos[k] = Some(call.len());
                 call.push(floats_replaced(a, &mut || 0.0));
             }
-            if let Some(m) = ty.mem().filter(|m| m.elem.is_float()) {
-                let seed = floats_replaced(a, &mut || {
-                    if m.access == Access::Mut {
-                        w += 1;
-                        weight(w - 1)
-                    } else {
-                        0.0
-                    }
-                });
-                call.push(seed);
+            if self.roles[k] == Role::Shadowed {
+                call.push(self.shadow_seed(k, a, &mut w));
                 shadow_tangent_pos[k] = Some(call.len());
                 call.push(floats_replaced(a, &mut || 0.0));
             }
@@ -529,29 +668,24 @@ impl Prepared {
             let p = tangent_pos[s.param].expect("a float slot has a tangent");
             set(&mut call, &Slot { param: p, ..s.clone() }, *d);
         }
-        if self.ret_is_float() {
-            call.push(Arg::Scalar(float_like(&ret_val(&self.primal), weight(0))));
-        }
+        call.extend(self.seed_args());
         let outs =
             cotan_ir::exec_with(&hvp.function, &mut call, DERIVATIVE_STEP_LIMIT, hvp).map_err(|e| e.to_string())?;
-        // The results: the value and each scalar gradient, each followed by its tangent.
-        let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
-        if outs.len() < 2 * n_scalars {
-            return Err(format!(
-                "forward over reverse returned {} values, expected {} tangents",
-                outs.len(),
-                n_scalars
-            ));
+        // The results: the values and each returned gradient, each followed by its tangent.
+        let n_grads = self.returned_gradients().len();
+        if outs.len() < 2 * n_grads {
+            return Err(format!("forward over reverse returned {} values, expected {n_grads} tangents", outs.len()));
         }
-        let mut scalar_tangents = outs[outs.len() - 2 * n_scalars..].iter().skip(1).step_by(2);
+        let tangents: Vec<&Arg> = outs[outs.len() - 2 * n_grads..].iter().skip(1).step_by(2).collect();
+        let returned = self.returned_gradients();
         let mut hv = vec![];
         for s in slots {
-            hv.push(match (&args[s.param], shadow_tangent_pos[s.param]) {
-                (Arg::Scalar(_), _) => match scalar_tangents.next() {
-                    Some(Arg::Scalar(v)) => v.as_f64().unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                },
-                (_, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
+            hv.push(match (self.roles[s.param], shadow_tangent_pos[s.param]) {
+                (Role::Shadowed, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
+                (Role::Scalar | Role::Array, _) => {
+                    let r = returned.iter().position(|k| *k == s.param).expect("a returned gradient");
+                    as_f64(tangents.get(r).copied(), s.elem)
+                }
                 _ => f64::NAN,
             });
         }
@@ -562,44 +696,34 @@ impl Prepared {
     fn reverse(&self, rev: &Derivation, args: &[Arg], slots: &[Slot]) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut shadow_pos = vec![None; args.len()];
-        let mut w = 1;
+        let mut w = self.first_memory_weight();
         for (k, a) in args.iter().enumerate() {
             call.push(a.clone());
-            if let Some(m) = self.names[k].1.mem().filter(|m| m.elem.is_float()) {
-                // The shadow starts at the weights of J for memory the function writes.
-                let seed = floats_replaced(a, &mut || {
-                    if m.access == Access::Mut {
-                        w += 1;
-                        weight(w - 1)
-                    } else {
-                        0.0
-                    }
-                });
+            if self.roles[k] == Role::Shadowed {
                 shadow_pos[k] = Some(call.len());
-                call.push(seed);
+                call.push(self.shadow_seed(k, a, &mut w));
             }
         }
-        if self.ret_is_float() {
-            call.push(Arg::Scalar(float_like(&ret_val(&self.primal), weight(0))));
-        }
+        call.extend(self.seed_args());
         let outs =
             cotan_ir::exec_with(&rev.function, &mut call, DERIVATIVE_STEP_LIMIT, rev).map_err(|e| e.to_string())?;
-        let n_scalars = slots.iter().filter(|s| matches!(args[s.param], Arg::Scalar(_))).count();
-        if outs.len() < n_scalars {
+        let returned = self.returned_gradients();
+        if outs.len() < returned.len() {
             return Err(format!(
-                "the reverse derivative returned {} values, expected {n_scalars} gradients",
-                outs.len()
+                "the reverse derivative returned {} values, expected {} gradients",
+                outs.len(),
+                returned.len()
             ));
         }
-        let mut scalar_grads = outs[outs.len() - n_scalars..].iter();
+        let grads = &outs[outs.len() - returned.len()..];
         let mut grad = vec![];
         for s in slots {
-            grad.push(match (&args[s.param], shadow_pos[s.param]) {
-                (Arg::Scalar(_), _) => match scalar_grads.next() {
-                    Some(Arg::Scalar(v)) => v.as_f64().unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                },
-                (_, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
+            grad.push(match (self.roles[s.param], shadow_pos[s.param]) {
+                (Role::Shadowed, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
+                (Role::Scalar | Role::Array, _) => {
+                    let r = returned.iter().position(|k| *k == s.param).expect("a returned gradient");
+                    as_f64(grads.get(r), s.elem)
+                }
                 _ => f64::NAN,
             });
         }
@@ -612,8 +736,7 @@ impl Prepared {
         let mut tangent_pos = vec![None; args.len()];
         for (k, a) in args.iter().enumerate() {
             call.push(a.clone());
-            let ty = self.names[k].1;
-            if ty.is_float() || ty.mem().is_some_and(|m| m.elem.is_float()) {
+            if self.roles[k] != Role::Const {
                 tangent_pos[k] = Some(call.len());
                 call.push(floats_replaced(a, &mut || 0.0));
             }
@@ -625,13 +748,14 @@ impl Prepared {
         let outs =
             cotan_ir::exec_with(&fwd.function, &mut call, DERIVATIVE_STEP_LIMIT, fwd).map_err(|e| e.to_string())?;
         let mut jt = 0.0;
-        if self.ret_is_float() {
-            match outs.get(1) {
-                Some(Arg::Scalar(v)) => jt += weight(0) * v.as_f64().unwrap_or(f64::NAN),
+        // Each float of the result comes followed by its tangent.
+        for r in 0..self.seeds {
+            match outs.get(2 * r + 1) {
+                Some(t @ Arg::Scalar(_)) => jt += weight(r) * as_f64(Some(t), 0),
                 _ => return Err("the forward derivative returned no tangent".into()),
             }
         }
-        let mut w = 1;
+        let mut w = self.first_memory_weight();
         for (k, pos) in tangent_pos.iter().enumerate() {
             if let (true, Some(p)) = (self.mut_float_mem(k), pos) {
                 for x in floats_of(&call[*p]) {
@@ -643,26 +767,36 @@ impl Prepared {
         Ok(jt)
     }
 
-    /// Central differences at several steps: the one closest to `ad` (any that agrees
-    /// passes), and whether two neighbouring steps agree with each other (if none do, the
-    /// differences have not converged and cannot judge a derivative).
-    fn finite_difference(&self, args: &[Arg], s: &Slot, ad: f64) -> Option<(f64, bool)> {
+    /// Central differences at the precision's steps (extrapolated with the half step where
+    /// it says): the one closest to `ad` (any that agrees passes), and whether two
+    /// neighbouring steps agree with each other (if none do, the differences have not
+    /// converged and cannot judge a derivative). The step is the one the argument's type
+    /// can hold: `x + h` rounds in `f32`.
+    fn finite_difference(&self, args: &[Arg], s: &Slot, ad: f64, atol: f64) -> Option<(f64, bool)> {
+        let pr = self.precision;
         let x = get(args, s);
+        let diff = |h: f64| -> Option<f64> {
+            let mut a = args.to_vec();
+            set(&mut a, s, x + h);
+            let xp = get(&a, s);
+            let Primal::Value(jp, _) = self.primal(&a) else { return None };
+            set(&mut a, s, x - h);
+            let xm = get(&a, s);
+            let Primal::Value(jm, _) = self.primal(&a) else { return None };
+            let d = (jp - jm) / (xp - xm);
+            d.is_finite().then_some(d)
+        };
         let mut best: Option<f64> = None;
         let mut previous: Option<f64> = None;
         let mut converged = false;
-        for h in [1e-3, 1e-4, 1e-5, 1e-6, 1e-7] {
+        for &h in pr.steps {
             let h = h * x.abs().max(1.0);
-            let mut a = args.to_vec();
-            set(&mut a, s, x + h);
-            let Primal::Value(jp) = self.primal(&a) else { continue };
-            set(&mut a, s, x - h);
-            let Primal::Value(jm) = self.primal(&a) else { continue };
-            let fd = (jp - jm) / (2.0 * h);
-            if !fd.is_finite() {
-                continue;
+            let Some(mut fd) = diff(h) else { continue };
+            if pr.richardson {
+                let Some(half) = diff(h / 2.0) else { continue };
+                fd = (4.0 * half - fd) / 3.0;
             }
-            converged |= previous.is_some_and(|p| close(p, fd, 1e-5, FD_ATOL));
+            converged |= previous.is_some_and(|p| close(p, fd, 10.0 * pr.fd_rtol, atol));
             previous = Some(fd);
             let better = match best {
                 None => true,
@@ -676,9 +810,9 @@ impl Prepared {
     }
 }
 
-fn ret_val(f: &Function) -> Val {
-    match f.returns.first().and_then(|t| t.scalar()) {
-        Some(cotan_ir::Scalar::F32) => Val::F32(0.0),
+fn zero_of(t: Ty) -> Val {
+    match t.scalar() {
+        Some(Scalar::F32) => Val::F32(0.0),
         _ => Val::F64(0.0),
     }
 }
@@ -710,8 +844,9 @@ pub fn check(p: &Prepared, points: &Points) -> Result<Report, CliError> {
     let mut rows: Vec<Row> = p
         .names
         .iter()
-        .filter(|(_, t)| t.is_float() || t.mem().is_some_and(|m| m.elem.is_float()))
-        .map(|(n, _)| Row { arg: n.clone(), ..Row::default() })
+        .zip(&p.roles)
+        .filter(|(_, r)| **r != Role::Const)
+        .map(|((n, _), _)| Row { arg: n.clone(), ..Row::default() })
         .collect();
     if let Some(at) = points.at {
         let args = inputs::from_json(&p.primal, at)?;

@@ -133,7 +133,7 @@ pub fn ir(
         _ => None,
     };
     let spec = spec(&f, &lowered.func, mode, forward, reverse)?;
-    let dname = format!("d_{name}");
+    let dname = format!("d_{}", f.sig.ident);
     let simplify = stage == Stage::Optimized;
     let derived = cotan_expand::tools::transform(&src.set, &f, &spec, &dname, simplify)
         .map_err(|e| CliError::new(format!("cotan cannot differentiate `{name}`: {e}")))?;

@@ -48,8 +48,11 @@ struct Cli {
 struct Target {
     /// A Rust source file.
     file: String,
-    /// The function.
-    #[arg(long = "fn")]
+    /// The function: its name (`loss`), or a path that ends with it, for a method or an
+    /// associated function of an `impl` block (`Layer::out`) or a function in a module
+    /// (`model::energy`, `model::Layer::out`). A name several functions have must be a path.
+    /// A method's receiver is the argument `self` (`--at '{"self": {..}, "x": [..]}'`).
+    #[arg(long = "fn", value_name = "NAME|PATH")]
     name: String,
 }
 

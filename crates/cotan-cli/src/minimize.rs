@@ -61,6 +61,11 @@ fn measure(file: &syn::File, name: &str, at: &[Json]) -> usize {
     1000 * text.lines().count() + text.len() + Json::Array(at.to_vec()).to_string().len() + 2000 * params
 }
 
+/// The function's name in a `--fn` path (`out` of `Layer::out`).
+fn ident(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
+}
+
 fn pretty(file: &syn::File) -> String {
     prettyplease::unparse(file)
 }
@@ -295,7 +300,7 @@ fn remove_items(st: &mut State) {
     let mut k = 0;
     while k < st.file.items.len() {
         let item = &st.file.items[k];
-        if matches!(item, syn::Item::Fn(f) if f.sig.ident == st.name) {
+        if matches!(item, syn::Item::Fn(f) if f.sig.ident == ident(st.name)) {
             k += 1;
             continue;
         }
@@ -653,7 +658,7 @@ fn inline_calls(st: &mut State) {
         for f in &fns {
             let mut calls = CountCalls { name: f.sig.ident.to_string(), n: 0 };
             calls.visit_file_mut(&mut file.clone());
-            if calls.n == 0 && f.sig.ident != st.name && !is_protected(&st.protected, f) {
+            if calls.n == 0 && f.sig.ident != ident(st.name) && !is_protected(&st.protected, f) {
                 file.items.retain(|i| !matches!(i, syn::Item::Fn(g) if g.sig.ident == f.sig.ident));
             }
         }
@@ -821,6 +826,8 @@ impl VisitMut for Subst {
 
 // ---- inputs ----
 
+/// The checked function, if it is at the top of the file (a method or a function in a module
+/// is not edited as one).
 fn target_fn<'a>(file: &'a mut syn::File, name: &str) -> Option<&'a mut syn::ItemFn> {
     file.items.iter_mut().find_map(|i| match i {
         syn::Item::Fn(f) if f.sig.ident == name => Some(f),
@@ -913,7 +920,7 @@ fn drop_helper_params(st: &mut State) {
     let fns = Source::of(&st.file).functions();
     let name = st.name;
     let protected = st.protected.clone();
-    for f in fns.iter().filter(|f| f.sig.ident != name && !is_protected(&protected, f)) {
+    for f in fns.iter().filter(|f| f.sig.ident != ident(name) && !is_protected(&protected, f)) {
         let n = f.sig.inputs.len();
         for k in (0..n).rev() {
             let mut file = st.file.clone();

@@ -252,3 +252,71 @@ fn fuzz_smoke_and_show() {
     let o = cotan(&["check", &file, "--fn", "f"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+#[test]
+fn check_types_integer_literals_by_the_callee() {
+    let file = fixture("rustc_typing.rs");
+    for f in ["literal_argument", "literals_in_callees"] {
+        let o = cotan(&["check", &file, "--fn", f, "--trials", "2"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("agree at 2 point(s)"), "{f}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn check_compares_f32_functions_in_f32() {
+    let file = fixture("rustc_typing.rs");
+    for f in ["f32_loop", "f32_scalars", "f32_in_place"] {
+        let o = cotan(&["check", &file, "--fn", f, "--trials", "5", "--seed", "2"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+    }
+    // A derivative 1% off still fails, in both modes.
+    let o = cotan(&["check", &file, "--fn", "f32_wrong"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("FAIL [wrong value, reverse and forward] x"), "{}", stdout(&o));
+}
+
+#[test]
+fn check_finds_methods_and_associated_functions() {
+    let file = fixture("rustc_typing.rs");
+    let layer = "{\"self\": {\"w\": [0.5, -1.0], \"b\": 0.7}, \"x\": [0.3, 1.2]}";
+    for f in ["out", "Layer::out"] {
+        let o = cotan(&["check", &file, "--fn", f, "--at", layer]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("self ") && stdout(&o).contains("agree at 1 point(s)"), "{}", stdout(&o));
+    }
+    let o =
+        cotan(&["check", &file, "--fn", "Layer::shift", "--at", "{\"self\": {\"w\": [0.5], \"b\": 0.7}, \"d\": 1.5}"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = cotan(&["check", &file, "--fn", "Layer::scale"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A name two functions have is ambiguous; a missing one lists methods with their type.
+    let o = cotan(&["check", &file, "--fn", "scale"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("several functions are named `scale`: Layer::scale, Other::scale"), "{}", stderr(&o));
+    let o = cotan(&["check", &file, "--fn", "Layer::nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Layer::out, Layer::squash, Layer::shift"), "{}", stderr(&o));
+    // A method's receiver is a struct: it needs --at.
+    let o = cotan(&["check", &file, "--fn", "Layer::out"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`self` is a struct"), "{}", stderr(&o));
+    // The other commands take paths too.
+    let o = cotan(&["ir", &file, "--fn", "Layer::out", "--stage", "reverse"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("fn d_out("), "{}", stdout(&o));
+}
+
+#[test]
+fn check_tuple_and_array_results_and_arrays_by_value() {
+    let file = fixture("rustc_typing.rs");
+    for f in ["pair", "triple", "by_value", "by_value_to_array"] {
+        let o = cotan(&["check", &file, "--fn", f, "--trials", "2"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("agree at 2 point(s)"), "{f}: {}", stdout(&o));
+    }
+    // The gradient of an array by value, through a result that is a tuple, is checked.
+    let o = cotan(&["check", &file, "--fn", "pair_wrong"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("FAIL [wrong value, reverse] p: reverse gives"), "{}", stdout(&o));
+}

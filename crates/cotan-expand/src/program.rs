@@ -92,6 +92,9 @@ pub(crate) struct Program {
     pub assumed_int: Vec<(Rc<Function>, Vec<String>)>,
     /// The functions known only by their exports that the program calls.
     pub exported: HashSet<String>,
+    /// Tools: callees' integer literals are typed by the functions they call, as rustc
+    /// types them (`tools::type_literals_by_callees`).
+    pub literals_by_callees: bool,
 }
 
 impl Program {
@@ -132,6 +135,7 @@ impl Program {
             depth: 0,
             assumed_int: vec![],
             exported: HashSet::new(),
+            literals_by_callees: false,
         }
     }
 
@@ -412,6 +416,12 @@ impl Program {
                 let lowered = with_fallback(|| cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block))
                     .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
                 let mut func = lowered.func;
+                if self.literals_by_callees {
+                    let (scope, imp) = (def.scope, def.imp);
+                    crate::tools::type_literals_by_callees(&mut func, &mut |p| {
+                        crate::tools::callee_params(&src, scope, imp, p)
+                    });
+                }
                 if !func.type_params.is_empty() {
                     return Err(format!("cotan cannot yet differentiate calls of {shown}, which is generic over a type other than its float type; make it take the concrete type, or mark a trait it calls through `#[cotan::differentiable]` and call it from the function with the attribute"));
                 }

@@ -2,14 +2,15 @@
 //! command, tests): a derivative with everything it calls, as IR.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use cotan_ad::{Mode, Spec};
-use cotan_ir::Function;
+use cotan_ir::{Function, Ty, Value};
 
 use crate::program::{Program, Rule};
-use crate::sources::Sources;
+use crate::sources::{ImplId, ModId, Ns, Res, Sources};
 
 /// The sources a function is differentiated in: a file of a crate (whose other files are
 /// read too), or one file's text in memory.
@@ -51,16 +52,29 @@ impl cotan_ir::Callees for Derivation {
 
 fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Program {
     let place = place(set, func);
-    Program::new(lowered, Rule::Body, place.src, place.at)
+    let mut program = Program::new(lowered, Rule::Body, place.src, place.at);
+    program.literals_by_callees = true;
+    program
 }
 
 fn place(set: &SourceSet, func: &syn::ItemFn) -> crate::Place {
     crate::place_in(func, set.src.clone(), set.file.clone())
 }
 
-/// `func` lowered as the macros lower it, with the crate's constants of `set`.
+/// `func` lowered as the macros lower it, with the crate's constants of `set`, and its
+/// integer literals typed by the functions it calls as rustc types them
+/// ([`type_literals_by_callees`]).
 fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
-    crate::lower_root_at(func, &place(set, func))
+    let place = place(set, func);
+    let mut lowered = crate::lower_root_at(func, &place)?;
+    if let (Some(src), Some((module, f))) = (&place.src, place.at) {
+        let (scope, imp) = match f {
+            Some(f) if func.sig.ident == src.fns[f].name => (src.fns[f].scope, src.fns[f].imp),
+            _ => (module, None),
+        };
+        type_literals_by_callees(&mut lowered.func, &mut |path| callee_params(src, scope, imp, path));
+    }
+    Ok(lowered)
 }
 
 /// `func` as written, with the functions it calls (parsed from `set`, so that its spans
@@ -103,18 +117,36 @@ pub fn transform(
     Ok(Derivation { function, program: RefCell::new(program) })
 }
 
-/// The spec with every float argument and the result active (`Dual`, or `Active` and
-/// `Duplicated`), as `cotan check` differentiates.
+/// The spec with every float argument and the result active, as `cotan check`
+/// differentiates: in forward mode `Dual`; in reverse mode `Active` for floats and arrays of
+/// floats passed by value (their gradients are returned) and `Duplicated` for references.
+/// A struct passed by value is `Const`, as std requires; so is a result that is not all
+/// floats (a tuple with an integer).
 pub fn all_active(f: &Function, mode: Mode) -> Spec {
-    let active = |t: cotan_ir::Ty| match (t, mode) {
-        (t, _) if !t.carries_derivative() => cotan_ad::Activity::Const,
-        (_, Mode::Forward) => cotan_ad::Activity::Dual,
-        (cotan_ir::Ty::Scalar(_), Mode::Reverse) => cotan_ad::Activity::Active,
-        (cotan_ir::Ty::Mem(_), Mode::Reverse) => cotan_ad::Activity::Duplicated,
+    use cotan_ad::Activity::{Active, Const, Dual, Duplicated};
+    use cotan_ir::{Access, MemKind, Ty};
+    let active = |t: Ty| match (t, mode) {
+        (t, _) if !t.carries_derivative() => Const,
+        (Ty::Mem(m), _) if m.access == Access::Owned && !matches!(m.kind, MemKind::Array(_)) => Const,
+        (_, Mode::Forward) => Dual,
+        (Ty::Scalar(_), Mode::Reverse) => Active,
+        (Ty::Mem(m), Mode::Reverse) if m.access == Access::Owned => Active,
+        (Ty::Mem(_), Mode::Reverse) => Duplicated,
     };
     let inputs = f.params.iter().map(|p| active(f.ty(*p))).collect();
-    let ret = f.returns.first().map(|t| if t.is_float() { active(*t) } else { cotan_ad::Activity::Const });
+    let ret =
+        (!f.returns.is_empty())
+            .then(|| if f.returns.iter().all(|t| t.is_float()) { active(f.returns[0]) } else { Const });
     Spec { mode, inputs, ret, width: 1 }
+}
+
+/// How many seeds the all-active reverse derivative of `f` takes: one per float of its
+/// result (a tuple or array result has several).
+pub fn seeds(f: &Function) -> usize {
+    match all_active(f, Mode::Reverse).ret {
+        Some(cotan_ad::Activity::Active) => f.returns.len(),
+        _ => 0,
+    }
 }
 
 /// Forward mode over the all-active reverse derivative of `func` (second order): every
@@ -126,7 +158,7 @@ pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Res
     let mut program = program(set, func, &lowered);
     program.reserve(name);
     let rev = crate::differentiate(&lowered, &spec, &format!("{name}_gradient"), &mut program)?;
-    let seeds = usize::from(lowered.func.returns.first().is_some_and(|t| t.is_float()));
+    let seeds = seeds(&lowered.func);
     let mut fwd = all_active(&rev, Mode::Forward);
     let n = fwd.inputs.len();
     for a in &mut fwd.inputs[n - seeds..] {
@@ -137,4 +169,227 @@ pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Res
     let function = crate::differentiate(&rev_lowered, &fwd, name, &mut program)?;
     program.check_visibility().map_err(|e| syn::Error::new(func.sig.ident.span(), e))?;
     Ok(Derivation { function, program: RefCell::new(program) })
+}
+
+/// The parameter types of the function a call of `path` (as written in scope `module`, in
+/// `impl` block `imp`) reaches, if it is a function of the crate whose signature lowers.
+pub(crate) fn callee_params(src: &Sources, module: ModId, imp: Option<ImplId>, path: &str) -> Option<Vec<Ty>> {
+    let segs: Vec<String> = path.split("::").map(str::to_string).collect();
+    let res = match (segs.first().map(String::as_str), imp) {
+        (Some("Self"), Some(i)) if segs.len() == 2 => src.method(src.impl_type(i)?, &segs[1]),
+        _ => src.resolve(module, &segs, Ns::Value),
+    };
+    let Res::Fn(g) = res else { return None };
+    let def = &src.fns[g];
+    let sig = crate::sources::with_fallback(|| {
+        let item = crate::constants::substitute(&def.item, src, def.scope, def.imp).ok()?;
+        cotan_syntax::lower_signature(&item.sig).ok()
+    })?;
+    Some(sig.params.iter().map(|p| sig.ty(*p)).collect())
+}
+
+/// Types integer literals as rustc does where only a callee fixes their type. Lowering
+/// types each function alone: in `let d = 3; prior(x, d)` nothing in the caller fixes `d`,
+/// so it gets Rust's default, `i32`, while rustc gives `d` (and everything its type is
+/// tied to: the literal, the locals it flows through, arithmetic on them) the type of
+/// `prior`'s parameter, `usize`. Each class of integers tied together by their operations
+/// that holds only such literals (no parameter, load, cast, `len()` or index fixes its
+/// type) and meets parameters of one type is retyped to that type. The function is left
+/// as it was if anything does not fit (a literal out of the type's range, a class the
+/// calls disagree on, IR that would not verify).
+pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnMut(&str) -> Option<Vec<Ty>>) {
+    use cotan_ir::{BinOp, Const, OpKind, Scalar};
+    // The calls whose integer arguments disagree with their parameters.
+    let mut mismatched = false;
+    let mut sigs: HashMap<String, Option<Vec<Ty>>> = HashMap::new();
+    f.walk(&mut |op| {
+        if let OpKind::Call { callee, args, .. } = &op.kind {
+            let params = sigs.entry(callee.clone()).or_insert_with(|| params_of(callee)).clone();
+            let Some(params) = params else { return };
+            for ((a, _), p) in args.iter().zip(&params) {
+                if let (Ty::Scalar(s), Ty::Scalar(t)) = (f.ty(*a), p) {
+                    mismatched |= s != *t && s.is_int() && t.is_int();
+                }
+            }
+        }
+    });
+    if !mismatched {
+        return;
+    }
+    let mut g = f.clone();
+    // A literal CSE shares between uses gets one op per use: rustc types each use apart.
+    let consts: HashMap<Value, i128> = {
+        let mut m = HashMap::new();
+        g.walk(&mut |op| {
+            if let (OpKind::Const(Const::Int(c)), Some(r)) = (&op.kind, op.result) {
+                m.insert(r, *c);
+            }
+        });
+        m
+    };
+    let mut body = std::mem::take(&mut g.body);
+    unshare(&mut g, &consts, &mut HashSet::new(), &mut body);
+    g.body = body;
+    // Union-find over values, then variables.
+    let nv = g.values.len();
+    let mut parent: Vec<usize> = (0..nv + g.vars.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let union = |parent: &mut Vec<usize>, a: usize, b: usize| {
+        let (ra, rb) = (root(parent, a), root(parent, b));
+        parent[ra] = rb;
+    };
+    let var = |v: cotan_ir::Var| nv + v.0 as usize;
+    // Nodes whose type something other than a literal fixes, and the parameter types calls
+    // give the others.
+    let mut free = vec![false; parent.len()];
+    let mut wanted: Vec<(usize, Scalar)> = vec![];
+    let mut operand_pinned: Vec<usize> = vec![];
+    g.walk(&mut |op| {
+        let r = op.result.map(|r| r.0 as usize);
+        match &op.kind {
+            OpKind::Const(Const::Int(_)) => free[r.expect("a literal has a result")] = true,
+            OpKind::Unary(_, a) => {
+                free[r.expect("a result")] = true;
+                union(&mut parent, r.expect("a result"), a.0 as usize);
+            }
+            OpKind::Binary(b, x, y) => {
+                let r = r.expect("a result");
+                free[r] = true;
+                union(&mut parent, r, x.0 as usize);
+                if !matches!(b, BinOp::Shl | BinOp::Shr) {
+                    union(&mut parent, r, y.0 as usize);
+                }
+            }
+            OpKind::Cmp(_, x, y) => union(&mut parent, x.0 as usize, y.0 as usize),
+            OpKind::Select(_, x, y) => {
+                let r = r.expect("a result");
+                free[r] = true;
+                union(&mut parent, r, x.0 as usize);
+                union(&mut parent, r, y.0 as usize);
+            }
+            OpKind::DeclVar { var: v, init } => {
+                free[var(*v)] = true;
+                union(&mut parent, var(*v), init.0 as usize);
+            }
+            OpKind::SetVar(v, x) => union(&mut parent, var(*v), x.0 as usize),
+            OpKind::GetVar(v) => {
+                free[r.expect("a result")] = true;
+                union(&mut parent, r.expect("a result"), var(*v));
+            }
+            OpKind::For { index, lo, hi, .. } => {
+                free[index.0 as usize] = true;
+                union(&mut parent, index.0 as usize, lo.0 as usize);
+                union(&mut parent, index.0 as usize, hi.0 as usize);
+            }
+            OpKind::Call { callee, args, outs, .. } => {
+                for o in outs {
+                    operand_pinned.push(var(*o));
+                }
+                let params = sigs.get(callee).cloned().flatten();
+                for (k, (a, _)) in args.iter().enumerate() {
+                    match (params.as_ref().and_then(|p| p.get(k)), g.ty(*a)) {
+                        (Some(Ty::Scalar(t)), Ty::Scalar(s)) if t != &s && t.is_int() && s.is_int() => {
+                            wanted.push((a.0 as usize, *t))
+                        }
+                        _ => operand_pinned.push(a.0 as usize),
+                    }
+                }
+            }
+            // A cast or a print takes any integer.
+            OpKind::Cast(_) | OpKind::Print { .. } => {}
+            // Every other use fixes its operands' types: indices, lengths, stores, results,
+            // `powi`'s exponent.
+            kind => operand_pinned.extend(kind.operands().iter().map(|v| v.0 as usize)),
+        }
+    });
+    for v in operand_pinned {
+        free[v] = false;
+    }
+    for p in &g.params {
+        free[p.0 as usize] = false;
+    }
+    let mut class_target: HashMap<usize, Option<Scalar>> = HashMap::new();
+    for (v, t) in &wanted {
+        let r = root(&mut parent, *v);
+        let e = class_target.entry(r).or_insert(Some(*t));
+        if *e != Some(*t) {
+            *e = None;
+        }
+    }
+    let literals: HashMap<usize, i128> = {
+        let mut m = HashMap::new();
+        g.walk(&mut |op| {
+            if let (OpKind::Const(Const::Int(c)), Some(r)) = (&op.kind, op.result) {
+                m.insert(r.0 as usize, *c);
+            }
+        });
+        m
+    };
+    let mut changed = false;
+    for (r, t) in class_target {
+        let Some(t) = t else { continue };
+        let members: Vec<usize> = (0..parent.len()).filter(|&x| root(&mut parent, x) == r).collect();
+        let ty_of = |g: &Function, x: usize| if x < nv { g.values[x].ty.scalar() } else { Some(g.vars[x - nv].ty) };
+        let first = ty_of(&g, members[0]);
+        let fits = members.iter().all(|&x| {
+            free[x]
+                && ty_of(&g, x) == first
+                && first.is_some_and(Scalar::is_int)
+                && literals.get(&x).is_none_or(|c| in_range(*c, t))
+        });
+        if !fits {
+            continue;
+        }
+        for x in members {
+            if x < nv {
+                g.values[x].ty = Ty::Scalar(t);
+            } else {
+                g.vars[x - nv].ty = t;
+            }
+        }
+        changed = true;
+    }
+    if changed && cotan_ir::verify(&g).is_ok() {
+        *f = g;
+    }
+}
+
+fn in_range(c: i128, t: cotan_ir::Scalar) -> bool {
+    let bits = t.int_bits();
+    let (lo, hi) =
+        if t.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    (lo..=hi).contains(&c)
+}
+
+/// Gives every use of an integer literal but the first its own literal op, just before the
+/// use.
+fn unshare(f: &mut Function, consts: &HashMap<Value, i128>, seen: &mut HashSet<Value>, region: &mut cotan_ir::Region) {
+    let mut out = Vec::with_capacity(region.ops.len());
+    for mut op in std::mem::take(&mut region.ops) {
+        for v in op.kind.operands_mut() {
+            if let Some(&c) = consts.get(v) {
+                if !seen.insert(*v) {
+                    let data = f.values[v.0 as usize].clone();
+                    let nv = f.new_value(data.ty, None, data.span);
+                    out.push(cotan_ir::Op {
+                        kind: cotan_ir::OpKind::Const(cotan_ir::Const::Int(c)),
+                        result: Some(nv),
+                        span: op.span,
+                    });
+                    *v = nv;
+                }
+            }
+        }
+        for r in op.kind.regions_mut() {
+            unshare(f, consts, seen, r);
+        }
+        out.push(op);
+    }
+    region.ops = out;
 }
