@@ -35,6 +35,9 @@ pub struct Precision {
     fd_jtol: f64,
     /// Steps of central differences, relative to `max(1, |x|)`.
     steps: &'static [f64],
+    /// Differences at two neighbouring steps that agree this well have converged (and may
+    /// judge a derivative that both modes agree on).
+    fd_converged_rtol: f64,
     /// Each step's difference is extrapolated with the half step (Richardson).
     richardson: bool,
     /// Two derivatives (reverse and forward, the dot-product test) agree within these.
@@ -53,6 +56,7 @@ pub const F64: Precision = Precision {
     fd_atol: 1e-6,
     fd_jtol: 1e-9,
     steps: &[1e-3, 1e-4, 1e-5, 1e-6, 1e-7],
+    fd_converged_rtol: 1e-5,
     richardson: false,
     ad_rtol: 1e-9,
     ad_atol: 1e-9,
@@ -70,6 +74,9 @@ pub const F32: Precision = Precision {
     fd_atol: 1e-4,
     fd_jtol: 2e-4,
     steps: &[1e-1, 3e-2, 1e-2, 3e-3],
+    // As strict as the comparison: a function whose intermediate values are much larger
+    // than its result loses digits to rounding in `f32` that no step recovers.
+    fd_converged_rtol: 2e-3,
     richardson: true,
     ad_rtol: 2e-4,
     ad_atol: 2e-5,
@@ -181,7 +188,8 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
     let derive = |mode: Mode| {
         let spec = all_active(&primal, mode);
         let which = if mode == Mode::Forward { "forward" } else { "reverse" };
-        derivation(&src.set, &item, &spec, &format!("d_{fname}")).map_err(|e| format!("{which} mode: {e}"))
+        guarded(|| derivation(&src.set, &item, &spec, &format!("d_{fname}")).map_err(|e| e.to_string()))
+            .map_err(|e| format!("{which} mode: {e}"))
     };
     // A custom derivative with only a reverse rule makes forward mode unavailable (as it is
     // for compiled callers): then reverse mode is checked against differences alone.
@@ -209,8 +217,10 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
     // nor next to an integer result).
     let returned_grads = roles.contains(&Role::Scalar);
     let second_order_fits = !roles.contains(&Role::Array) && (!returned_grads || primal.returns.len() == seeds);
-    let hvp = (matches!(derivs, Ok((Some(_), _))) && second_order_fits)
-        .then(|| second_order(&src.set, &item, &format!("hvp_{fname}")).map_err(|e| format!("second order: {e}")));
+    let hvp = (matches!(derivs, Ok((Some(_), _))) && second_order_fits).then(|| {
+        guarded(|| second_order(&src.set, &item, &format!("hvp_{fname}")).map_err(|e| e.to_string()))
+            .map_err(|e| format!("second order: {e}"))
+    });
     let names = inputs::params(&primal);
     let f32 = names.iter().map(|(_, t)| *t).chain(primal.returns.iter().copied()).any(|t| match t {
         Ty::Scalar(s) => s == Scalar::F32,
@@ -218,6 +228,26 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
     });
     let precision = if f32 { F32 } else { F64 };
     Ok(Prepared { primal_run, primal, derivs, hvp, names, roles, seeds, precision })
+}
+
+/// How an error reports a panic of cotan's pipeline.
+const PANICKED: &str = "cotan panicked";
+
+/// Runs a step of cotan's pipeline, with a panic (a bug of cotan) as an error that says so,
+/// so that it is reported and minimized like any failure.
+fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(previous);
+    r.unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("{PANICKED}: {msg}"))
+    })
 }
 
 /// Where a float input lives: parameter `param`, then fields `path` of a struct, then
@@ -444,12 +474,8 @@ impl Prepared {
         let (fwd, rev) = match &self.derivs {
             Ok(d) => d,
             Err(e) => {
-                return Ok(vec![Failure {
-                    kind: Kind::Error,
-                    arg: "-".into(),
-                    how: "differentiation",
-                    detail: e.clone(),
-                }])
+                let how = if e.contains(PANICKED) { "differentiation (panic)" } else { "differentiation" };
+                return Ok(vec![Failure { kind: Kind::Error, arg: "-".into(), how, detail: e.clone() }]);
             }
         };
         let slots = self.slots(args);
@@ -583,6 +609,14 @@ impl Prepared {
         let fail = |kind, detail: String| Some(Failure { kind, arg: "-".into(), how: "second order", detail });
         let hvp = match hvp {
             Ok(h) => h,
+            Err(e) if e.contains(PANICKED) => {
+                return Some(Failure {
+                    kind: Kind::Error,
+                    arg: "-".into(),
+                    how: "second order (panic)",
+                    detail: e.clone(),
+                })
+            }
             Err(e) => return fail(Kind::Error, e.clone()),
         };
         let v: Vec<f64> = (0..slots.len()).map(|k| weight(k + 3) - 1.0).collect();
@@ -796,7 +830,7 @@ impl Prepared {
                 let Some(half) = diff(h / 2.0) else { continue };
                 fd = (4.0 * half - fd) / 3.0;
             }
-            converged |= previous.is_some_and(|p| close(p, fd, 10.0 * pr.fd_rtol, atol));
+            converged |= previous.is_some_and(|p| close(p, fd, pr.fd_converged_rtol, atol));
             previous = Some(fd);
             let better = match best {
                 None => true,

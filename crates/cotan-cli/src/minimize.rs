@@ -394,7 +394,15 @@ fn replacements(e: &syn::Expr) -> Vec<syn::Expr> {
         }
         E::Paren(p) => out.push((*p.expr).clone()),
         E::MethodCall(m) => {
-            out.push((*m.receiver).clone());
+            // The receiver, where it has the call's type: a float method's (`x.sin()`), or an
+            // adapter's that keeps the items (`.rev()`); not `x.iter()` or `it.enumerate()`,
+            // which rustc would reject in its place.
+            let method = m.method.to_string();
+            let keeps_type = cotan_ir::MathFn::from_name(&method).is_some()
+                || ["rev", "skip", "take", "step_by", "filter"].contains(&method.as_str());
+            if keeps_type {
+                out.push((*m.receiver).clone());
+            }
             out.extend(m.args.iter().cloned());
         }
         E::Call(c) => out.extend(c.args.iter().map(strip)),

@@ -256,7 +256,7 @@ fn fuzz_smoke_and_show() {
 #[test]
 fn check_types_integer_literals_by_the_callee() {
     let file = fixture("rustc_typing.rs");
-    for f in ["literal_argument", "literals_in_callees"] {
+    for f in ["literal_argument", "literals_in_callees", "call_result_f32"] {
         let o = cotan(&["check", &file, "--fn", f, "--trials", "2"]);
         assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
         assert!(stdout(&o).contains("agree at 2 point(s)"), "{f}: {}", stdout(&o));
@@ -319,4 +319,17 @@ fn check_tuple_and_array_results_and_arrays_by_value() {
     let o = cotan(&["check", &file, "--fn", "pair_wrong"]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("FAIL [wrong value, reverse] p: reverse gives"), "{}", stdout(&o));
+}
+
+#[test]
+fn fuzz_regressions_pass() {
+    let dir = format!("{}/tests/fuzz_regressions", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The point is in the header: `--at '[...]'`.
+        let at = text.split("--at '").nth(1).and_then(|r| r.split('\'').next()).expect("a point in the header");
+        let o = cotan(&["check", &path, "--fn", "f", "--at", at]);
+        assert_eq!(o.status.code(), Some(0), "{path}: {}{}", stdout(&o), stderr(&o));
+    }
 }

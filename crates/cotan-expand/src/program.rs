@@ -419,7 +419,7 @@ impl Program {
                 if self.literals_by_callees {
                     let (scope, imp) = (def.scope, def.imp);
                     crate::tools::type_literals_by_callees(&mut func, &mut |p| {
-                        crate::tools::callee_params(&src, scope, imp, p)
+                        crate::tools::callee_signature(&src, scope, imp, p)
                     });
                 }
                 if !func.type_params.is_empty() {

@@ -72,7 +72,7 @@ fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lower
             Some(f) if func.sig.ident == src.fns[f].name => (src.fns[f].scope, src.fns[f].imp),
             _ => (module, None),
         };
-        type_literals_by_callees(&mut lowered.func, &mut |path| callee_params(src, scope, imp, path));
+        type_literals_by_callees(&mut lowered.func, &mut |path| callee_signature(src, scope, imp, path));
     }
     Ok(lowered)
 }
@@ -171,9 +171,15 @@ pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Res
     Ok(Derivation { function, program: RefCell::new(program) })
 }
 
-/// The parameter types of the function a call of `path` (as written in scope `module`, in
-/// `impl` block `imp`) reaches, if it is a function of the crate whose signature lowers.
-pub(crate) fn callee_params(src: &Sources, module: ModId, imp: Option<ImplId>, path: &str) -> Option<Vec<Ty>> {
+/// The parameter and result types of a function.
+pub(crate) struct Signature {
+    pub params: Vec<Ty>,
+    pub returns: Vec<Ty>,
+}
+
+/// The signature of the function a call of `path` (as written in scope `module`, in `impl`
+/// block `imp`) reaches, if it is a function of the crate whose signature lowers.
+pub(crate) fn callee_signature(src: &Sources, module: ModId, imp: Option<ImplId>, path: &str) -> Option<Signature> {
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     let res = match (segs.first().map(String::as_str), imp) {
         (Some("Self"), Some(i)) if segs.len() == 2 => src.method(src.impl_type(i)?, &segs[1]),
@@ -185,32 +191,41 @@ pub(crate) fn callee_params(src: &Sources, module: ModId, imp: Option<ImplId>, p
         let item = crate::constants::substitute(&def.item, src, def.scope, def.imp).ok()?;
         cotan_syntax::lower_signature(&item.sig).ok()
     })?;
-    Some(sig.params.iter().map(|p| sig.ty(*p)).collect())
+    Some(Signature { params: sig.params.iter().map(|p| sig.ty(*p)).collect(), returns: sig.returns })
 }
 
-/// Types integer literals as rustc does where only a callee fixes their type. Lowering
-/// types each function alone: in `let d = 3; prior(x, d)` nothing in the caller fixes `d`,
-/// so it gets Rust's default, `i32`, while rustc gives `d` (and everything its type is
-/// tied to: the literal, the locals it flows through, arithmetic on them) the type of
-/// `prior`'s parameter, `usize`. Each class of integers tied together by their operations
-/// that holds only such literals (no parameter, load, cast, `len()` or index fixes its
-/// type) and meets parameters of one type is retyped to that type. The function is left
-/// as it was if anything does not fit (a literal out of the type's range, a class the
-/// calls disagree on, IR that would not verify).
-pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnMut(&str) -> Option<Vec<Ty>>) {
-    use cotan_ir::{BinOp, Const, OpKind, Scalar};
-    // The calls whose integer arguments disagree with their parameters.
+/// Two number types that a literal of one could have been given instead of the other.
+fn retypable(s: Ty, t: Ty) -> Option<cotan_ir::Scalar> {
+    match (s, t) {
+        (Ty::Scalar(s), Ty::Scalar(t)) if s != t && ((s.is_int() && t.is_int()) || (s.is_float() && t.is_float())) => {
+            Some(t)
+        }
+        _ => None,
+    }
+}
+
+/// Types literals as rustc does where only a callee fixes their type. Lowering types each
+/// function alone: in `let d = 3; prior(x, d)` nothing in the caller fixes `d`, so it gets
+/// Rust's default, `i32`, while rustc gives `d` (and everything its type is tied to: the
+/// literal, the locals it flows through, arithmetic on them) the type of `prior`'s
+/// parameter, `usize`; in an `f32` program, `1.0 * g(x)` passed to another call is an `f32`
+/// because `g` returns one, where lowering takes it for an `f64`. Each class of numbers
+/// tied together by their operations that holds only literals, arithmetic and calls'
+/// results (no parameter, load, cast, `len()` or index fixes its type) and meets
+/// parameters or results of one type is retyped to that type. The function is left as it
+/// was if anything does not fit (a literal out of the type's range, a class the calls
+/// disagree on, IR that would not verify).
+pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(&str) -> Option<Signature>) {
+    use cotan_ir::{BinOp, Const, MathFn, OpKind, Scalar};
+    // Whether some call's numbers disagree with its callee's signature.
     let mut mismatched = false;
-    let mut sigs: HashMap<String, Option<Vec<Ty>>> = HashMap::new();
+    let mut sigs: HashMap<String, Option<Rc<Signature>>> = HashMap::new();
     f.walk(&mut |op| {
-        if let OpKind::Call { callee, args, .. } = &op.kind {
-            let params = sigs.entry(callee.clone()).or_insert_with(|| params_of(callee)).clone();
-            let Some(params) = params else { return };
-            for ((a, _), p) in args.iter().zip(&params) {
-                if let (Ty::Scalar(s), Ty::Scalar(t)) = (f.ty(*a), p) {
-                    mismatched |= s != *t && s.is_int() && t.is_int();
-                }
-            }
+        if let OpKind::Call { callee, args, outs, .. } = &op.kind {
+            let sig = sigs.entry(callee.clone()).or_insert_with(|| sig_of(callee).map(Rc::new)).clone();
+            let Some(sig) = sig else { return };
+            mismatched |= args.iter().zip(&sig.params).any(|((a, _), p)| retypable(f.ty(*a), *p).is_some());
+            mismatched |= outs.iter().zip(&sig.returns).any(|(o, r)| retypable(Ty::Scalar(f.var(*o).ty), *r).is_some());
         }
     });
     if !mismatched {
@@ -218,10 +233,10 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnM
     }
     let mut g = f.clone();
     // A literal CSE shares between uses gets one op per use: rustc types each use apart.
-    let consts: HashMap<Value, i128> = {
+    let consts: HashMap<Value, Const> = {
         let mut m = HashMap::new();
         g.walk(&mut |op| {
-            if let (OpKind::Const(Const::Int(c)), Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Const(c @ (Const::Int(_) | Const::Float(_))), Some(r)) = (&op.kind, op.result) {
                 m.insert(r, *c);
             }
         });
@@ -245,34 +260,38 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnM
         parent[ra] = rb;
     };
     let var = |v: cotan_ir::Var| nv + v.0 as usize;
-    // Nodes whose type something other than a literal fixes, and the parameter types calls
-    // give the others.
+    // Nodes whose type only their class fixes, and the types calls give the others.
     let mut free = vec![false; parent.len()];
     let mut wanted: Vec<(usize, Scalar)> = vec![];
-    let mut operand_pinned: Vec<usize> = vec![];
+    let mut pinned: Vec<usize> = vec![];
     g.walk(&mut |op| {
         let r = op.result.map(|r| r.0 as usize);
+        let tie = |parent: &mut Vec<usize>, free: &mut Vec<bool>, operands: &[cotan_ir::Value]| {
+            let r = r.expect("a result");
+            free[r] = true;
+            for x in operands {
+                union(parent, r, x.0 as usize);
+            }
+        };
         match &op.kind {
-            OpKind::Const(Const::Int(_)) => free[r.expect("a literal has a result")] = true,
-            OpKind::Unary(_, a) => {
-                free[r.expect("a result")] = true;
-                union(&mut parent, r.expect("a result"), a.0 as usize);
+            OpKind::Const(Const::Int(_) | Const::Float(_)) => free[r.expect("a literal has a result")] = true,
+            OpKind::Unary(_, a) => tie(&mut parent, &mut free, &[*a]),
+            OpKind::Binary(BinOp::Shl | BinOp::Shr, x, y) => {
+                tie(&mut parent, &mut free, &[*x]);
+                pinned.push(y.0 as usize);
             }
-            OpKind::Binary(b, x, y) => {
-                let r = r.expect("a result");
-                free[r] = true;
-                union(&mut parent, r, x.0 as usize);
-                if !matches!(b, BinOp::Shl | BinOp::Shr) {
-                    union(&mut parent, r, y.0 as usize);
-                }
+            OpKind::Binary(_, x, y) => tie(&mut parent, &mut free, &[*x, *y]),
+            OpKind::Select(c, x, y) => {
+                tie(&mut parent, &mut free, &[*x, *y]);
+                pinned.push(c.0 as usize);
             }
+            // `powi`'s exponent is an `i32`; the other arguments have the receiver's type.
+            OpKind::Math(MathFn::Powi, args) => {
+                tie(&mut parent, &mut free, &args[..1]);
+                pinned.extend(args[1..].iter().map(|v| v.0 as usize));
+            }
+            OpKind::Math(_, args) => tie(&mut parent, &mut free, args),
             OpKind::Cmp(_, x, y) => union(&mut parent, x.0 as usize, y.0 as usize),
-            OpKind::Select(_, x, y) => {
-                let r = r.expect("a result");
-                free[r] = true;
-                union(&mut parent, r, x.0 as usize);
-                union(&mut parent, r, y.0 as usize);
-            }
             OpKind::DeclVar { var: v, init } => {
                 free[var(*v)] = true;
                 union(&mut parent, var(*v), init.0 as usize);
@@ -282,37 +301,46 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnM
                 free[r.expect("a result")] = true;
                 union(&mut parent, r.expect("a result"), var(*v));
             }
-            OpKind::For { index, lo, hi, .. } => {
+            OpKind::For { index, lo, hi, step, .. } => {
                 free[index.0 as usize] = true;
                 union(&mut parent, index.0 as usize, lo.0 as usize);
                 union(&mut parent, index.0 as usize, hi.0 as usize);
+                pinned.extend(step.iter().map(|v| v.0 as usize));
             }
             OpKind::Call { callee, args, outs, .. } => {
-                for o in outs {
-                    operand_pinned.push(var(*o));
+                let sig = sigs.get(callee).cloned().flatten();
+                for (k, o) in outs.iter().enumerate() {
+                    let want = sig.as_ref().and_then(|s| s.returns.get(k));
+                    match want.and_then(|t| retypable(Ty::Scalar(g.var(*o).ty), *t)) {
+                        Some(t) => wanted.push((var(*o), t)),
+                        None => pinned.push(var(*o)),
+                    }
                 }
-                let params = sigs.get(callee).cloned().flatten();
                 for (k, (a, _)) in args.iter().enumerate() {
-                    match (params.as_ref().and_then(|p| p.get(k)), g.ty(*a)) {
-                        (Some(Ty::Scalar(t)), Ty::Scalar(s)) if t != &s && t.is_int() && s.is_int() => {
-                            wanted.push((a.0 as usize, *t))
-                        }
-                        _ => operand_pinned.push(a.0 as usize),
+                    let want = sig.as_ref().and_then(|s| s.params.get(k));
+                    match want.and_then(|t| retypable(g.ty(*a), *t)) {
+                        Some(t) => wanted.push((a.0 as usize, t)),
+                        None => pinned.push(a.0 as usize),
                     }
                 }
             }
-            // A cast or a print takes any integer.
+            // A cast or a print takes any number.
             OpKind::Cast(_) | OpKind::Print { .. } => {}
-            // Every other use fixes its operands' types: indices, lengths, stores, results,
-            // `powi`'s exponent.
-            kind => operand_pinned.extend(kind.operands().iter().map(|v| v.0 as usize)),
+            // Every other use fixes its operands' types: indices, lengths, stores, results.
+            kind => pinned.extend(kind.operands().iter().map(|v| v.0 as usize)),
         }
     });
-    for v in operand_pinned {
+    for v in pinned {
         free[v] = false;
     }
     for p in &g.params {
         free[p.0 as usize] = false;
+    }
+    // A call's result is free when it is wanted: its own call gives its type.
+    for (v, _) in &wanted {
+        if *v >= nv {
+            free[*v] = true;
+        }
     }
     let mut class_target: HashMap<usize, Option<Scalar>> = HashMap::new();
     for (v, t) in &wanted {
@@ -322,10 +350,10 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnM
             *e = None;
         }
     }
-    let literals: HashMap<usize, i128> = {
+    let literals: HashMap<usize, Const> = {
         let mut m = HashMap::new();
         g.walk(&mut |op| {
-            if let (OpKind::Const(Const::Int(c)), Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Const(c), Some(r)) = (&op.kind, op.result) {
                 m.insert(r.0 as usize, *c);
             }
         });
@@ -340,8 +368,11 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, params_of: &mut dyn FnM
         let fits = members.iter().all(|&x| {
             free[x]
                 && ty_of(&g, x) == first
-                && first.is_some_and(Scalar::is_int)
-                && literals.get(&x).is_none_or(|c| in_range(*c, t))
+                && first.is_some_and(|s| retypable(Ty::Scalar(s), Ty::Scalar(t)).is_some())
+                && match literals.get(&x) {
+                    Some(Const::Int(c)) => in_range(*c, t),
+                    _ => true,
+                }
         });
         if !fits {
             continue;
@@ -367,9 +398,14 @@ fn in_range(c: i128, t: cotan_ir::Scalar) -> bool {
     (lo..=hi).contains(&c)
 }
 
-/// Gives every use of an integer literal but the first its own literal op, just before the
+/// Gives every use of a number literal but the first its own literal op, just before the
 /// use.
-fn unshare(f: &mut Function, consts: &HashMap<Value, i128>, seen: &mut HashSet<Value>, region: &mut cotan_ir::Region) {
+fn unshare(
+    f: &mut Function,
+    consts: &HashMap<Value, cotan_ir::Const>,
+    seen: &mut HashSet<Value>,
+    region: &mut cotan_ir::Region,
+) {
     let mut out = Vec::with_capacity(region.ops.len());
     for mut op in std::mem::take(&mut region.ops) {
         for v in op.kind.operands_mut() {
@@ -377,11 +413,7 @@ fn unshare(f: &mut Function, consts: &HashMap<Value, i128>, seen: &mut HashSet<V
                 if !seen.insert(*v) {
                     let data = f.values[v.0 as usize].clone();
                     let nv = f.new_value(data.ty, None, data.span);
-                    out.push(cotan_ir::Op {
-                        kind: cotan_ir::OpKind::Const(cotan_ir::Const::Int(c)),
-                        result: Some(nv),
-                        span: op.span,
-                    });
+                    out.push(cotan_ir::Op { kind: cotan_ir::OpKind::Const(c), result: Some(nv), span: op.span });
                     *v = nv;
                 }
             }
