@@ -1,10 +1,25 @@
-//! `cotan fuzz`: random well-typed programs in the subset cotan supports (loops with
-//! dynamic trip counts, `while`, branches, early `break`/`return`, in-place updates of a
-//! `&mut [f64]`, guarded math functions, and calls of other generated functions, unmarked,
-//! chained at least two deep, with active and constant arguments), each checked as
+//! `cotan fuzz`: random well-typed programs in the subset cotan supports, each checked as
 //! `cotan check` does (reverse, forward and second order against finite differences).
 //! Failures are minimized and written out; a program that the lowering rejects is a bug of
 //! this generator, counted apart.
+//!
+//! A program has module constants (numbers, an array, a count), helpers that the checked
+//! function `f` calls unmarked, chained at least two deep (`gK(x: &[T], a: T) -> T`,
+//! `gK(x: &[T], a: T, m: usize) -> T`, `hK(y: &mut [T], a: T)`, `pK(x: &[T], a: T) -> (T, T)`),
+//! and `f(x: &[T], y: &mut [T], a: T, n: usize)`, sometimes with an array by value
+//! `w: [T; 3]`, returning `T`, `(T, T)` or `[T; 2]`; `T` is `f64`, or `f32` for one program
+//! in six. Their bodies mix loops with dynamic trip counts, `while`, branches, early
+//! `break`/`continue`/`return`, in-place updates, guarded math functions, tuples (locals,
+//! fields, destructuring, helpers returning them), sub-slices (`&x[a..b]` passed to
+//! helpers, `split_at`, `split_at_mut`, `chunks`, `chunks_exact`, `windows`,
+//! `chunks_mut`), closures (called, and in `map`/`fold`/`zip` chains), `match` on
+//! integers, `if let Some(..)` on `first()`/`last()`, `iter_mut` and `enumerate` loops,
+//! and integer literals typed by the helper they are passed to.
+//!
+//! Every index is in bounds by construction: each slice in scope has the lengths it may
+//! have, and each loop index the largest value it takes and the slice whose length bounds
+//! it. Borrows are valid Rust too: nothing reads `y` while a part of it is borrowed
+//! mutably, and closures capture only what nothing writes.
 //!
 //! Values stay bounded (inputs in [-1.5, 1.5], accumulators squashed by `tanh`, logarithms
 //! and roots of `1 + e * e`) so finite differences stay well conditioned.
@@ -19,6 +34,8 @@ use crate::CliError;
 
 /// Length of the random slices: indices below it are in bounds.
 const LEN: usize = 5;
+/// The shortest slice a helper may be given (a sub-slice, a chunk): helpers index below it.
+const MIN_SUB: usize = 2;
 /// Failures minimized per run (the rest are written as generated).
 const MAX_MINIMIZED: usize = 20;
 
@@ -28,27 +45,75 @@ pub struct Summary {
     pub generator_bugs: usize,
 }
 
-/// A helper's shape: `gK(x: &[f64], a: f64) -> f64` or `hK(y: &mut [f64], a: f64)`.
+/// A helper's shape.
 #[derive(Clone, Copy, PartialEq)]
 enum Shape {
+    /// `gK(x: &[T], a: T) -> T`.
     Value,
+    /// `gK(x: &[T], a: T, m: usize) -> T`, with `m` at most `MIN_SUB`: callers pass a literal
+    /// or a local whose type only this parameter fixes.
+    Counted,
+    /// `hK(y: &mut [T], a: T)`.
     InPlace,
+    /// `pK(x: &[T], a: T) -> (T, T)`.
+    Pair,
+}
+
+/// What a function returns.
+#[derive(Clone, Copy, PartialEq)]
+enum Ret {
+    Unit,
+    Scalar,
+    Pair,
+    Array,
+}
+
+/// A slice in scope: the lengths it may have, and whether it may be written.
+#[derive(Clone)]
+struct Buf {
+    name: String,
+    min: usize,
+    max: usize,
+    writable: bool,
+}
+
+/// A loop index in scope: its largest value, and the slice whose length bounds it.
+#[derive(Clone)]
+struct Index {
+    name: String,
+    max: usize,
+    over: Option<String>,
+}
+
+#[derive(Default)]
+struct Scope {
+    /// Floats readable here: (name, mutable). Names may be places (`t3.0`, `*e4`).
+    floats: Vec<(String, bool)>,
+    /// Local closures of one float.
+    closures: Vec<String>,
+    /// Integer locals (`usize` or typed by a call), for `match` and helper counts.
+    ints: Vec<String>,
 }
 
 struct Gen {
     rng: fastrand::Rng,
     out: String,
     indent: usize,
-    /// Float names readable here, innermost scope last: (name, mutable).
-    scopes: Vec<Vec<(String, bool)>>,
-    /// Loop indices in scope that are below `LEN`.
-    indices: Vec<String>,
-    has_x: bool,
-    has_y: bool,
-    returns: bool,
+    /// The float type: `f64` or `f32`.
+    t: &'static str,
+    scopes: Vec<Scope>,
+    bufs: Vec<Buf>,
+    indices: Vec<Index>,
+    ret: Ret,
     helpers: Vec<(String, Shape)>,
+    consts: Vec<String>,
+    const_arrays: Vec<(String, usize)>,
+    /// `usize` constants and their values.
+    const_counts: Vec<(String, usize)>,
     fresh: usize,
     in_for: bool,
+    /// In a closure's body: only what nothing writes may be captured.
+    in_closure: bool,
     budget: usize,
 }
 
@@ -66,120 +131,322 @@ impl Gen {
         format!("{base}{}", self.fresh)
     }
 
+    fn pick<T: Clone>(&mut self, items: &[T]) -> Option<T> {
+        (!items.is_empty()).then(|| items[self.rng.usize(0..items.len())].clone())
+    }
+
+    fn scope(&mut self) -> &mut Scope {
+        self.scopes.last_mut().expect("a scope")
+    }
+
+    /// Floats readable here (in a closure, only those nothing writes).
     fn floats(&self) -> Vec<(String, bool)> {
-        self.scopes.iter().flatten().cloned().collect()
+        self.scopes.iter().flat_map(|s| s.floats.iter().cloned()).filter(|v| !(self.in_closure && v.1)).collect()
     }
 
-    fn index(&mut self) -> String {
-        if !self.indices.is_empty() && self.rng.u8(0..3) > 0 {
-            return self.indices[self.rng.usize(0..self.indices.len())].clone();
+    fn ints(&self) -> Vec<String> {
+        self.scopes.iter().flat_map(|s| s.ints.iter().cloned()).collect()
+    }
+
+    fn closures(&self) -> Vec<String> {
+        self.scopes.iter().flat_map(|s| s.closures.iter().cloned()).collect()
+    }
+
+    /// Slices readable here (in a closure, only those nothing writes).
+    fn readable(&self) -> Vec<Buf> {
+        self.bufs.iter().filter(|b| !(self.in_closure && b.writable)).cloned().collect()
+    }
+
+    fn writable(&self) -> Vec<Buf> {
+        if self.in_closure {
+            return vec![];
         }
-        self.rng.usize(0..LEN).to_string()
+        self.bufs.iter().filter(|b| b.writable).cloned().collect()
     }
 
-    fn leaf(&mut self) -> String {
+    /// Runs `f` with slice `name` out of scope (borrowed mutably elsewhere meanwhile).
+    fn without<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = self.bufs.clone();
+        self.bufs.retain(|b| b.name != name);
+        let r = f(self);
+        self.bufs = saved;
+        r
+    }
+
+    /// An index that is in bounds for `b`.
+    fn index_into(&mut self, b: &Buf) -> String {
+        let ok: Vec<String> = self
+            .indices
+            .iter()
+            .filter(|i| i.over.as_deref() == Some(b.name.as_str()) || i.max < b.min)
+            .map(|i| i.name.clone())
+            .collect();
+        match self.rng.u8(0..7) {
+            0..=3 if !ok.is_empty() => self.pick(&ok).expect("not empty"),
+            4 => format!("{}.len() - 1", b.name),
+            _ => self.rng.usize(0..b.min).to_string(),
+        }
+    }
+
+    fn element(&mut self, b: &Buf) -> String {
+        let i = self.index_into(b);
+        format!("{}[{i}]", b.name)
+    }
+
+    fn literal(&mut self) -> String {
+        ["0.5", "1.3", "-0.7", "2.0", "0.25"][self.rng.usize(0..5)].to_string()
+    }
+
+    /// A leaf, and whether its type is known (a literal's is not).
+    fn leaf(&mut self) -> (String, bool) {
         let vars = self.floats();
-        match self.rng.u8(0..6) {
-            0 | 1 if !vars.is_empty() => vars[self.rng.usize(0..vars.len())].0.clone(),
-            2 if self.has_x => format!("x[{}]", self.index()),
-            3 if self.has_y => format!("y[{}]", self.index()),
-            4 => ["0.5", "1.3", "-0.7", "2.0", "0.25"][self.rng.usize(0..5)].to_string(),
-            _ => "a".to_string(),
+        let typed = |s: String| (s, true);
+        match self.rng.u8(0..9) {
+            0..=2 if !vars.is_empty() => typed(self.pick(&vars).expect("not empty").0),
+            3 | 4 => match self.pick(&self.readable()) {
+                Some(b) => typed(self.element(&b)),
+                None => typed("a".to_string()),
+            },
+            5 if !self.consts.is_empty() => typed(self.pick(&self.consts.clone()).expect("not empty")),
+            6 if !self.const_arrays.is_empty() => {
+                let (c, len) = self.pick(&self.const_arrays.clone()).expect("not empty");
+                let b = Buf { name: c, min: len, max: len, writable: false };
+                typed(self.element(&b))
+            }
+            7 => (self.literal(), false),
+            _ => typed("a".to_string()),
         }
     }
 
+    /// An expression whose type is known: one of literals only is scaled by `a` (rustc
+    /// cannot call a method on `{float}`, nor type a local from it in an `f32` program).
     fn expr(&mut self, depth: usize) -> String {
+        match self.expr_any(depth) {
+            (e, true) => e,
+            (e, false) if e.parse::<f64>().is_ok() => format!("{e} * a"),
+            (e, false) => format!("({e}) * a"),
+        }
+    }
+
+    /// An expression, and whether its type is known.
+    fn expr_any(&mut self, depth: usize) -> (String, bool) {
         if depth == 0 || self.rng.u8(0..4) == 0 {
             return self.leaf();
         }
         let d = depth - 1;
-        match self.rng.u8(0..17) {
-            0 => format!("{} + {}", self.expr(d), self.expr(d)),
+        let typed = |s: String| (s, true);
+        match self.rng.u8(0..21) {
+            0 => {
+                let ((l, tl), (r, tr)) = (self.expr_any(d), self.expr_any(d));
+                (format!("{l} + {r}"), tl || tr)
+            }
             1 => {
                 // Not `e - e`: an exact zero whose adjoint cancels loses all precision.
-                let (l, r) = (self.expr(d), self.expr(d));
+                let ((l, tl), (r, tr)) = (self.expr_any(d), self.expr_any(d));
                 if l == r {
-                    l
+                    (l, tl)
                 } else {
-                    format!("{l} - {r}")
+                    (format!("{l} - {r}"), tl || tr)
                 }
             }
-            2 | 3 => format!("{} * {}", self.paren(d), self.paren(d)),
+            2 | 3 => typed(format!("{} * {}", self.paren(d), self.paren(d))),
             4 => {
                 let e = self.paren(d);
-                format!("{} / (1.0 + {e} * {e})", self.paren(d))
+                typed(format!("{} / (1.0 + {e} * {e})", self.paren(d)))
             }
-            5 => format!("-{}", self.paren(d)),
-            6 => format!("{}.sin()", self.paren(d)),
-            7 => format!("{}.cos()", self.paren(d)),
-            8 => format!("{}.tanh()", self.paren(d)),
-            9 => format!("{}.tanh().exp()", self.paren(d)),
+            5 => typed(format!("-{}", self.paren(d))),
+            6 => typed(format!("{}.sin()", self.paren(d))),
+            7 => typed(format!("{}.cos()", self.paren(d))),
+            8 => typed(format!("{}.tanh()", self.paren(d))),
+            9 => typed(format!("{}.tanh().exp()", self.paren(d))),
             10 => {
                 let e = self.paren(d);
-                format!("(1.0 + {e} * {e}).ln()")
+                typed(format!("(1.0 + {e} * {e}).ln()"))
             }
             11 => {
                 let e = self.paren(d);
-                format!("(1.0 + {e} * {e}).sqrt()")
+                typed(format!("(1.0 + {e} * {e}).sqrt()"))
             }
-            12 => format!("{}.max({})", self.paren(d), self.expr(d)),
-            13 => format!("{}.abs()", self.paren(d)),
-            14 => format!("{}.powi(2)", self.paren(d).replace(".powi(2)", "")),
-            15 => format!("(if {} > 0.3 {{ {} }} else {{ {} }})", self.expr(d), self.expr(d), self.expr(d)),
-            _ => self.call_expr(d),
+            12 => typed(format!("{}.max({})", self.paren(d), self.expr(d))),
+            13 => typed(format!("{}.abs()", self.paren(d))),
+            14 => typed(format!("{}.powi(2)", self.paren(d).replace(".powi(2)", ""))),
+            15 => {
+                let c = self.expr(d);
+                let ((t, tt), (e, te)) = (self.expr_any(d), self.expr_any(d));
+                (format!("(if {c} > 0.3 {{ {t} }} else {{ {e} }})"), tt || te)
+            }
+            16 => match self.pick(&self.closures()) {
+                Some(c) => typed(format!("{c}({})", self.expr(d))),
+                None => typed(self.call_expr(d)),
+            },
+            17 => match self.scrutinee() {
+                Some(s) => {
+                    let arms = [self.expr_any(d), self.expr_any(d), self.expr_any(d)];
+                    let known = arms.iter().any(|a| a.1);
+                    let [a0, a1, a2] = arms.map(|a| a.0);
+                    (format!("(match {s} {{ 0 => {a0}, 1 | 2 => {a1}, _ => {a2} }})"), known)
+                }
+                None => self.leaf(),
+            },
+            18 => match self.pick(&self.readable()) {
+                Some(b) => {
+                    let end = if self.rng.bool() { "first" } else { "last" };
+                    let v = self.name("v");
+                    self.scopes.push(Scope::default());
+                    self.scope().floats.push((v.clone(), false));
+                    let (then, tt) = self.expr_any(d);
+                    self.scopes.pop();
+                    let (other, to) = self.expr_any(d);
+                    (format!("(if let Some(&{v}) = {}.{end}() {{ {then} }} else {{ {other} }})", b.name), tt || to)
+                }
+                None => self.leaf(),
+            },
+            _ => typed(self.call_expr(d)),
         }
     }
 
+    /// An expression of known type, in parentheses unless it is a name or an element.
     fn paren(&mut self, depth: usize) -> String {
-        let mut e = self.expr(depth);
-        if e.parse::<f64>().is_ok() {
-            // A bare float literal has no type for a method call (`0.5.sin()`): scale `a`.
-            e = format!("{e} * a");
-        }
-        if e.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']') && !e.starts_with('-')
-        {
+        let e = self.expr(depth);
+        let simple = e.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']');
+        if simple && !e.starts_with('-') {
             e
         } else {
             format!("({e})")
         }
     }
 
-    fn call_expr(&mut self, d: usize) -> String {
-        let values: Vec<String> = self.helpers.iter().filter(|h| h.1 == Shape::Value).map(|h| h.0.clone()).collect();
-        if values.is_empty() {
-            return self.leaf();
+    /// An integer to `match` on: `n`, a helper's count, an integer local, `i % 3` of a loop
+    /// index.
+    fn scrutinee(&mut self) -> Option<String> {
+        let mut all = self.ints();
+        for i in &self.indices {
+            all.push(format!("{} % 3", i.name));
         }
-        let g = values[self.rng.usize(0..values.len())].clone();
-        self.call_of(&g, d)
+        self.pick(&all)
     }
 
-    /// A call of value helper `g`, with an active slice or the constant one.
-    fn call_of(&mut self, g: &str, d: usize) -> String {
-        let mem = match self.rng.u8(0..5) {
-            0 => "&c",
-            1 if self.has_y => "y",
-            _ if self.has_x => "x",
-            _ => "y",
+    /// A slice to pass to a helper as `&[T]`: a slice in scope (at least `MIN_SUB` long), a
+    /// sub-slice of one, the constant `c`, or a constant array.
+    fn slice_arg(&mut self) -> String {
+        let bufs: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
+        match self.rng.u8(0..8) {
+            0 => "&c".to_string(),
+            1 if !self.const_arrays.is_empty() => format!("&{}", self.pick(&self.const_arrays.clone()).unwrap().0),
+            2 | 3 => match self.pick(&bufs) {
+                Some(b) => self.sub_slice(&b, false),
+                None => "&c".to_string(),
+            },
+            _ => match self.pick(&bufs) {
+                // Arrays (`c`, `w`) are passed by reference; slices as they are.
+                Some(b) if b.name == "c" || b.name == "w" => format!("&{}", b.name),
+                Some(b) => b.name,
+                None => "&c".to_string(),
+            },
+        }
+    }
+
+    /// `&b[lo..hi]` (or `&mut`) of at least `MIN_SUB` elements, in bounds.
+    fn sub_slice(&mut self, b: &Buf, mutable: bool) -> String {
+        let amp = if mutable { "&mut " } else { "&" };
+        let n = b.min;
+        let lo = self.rng.usize(0..=n - MIN_SUB);
+        let hi = self.rng.usize(lo + MIN_SUB..=n);
+        let range = match self.rng.u8(0..4) {
+            0 if lo == 0 && hi == b.max => "..".to_string(),
+            1 if hi == b.max => format!("{lo}.."),
+            2 if lo == 0 => format!("..={}", hi - 1),
+            _ if lo == 0 && self.rng.bool() => format!("..{hi}"),
+            _ => format!("{lo}..{hi}"),
         };
+        format!("{amp}{}[{range}]", b.name)
+    }
+
+    fn call_expr(&mut self, d: usize) -> String {
+        let values: Vec<(String, Shape)> =
+            self.helpers.iter().filter(|h| matches!(h.1, Shape::Value | Shape::Counted)).cloned().collect();
+        match self.pick(&values) {
+            Some((g, shape)) => self.call_of(&g, shape, d),
+            None => self.expr(0),
+        }
+    }
+
+    /// A call of value helper `g`.
+    fn call_of(&mut self, g: &str, shape: Shape, d: usize) -> String {
+        let mem = self.slice_arg();
+        let e = self.expr(d);
         // `1.0 * g(..)`: the lowering does not know a callee's result type, so a method on
         // a call's result (`g(x).cos()`) is rejected; the product gives it a float type.
-        format!("(1.0 * {g}({mem}, {}))", self.expr(d))
+        match shape {
+            Shape::Counted => {
+                let m = self.count_arg();
+                format!("(1.0 * {g}({mem}, {e}, {m}))")
+            }
+            _ => format!("(1.0 * {g}({mem}, {e}))"),
+        }
+    }
+
+    /// A count for a `Counted` helper: a literal, or an integer local (typed by the call).
+    fn count_arg(&mut self) -> String {
+        let locals: Vec<String> =
+            self.scopes.iter().flat_map(|s| s.ints.iter().filter(|i| i.starts_with('d'))).cloned().collect();
+        match self.rng.u8(0..3) {
+            0 if !locals.is_empty() => self.pick(&locals).expect("not empty"),
+            1 => "1".to_string(),
+            _ => "2".to_string(),
+        }
     }
 
     /// A mutable float in scope, if any.
     fn mutable(&mut self) -> Option<String> {
+        if self.in_closure {
+            return None;
+        }
         let m: Vec<String> = self.floats().into_iter().filter(|v| v.1).map(|v| v.0).collect();
-        (!m.is_empty()).then(|| m[self.rng.usize(0..m.len())].clone())
+        self.pick(&m)
     }
 
     fn block(&mut self, n: usize, depth: usize) {
-        self.scopes.push(vec![]);
+        self.scopes.push(Scope::default());
+        let bufs = self.bufs.len();
         self.indent += 1;
         for _ in 0..n {
             self.stmt(depth);
         }
         self.indent -= 1;
+        self.bufs.truncate(bufs);
         self.scopes.pop();
+    }
+
+    /// A loop body: statements, sometimes an early `break`.
+    fn loop_body(&mut self, depth: usize) {
+        let was = self.in_for;
+        self.in_for = true;
+        let k = self.rng.usize(1..4);
+        self.block(k, depth);
+        if self.rng.u8(0..4) == 0 {
+            let c = self.expr(2);
+            self.indent += 1;
+            self.line(&format!("if {c} > 0.9 {{"));
+            self.indent += 1;
+            self.line("break;");
+            self.indent -= 1;
+            self.line("}");
+            self.indent -= 1;
+        }
+        self.in_for = was;
+    }
+
+    /// An update of a mutable float that keeps it bounded.
+    fn update(&mut self, m: &str, e: &str) {
+        // Bounded increments and damped updates: an accumulator grows at most linearly, and
+        // derivatives are not amplified exponentially by loops (which rounding in reverse
+        // mode would show as false findings).
+        match self.rng.u8(0..3) {
+            0 => self.line(&format!("{m} += 0.25 * ({e}).sin();")),
+            1 => self.line(&format!("{m} = 0.5 * ({m} + {e}).tanh();")),
+            _ => self.line(&format!("{m} = 0.5 * {m} + 0.25 * ({e}).tanh();")),
+        }
     }
 
     fn stmt(&mut self, depth: usize) {
@@ -188,79 +455,71 @@ impl Gen {
         }
         self.budget -= 1;
         let nested = depth > 0;
-        match self.rng.u8(0..14) {
+        match self.rng.u8(0..30) {
             0 | 1 => {
                 let v = self.name("v");
                 let e = self.expr(3);
                 self.line(&format!("let {v} = {e};"));
-                self.scopes.last_mut().unwrap().push((v, false));
+                self.scope().floats.push((v, false));
             }
             2 => {
                 let v = self.name("s");
                 let e = self.expr(2);
                 self.line(&format!("let mut {v} = {e};"));
-                self.scopes.last_mut().unwrap().push((v, true));
+                self.scope().floats.push((v, true));
             }
             3 | 4 => match self.mutable() {
                 Some(m) => {
                     let e = self.expr(3);
-                    match self.rng.u8(0..3) {
-                        // Bounded increments and damped updates: an accumulator grows at most
-                        // linearly, and derivatives are not amplified exponentially by loops
-                        // (which rounding in reverse mode would show as false findings).
-                        0 => self.line(&format!("{m} += 0.25 * ({e}).sin();")),
-                        1 => self.line(&format!("{m} = 0.5 * ({m} + {e}).tanh();")),
-                        _ => self.line(&format!("{m} = 0.5 * {m} + 0.25 * ({e}).tanh();")),
+                    self.update(&m, &e);
+                }
+                None => self.stmt(depth),
+            },
+            5 | 6 => match self.pick(&self.writable()) {
+                Some(b) => {
+                    let i = self.index_into(&b);
+                    let e = self.expr(3);
+                    if self.rng.bool() {
+                        self.line(&format!("{}[{i}] += ({e}).tanh();", b.name));
+                    } else {
+                        self.line(&format!("{}[{i}] = ({e}).sin();", b.name));
                     }
                 }
                 None => self.stmt(depth),
             },
-            5 | 6 if self.has_y => {
-                let i = self.index();
-                let e = self.expr(3);
-                if self.rng.bool() {
-                    self.line(&format!("y[{i}] += ({e}).tanh();"));
-                } else {
-                    self.line(&format!("y[{i}] = ({e}).sin();"));
-                }
-            }
             7 | 8 if nested => {
                 let i = self.name("i");
-                let s = if self.has_x { "x" } else { "y" };
-                let (range, idx_ok) = match self.rng.u8(0..4) {
-                    0 => ("0..n".to_string(), true),
-                    1 => (format!("1..{s}.len()"), true),
-                    2 => (format!("(0..{s}.len()).rev()"), true),
-                    _ => (format!("0..{s}.len()"), true),
+                let over = self.pick(&self.readable().into_iter().filter(|b| b.name != "c").collect::<Vec<_>>());
+                let n_max = self.ints().contains(&"n".to_string()).then_some(LEN - 2);
+                let (range, index) = match (self.rng.u8(0..5), over, n_max) {
+                    (0, _, Some(max)) => ("0..n".to_string(), Index { name: i.clone(), max, over: None }),
+                    (1, _, _) if !self.const_counts.is_empty() => {
+                        let (c, v) = self.pick(&self.const_counts.clone()).expect("not empty");
+                        (format!("0..{c}"), Index { name: i.clone(), max: v - 1, over: None })
+                    }
+                    (2, Some(b), _) => {
+                        (format!("1..{}.len()", b.name), Index { name: i.clone(), max: b.max - 1, over: Some(b.name) })
+                    }
+                    (3, Some(b), _) => (
+                        format!("(0..{}.len()).rev()", b.name),
+                        Index { name: i.clone(), max: b.max - 1, over: Some(b.name) },
+                    ),
+                    (_, Some(b), _) => {
+                        (format!("0..{}.len()", b.name), Index { name: i.clone(), max: b.max - 1, over: Some(b.name) })
+                    }
+                    _ => ("0..c.len()".to_string(), Index { name: i.clone(), max: LEN - 1, over: Some("c".into()) }),
                 };
                 self.line(&format!("for {i} in {range} {{"));
-                if idx_ok {
-                    self.indices.push(i.clone());
-                }
-                let was = self.in_for;
-                self.in_for = true;
-                let k = self.rng.usize(1..4);
-                self.block(k, depth - 1);
-                if self.rng.u8(0..4) == 0 {
-                    let c = self.expr(2);
-                    self.indent += 1;
-                    self.line(&format!("if {c} > 0.9 {{"));
-                    self.indent += 1;
-                    self.line("break;");
-                    self.indent -= 1;
-                    self.line("}");
-                    self.indent -= 1;
-                }
-                self.in_for = was;
-                if idx_ok {
-                    self.indices.pop();
-                }
+                self.indices.push(index);
+                self.loop_body(depth - 1);
+                self.indices.pop();
                 self.line("}");
             }
             9 if nested => {
                 let k = self.name("k");
+                let bound = if self.ints().contains(&"n".to_string()) { "n" } else { "2" };
                 self.line(&format!("let mut {k} = 0;"));
-                self.line(&format!("while {k} < n {{"));
+                self.line(&format!("while {k} < {bound} {{"));
                 let was = self.in_for;
                 // `break` inside a `while` body is fine, but `continue` would skip the step.
                 self.in_for = false;
@@ -285,24 +544,160 @@ impl Gen {
                 }
                 self.line("}");
             }
-            12 if self.returns && self.rng.u8(0..3) == 0 => {
+            12 if self.ret != Ret::Unit && self.ret != Ret::Array && self.rng.u8(0..3) == 0 => {
                 let c = self.expr(2);
-                let e = self.expr(2);
+                let e = self.result_expr(2);
                 self.line(&format!("if {c} > 1.2 {{"));
                 self.indent += 1;
                 self.line(&format!("return {e};"));
                 self.indent -= 1;
                 self.line("}");
             }
-            13 if self.has_y => {
+            13 => {
                 let inplace: Vec<String> =
                     self.helpers.iter().filter(|h| h.1 == Shape::InPlace).map(|h| h.0.clone()).collect();
-                if inplace.is_empty() {
-                    return;
+                let targets: Vec<Buf> = self.writable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
+                let (Some(h), Some(b)) = (self.pick(&inplace), self.pick(&targets)) else { return };
+                if self.rng.bool() {
+                    // `h(y, e)`: the argument may read `y` (a two-phase borrow).
+                    let e = self.expr(2);
+                    self.line(&format!("{h}({}, {e});", b.name));
+                } else {
+                    // `h(&mut y[a..b], e)`: it may not.
+                    let s = self.sub_slice(&b, true);
+                    let e = self.without(&b.name, |g| g.expr(2));
+                    self.line(&format!("{h}({s}, {e});"));
                 }
-                let h = inplace[self.rng.usize(0..inplace.len())].clone();
+            }
+            14 => {
+                // A tuple local: its fields are floats.
+                let t = self.name("t");
+                let (e1, e2) = (self.expr(2), self.expr(2));
+                let mutable = self.rng.bool();
+                self.line(&format!("let {}{t} = ({e1}, {e2});", if mutable { "mut " } else { "" }));
+                self.scope().floats.push((format!("{t}.0"), mutable));
+                self.scope().floats.push((format!("{t}.1"), mutable));
+            }
+            15 => {
+                // Destructuring: of a tuple expression, or of a helper's tuple result.
+                let (u, v) = (self.name("v"), self.name("v"));
+                let pairs: Vec<String> =
+                    self.helpers.iter().filter(|h| h.1 == Shape::Pair).map(|h| h.0.clone()).collect();
+                let init = match self.pick(&pairs) {
+                    Some(p) if self.rng.u8(0..3) > 0 => {
+                        let (m, e) = (self.slice_arg(), self.expr(2));
+                        format!("{p}({m}, {e})")
+                    }
+                    _ => format!("({}, {})", self.expr(2), self.expr(2)),
+                };
+                self.line(&format!("let ({u}, {v}) = {init};"));
+                self.scope().floats.push((u, false));
+                self.scope().floats.push((v, false));
+            }
+            16 => {
+                // Two mutable locals updated at once: `(s, t) = (.., ..)`.
+                let m: Vec<String> =
+                    self.floats().into_iter().filter(|v| v.1 && !v.0.contains(['.', '*'])).map(|v| v.0).collect();
+                let (Some(p), Some(q)) = (self.pick(&m), self.pick(&m)) else { return self.stmt(depth) };
+                if p == q {
+                    return self.stmt(depth);
+                }
                 let e = self.expr(2);
-                self.line(&format!("{h}(y, {e});"));
+                self.line(&format!("({p}, {q}) = (0.5 * {q} + 0.25 * ({e}).tanh(), 0.5 * {p});"));
+            }
+            17 => {
+                // A local closure of one float, capturing what nothing writes.
+                let f = self.name("f");
+                let v = self.name("v");
+                let was = self.in_closure;
+                self.in_closure = true;
+                self.scopes.push(Scope::default());
+                self.scope().floats.push((v.clone(), false));
+                let body = self.expr(3);
+                self.scopes.pop();
+                self.in_closure = was;
+                self.line(&format!("let {f} = |{v}: {}| {body};", self.t));
+                self.scope().closures.push(f);
+            }
+            18 | 19 => self.chain(),
+            20 if nested => self.match_stmt(depth - 1),
+            21 if nested => {
+                let Some(b) = self.pick(&self.readable()) else { return self.stmt(depth) };
+                let end = if self.rng.bool() { "first" } else { "last" };
+                let v = self.name("v");
+                self.line(&format!("if let Some(&{v}) = {}.{end}() {{", b.name));
+                self.scopes.push(Scope::default());
+                self.scope().floats.push((v, false));
+                let k = self.rng.usize(1..3);
+                self.block(k, depth - 1);
+                self.scopes.pop();
+                if self.rng.bool() {
+                    self.line("} else {");
+                    self.block(1, depth - 1);
+                }
+                self.line("}");
+            }
+            22 if nested => self.split_mut(depth - 1),
+            23 => {
+                // `let (p, q) = x.split_at(k);`: two shared sub-slices.
+                // Of a slice nothing writes: the halves borrow it for the rest of the block.
+                let shared: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= 3 && !b.writable).collect();
+                let Some(b) = self.pick(&shared) else { return self.stmt(depth) };
+                let k = self.rng.usize(1..b.min);
+                let (p, q) = (self.name("xa"), self.name("xb"));
+                self.line(&format!("let ({p}, {q}) = {}.split_at({k});", b.name));
+                self.bufs.push(Buf { name: p, min: k, max: k, writable: false });
+                self.bufs.push(Buf { name: q, min: b.min - k, max: b.max - k, writable: false });
+            }
+            24 | 25 if nested => self.chunk_loop(depth - 1),
+            26 if nested => {
+                // `for (i, &v) in x.iter().enumerate()`.
+                let Some(b) = self.pick(&self.readable().into_iter().filter(|b| !b.writable).collect::<Vec<_>>())
+                else {
+                    return self.stmt(depth);
+                };
+                let (i, v) = (self.name("i"), self.name("v"));
+                self.line(&format!("for ({i}, &{v}) in {}.iter().enumerate() {{", b.name));
+                self.indices.push(Index { name: i, max: b.max - 1, over: Some(b.name) });
+                self.scopes.push(Scope::default());
+                self.scope().floats.push((v, false));
+                self.loop_body(depth - 1);
+                self.scopes.pop();
+                self.indices.pop();
+                self.line("}");
+            }
+            27 if nested => {
+                // `for e in y.iter_mut()`: writes through the elements; `y` is borrowed.
+                let Some(b) = self.pick(&self.writable()) else { return self.stmt(depth) };
+                let e = self.name("e");
+                self.line(&format!("for {e} in {}.iter_mut() {{", b.name));
+                self.without(&b.name, |g| {
+                    g.scopes.push(Scope::default());
+                    g.scope().floats.push((format!("*{e}"), true));
+                    g.indent += 1;
+                    let x = g.expr(2);
+                    g.update(&format!("*{e}"), &x);
+                    g.indent -= 1;
+                    g.loop_body(depth - 1);
+                    g.scopes.pop();
+                });
+                self.line("}");
+            }
+            28 => {
+                // An integer local whose type only a helper's parameter fixes, or a local
+                // constant.
+                if self.rng.bool() {
+                    let d = self.name("d");
+                    let v = self.rng.usize(1..=MIN_SUB);
+                    self.line(&format!("let {d} = {v};"));
+                    self.scope().ints.push(d);
+                } else {
+                    let k = self.name("K");
+                    let e = self.literal();
+                    self.line(&format!("const {k}: {} = {e} * 0.5;", self.t));
+                    // Only this scope sees it; as a leaf it is a float name.
+                    self.scope().floats.push((k, false));
+                }
             }
             _ => {
                 if self.in_for && self.rng.u8(0..6) == 0 {
@@ -320,38 +715,214 @@ impl Gen {
         }
     }
 
+    /// An iterator chain with a closure: `map` and `sum`, `fold`, `zip`.
+    fn chain(&mut self) {
+        let bufs: Vec<Buf> = self.readable();
+        let Some(b) = self.pick(&bufs) else { return };
+        let s = self.name("s");
+        let v = self.name("v");
+        let was = self.in_closure;
+        self.in_closure = true;
+        self.scopes.push(Scope::default());
+        self.scope().floats.push((v.clone(), false));
+        let line = match self.rng.u8(0..3) {
+            0 => {
+                let e = self.expr(2);
+                format!("let {s}: {} = {}.iter().map(|&{v}| {e}).sum();", self.t, b.name)
+            }
+            1 => {
+                let acc = self.name("acc");
+                self.scope().floats.push((acc.clone(), false));
+                let e = self.expr(2);
+                let init = self.literal();
+                format!(
+                    "let {s} = {}.iter().fold({init}, |{acc}: {}, &{v}| 0.5 * {acc} + 0.25 * ({e}).tanh());",
+                    b.name, self.t
+                )
+            }
+            _ => {
+                let w = self.name("v");
+                self.scope().floats.push((w.clone(), false));
+                let e = self.expr(2);
+                let other = if b.name == "c" { "x" } else { "c" };
+                let other = if self.readable().iter().any(|o| o.name == other) { other } else { "c" };
+                format!("let {s}: {} = {}.iter().zip({other}.iter()).map(|(&{v}, &{w})| {e}).sum();", self.t, b.name)
+            }
+        };
+        self.scopes.pop();
+        self.in_closure = was;
+        self.line(&line);
+        self.scope().floats.push((s, false));
+    }
+
+    /// `match` on an integer, with arms that are statements.
+    fn match_stmt(&mut self, depth: usize) {
+        let Some(s) = self.scrutinee() else { return self.stmt(depth + 1) };
+        self.line(&format!("match {s} {{"));
+        self.indent += 1;
+        for pat in ["0", "1 | 2", "_"] {
+            if pat == "_" && self.rng.bool() {
+                self.line("_ => {}");
+                continue;
+            }
+            match self.mutable() {
+                Some(m) if self.rng.bool() => {
+                    let e = self.expr(2);
+                    self.line(&format!("{pat} => {m} += 0.25 * ({e}).sin(),"));
+                }
+                _ => {
+                    self.line(&format!("{pat} => {{"));
+                    self.block(1, depth);
+                    self.line("}");
+                }
+            }
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// `{ let (lo, hi) = y.split_at_mut(k); .. }`: two `&mut` halves, and `y` untouched meanwhile.
+    fn split_mut(&mut self, depth: usize) {
+        let Some(b) = self.pick(&self.writable().into_iter().filter(|b| b.min >= 2 * MIN_SUB).collect::<Vec<_>>())
+        else {
+            return self.stmt(depth + 1);
+        };
+        let k = self.rng.usize(MIN_SUB..=b.min - MIN_SUB);
+        let (lo, hi) = (self.name("lo"), self.name("hi"));
+        self.line("{");
+        self.indent += 1;
+        self.line(&format!("let ({lo}, {hi}) = {}.split_at_mut({k});", b.name));
+        self.without(&b.name, |g| {
+            g.bufs.push(Buf { name: lo.clone(), min: k, max: k, writable: true });
+            g.bufs.push(Buf { name: hi.clone(), min: b.min - k, max: b.max - k, writable: true });
+            // One statement on a half for sure, then any.
+            let i = g.rng.usize(0..k);
+            let e = g.expr(2);
+            g.line(&format!("{lo}[{i}] = 0.5 * {lo}[{i}] + 0.25 * ({e}).tanh();"));
+            g.indent -= 1;
+            let k = g.rng.usize(1..3);
+            g.block(k, depth);
+            g.indent += 1;
+        });
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// A loop over the chunks or windows of a slice, or the `chunks_mut` of a writable one.
+    fn chunk_loop(&mut self, depth: usize) {
+        let ch = self.name("ch");
+        let k = self.rng.usize(2..4);
+        let shared: Vec<Buf> = self.readable().into_iter().filter(|b| !b.writable && b.min >= 3).collect();
+        let writable: Vec<Buf> = self.writable().into_iter().filter(|b| b.min >= 3).collect();
+        if let (Some(b), true) = (self.pick(&writable), self.rng.u8(0..3) == 0) {
+            let exact = self.rng.bool();
+            let method = if exact { "chunks_exact_mut" } else { "chunks_mut" };
+            self.line(&format!("for {ch} in {}.{method}({k}) {{", b.name));
+            self.without(&b.name, |g| {
+                g.bufs.push(Buf { name: ch.clone(), min: if exact { k } else { 1 }, max: k, writable: true });
+                g.loop_body(depth);
+                g.bufs.pop();
+            });
+            self.line("}");
+            return;
+        }
+        let Some(b) = self.pick(&shared) else { return self.stmt(depth + 1) };
+        let (method, min) = match self.rng.u8(0..3) {
+            0 => ("chunks", 1),
+            1 => ("chunks_exact", k),
+            _ => ("windows", k),
+        };
+        self.line(&format!("for {ch} in {}.{method}({k}) {{", b.name));
+        self.bufs.push(Buf { name: ch.clone(), min, max: k, writable: false });
+        self.loop_body(depth);
+        self.bufs.retain(|x| x.name != ch);
+        self.line("}");
+    }
+
+    /// A value of the function's result type.
+    fn result_expr(&mut self, depth: usize) -> String {
+        match self.ret {
+            Ret::Pair => format!("({}, {})", self.expr(depth), self.expr(depth)),
+            Ret::Array => format!("[{}, {}]", self.expr(depth), self.expr(depth)),
+            _ => self.expr(depth),
+        }
+    }
+
     /// A function: its signature, a few statements, and a result made of what is in scope.
     fn function(&mut self, name: &str, shape: Option<Shape>) {
-        let (params, returns, has_x, has_y) = match shape {
-            Some(Shape::Value) => ("x: &[f64], a: f64", true, true, false),
-            Some(Shape::InPlace) => ("y: &mut [f64], a: f64", false, false, true),
-            None => ("x: &[f64], y: &mut [f64], a: f64, n: usize", true, true, true),
+        let t = self.t;
+        let with_w = shape.is_none() && self.rng.u8(0..5) == 0;
+        let (params, ret) = match shape {
+            Some(Shape::Value) => (format!("x: &[{t}], a: {t}"), Ret::Scalar),
+            Some(Shape::Counted) => (format!("x: &[{t}], a: {t}, m: usize"), Ret::Scalar),
+            Some(Shape::InPlace) => (format!("y: &mut [{t}], a: {t}"), Ret::Unit),
+            Some(Shape::Pair) => (format!("x: &[{t}], a: {t}"), Ret::Pair),
+            None => {
+                let w = if with_w { format!(", w: [{t}; 3]") } else { String::new() };
+                let ret = match self.rng.u8(0..12) {
+                    0 | 1 => Ret::Pair,
+                    2 => Ret::Array,
+                    _ => Ret::Scalar,
+                };
+                (format!("x: &[{t}], y: &mut [{t}], a: {t}, n: usize{w}"), ret)
+            }
         };
-        self.has_x = has_x;
-        self.has_y = has_y;
-        self.returns = returns;
-        self.scopes = vec![vec![]];
+        self.ret = ret;
+        self.scopes = vec![Scope::default()];
         self.indices.clear();
         self.in_for = false;
-        self.budget = if shape.is_some() { 6 } else { 14 };
-        let ret = if returns { " -> f64" } else { "" };
-        // `n` exists only in the checked function; helpers loop over their slice.
-        let _ = writeln!(self.out, "fn {name}({params}){ret} {{");
-        if shape.is_some() {
-            self.line_n("let n = 3;");
+        self.in_closure = false;
+        // Helpers may be given sub-slices and chunks: they index below `MIN_SUB`.
+        let len = if shape.is_some() { MIN_SUB } else { LEN };
+        self.bufs = vec![Buf { name: "c".into(), min: LEN, max: LEN, writable: false }];
+        if params.starts_with("x") {
+            self.bufs.push(Buf { name: "x".into(), min: len, max: LEN, writable: false });
         }
+        if params.contains("y: &mut") {
+            self.bufs.push(Buf { name: "y".into(), min: len, max: LEN, writable: true });
+        }
+        if with_w {
+            self.bufs.push(Buf { name: "w".into(), min: 3, max: 3, writable: false });
+        }
+        self.budget = if shape.is_some() { 6 } else { 14 };
+        let ret_ty = match ret {
+            Ret::Unit => String::new(),
+            Ret::Scalar => format!(" -> {t}"),
+            Ret::Pair => format!(" -> ({t}, {t})"),
+            Ret::Array => format!(" -> [{t}; 2]"),
+        };
+        let _ = writeln!(self.out, "fn {name}({params}){ret_ty} {{");
         self.indent = 1;
+        match shape {
+            // `n` exists only in the checked function; helpers loop over their slice, or
+            // up to their count.
+            None => self.scope().ints.push("n".into()),
+            Some(Shape::Counted) => self.scope().ints.push("m".into()),
+            _ => {}
+        }
         // A constant slice, for calls with constant memory arguments.
-        self.line("let c = [0.5, -0.25, 1.0, 0.75, -1.5];");
+        self.line(&format!("let c: [{t}; {LEN}] = [0.5, -0.25, 1.0, 0.75, -1.5];"));
         let acc = self.name("s");
         // The last value helper is called first: helpers call each other, so calls chain.
-        let last = self.helpers.iter().rev().find(|h| h.1 == Shape::Value).map(|h| h.0.clone());
+        let last = self.helpers.iter().rev().find(|h| matches!(h.1, Shape::Value | Shape::Counted)).cloned();
         let init = match last {
-            Some(g) => self.call_of(&g, 1),
+            Some((g, shape)) => self.call_of(&g, shape, 1),
             None => self.expr(1),
         };
         self.line(&format!("let mut {acc} = {init};"));
-        self.scopes[0].push((acc.clone(), true));
+        self.scopes[0].floats.push((acc.clone(), true));
+        if shape == Some(Shape::Counted) {
+            // The count bounds a loop and is matched on.
+            self.indices.push(Index { name: "i0".into(), max: MIN_SUB - 1, over: None });
+            let e = self.expr(2);
+            self.line("for i0 in 0..m {");
+            self.indent += 1;
+            let x = self.element(&Buf { name: "x".into(), min: MIN_SUB, max: LEN, writable: false });
+            self.update(&acc, &format!("{x} * {e}"));
+            self.indent -= 1;
+            self.line("}");
+            self.indices.clear();
+        }
         let n = self.rng.usize(2..6);
         // Helpers nest loops less deep: a call inside the checked function's loops
         // multiplies their cost, and every check runs the program a hundred times.
@@ -359,17 +930,53 @@ impl Gen {
         for _ in 0..n {
             self.stmt(depth);
         }
-        if returns {
-            let e = self.expr(1);
-            self.line(&format!("{acc} + {e}"));
+        match ret {
+            Ret::Unit => {}
+            Ret::Scalar => {
+                let e = self.expr(1);
+                self.line(&format!("{acc} + {e}"));
+            }
+            Ret::Pair => {
+                let (e1, e2) = (self.expr(1), self.expr(2));
+                self.line(&format!("({acc} + {e1}, {e2})"));
+            }
+            Ret::Array => {
+                let (e1, e2) = (self.expr(1), self.expr(2));
+                self.line(&format!("[{acc} + {e1}, {e2}]"));
+            }
         }
         self.indent = 0;
         self.out.push_str("}\n\n");
     }
 
-    fn line_n(&mut self, s: &str) {
-        self.out.push_str("    ");
-        self.out.push_str(s);
+    /// Module constants: numbers (one defined from another), an array, a count.
+    fn constants(&mut self) {
+        let t = self.t;
+        if self.rng.bool() {
+            return;
+        }
+        let k = self.rng.usize(1..3);
+        for _ in 0..k {
+            let name = self.name("K");
+            let e = match self.consts.last().cloned() {
+                Some(prev) if self.rng.bool() => format!("{prev} * 0.5 - {}", self.literal()),
+                _ => self.literal(),
+            };
+            let _ = writeln!(self.out, "const {name}: {t} = {e};");
+            self.consts.push(name);
+        }
+        if self.rng.bool() {
+            let name = self.name("W");
+            let (a, b, c) = (self.literal(), self.literal(), self.consts[0].clone());
+            let _ = writeln!(self.out, "const {name}: [{t}; 3] = [{a}, {b}, {c}];");
+            self.const_arrays.push((name, 3));
+        }
+        if self.rng.bool() {
+            let name = self.name("M");
+            let v = self.rng.usize(1..=MIN_SUB);
+            let _ = writeln!(self.out, "const {name}: usize = {v};");
+            self.const_counts.push((name, v));
+        }
         self.out.push('\n');
     }
 }
@@ -380,21 +987,41 @@ pub fn program(seed: u64, index: usize) -> String {
         rng: fastrand::Rng::with_seed(seed.wrapping_mul(1_000_003).wrapping_add(index as u64)),
         out: String::from("// Generated by `cotan fuzz`; check with `cotan check FILE --fn f`.\n\n"),
         indent: 0,
+        t: "f64",
         scopes: vec![],
+        bufs: vec![],
         indices: vec![],
-        has_x: false,
-        has_y: false,
-        returns: false,
+        ret: Ret::Scalar,
         helpers: vec![],
+        consts: vec![],
+        const_arrays: vec![],
+        const_counts: vec![],
         fresh: 0,
         in_for: false,
+        in_closure: false,
         budget: 0,
     };
+    if g.rng.u8(0..6) == 0 {
+        g.t = "f32";
+    }
+    g.constants();
     // Two value helpers at least, the second calling the first: calls two deep or more.
     let n_helpers = g.rng.usize(2..5);
     for k in 0..n_helpers {
-        let shape = if k < 2 || g.rng.bool() { Shape::Value } else { Shape::InPlace };
-        let name = format!("{}{k}", if shape == Shape::Value { "g" } else { "h" });
+        let shape = match (k, g.rng.u8(0..6)) {
+            (0, 0..=1) | (1.., 0) => Shape::Counted,
+            (0 | 1, _) | (_, 1 | 2) => Shape::Value,
+            (_, 3) => Shape::Pair,
+            _ => Shape::InPlace,
+        };
+        let name = format!(
+            "{}{k}",
+            match shape {
+                Shape::Value | Shape::Counted => "g",
+                Shape::InPlace => "h",
+                Shape::Pair => "p",
+            }
+        );
         g.function(&name, Some(shape));
         g.helpers.push((name, shape));
     }
