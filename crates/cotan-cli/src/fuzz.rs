@@ -114,6 +114,8 @@ struct Gen {
     in_for: bool,
     /// In a closure's body: only what nothing writes may be captured.
     in_closure: bool,
+    /// In the checked function (not a helper).
+    root: bool,
     budget: usize,
 }
 
@@ -544,7 +546,9 @@ impl Gen {
                 }
                 self.line("}");
             }
-            12 if self.ret != Ret::Unit && self.ret != Ret::Array && self.rng.u8(0..3) == 0 => {
+            // cotan lowers `return [..]` only as the last statement, and a helper returning a
+            // tuple likewise (the checked function may return a tuple anywhere).
+            12 if (self.ret == Ret::Scalar || (self.ret == Ret::Pair && self.root)) && self.rng.u8(0..3) == 0 => {
                 let c = self.expr(2);
                 let e = self.result_expr(2);
                 self.line(&format!("if {c} > 1.2 {{"));
@@ -868,6 +872,7 @@ impl Gen {
             }
         };
         self.ret = ret;
+        self.root = shape.is_none();
         self.scopes = vec![Scope::default()];
         self.indices.clear();
         self.in_for = false;
@@ -999,6 +1004,7 @@ pub fn program(seed: u64, index: usize) -> String {
         fresh: 0,
         in_for: false,
         in_closure: false,
+        root: false,
         budget: 0,
     };
     if g.rng.u8(0..6) == 0 {

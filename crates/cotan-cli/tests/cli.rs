@@ -108,6 +108,18 @@ fn bad_input_is_exit_2_with_a_message() {
     assert!(stderr(&o).contains("give the point with --at"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
 
+    // A function it calls that cotan cannot lower: said at once, not retried at random points.
+    let callee = scratch("callee_unsupported.rs");
+    std::fs::write(
+        &callee,
+        "fn p0(x: &[f64], a: f64) -> (f64, f64) { if a > 1.2 { return (a, x[0]); } (x[1], a) }\n\
+         fn f(x: &[f64], a: f64) -> f64 { let (u, v) = p0(x, a); u * v }\n",
+    )
+    .unwrap();
+    let o = cotan(&["check", &callee, "--fn", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cotan cannot run a function `f` calls: in `p0`"), "{}", stderr(&o));
+
     // A point where the function itself fails.
     let o = cotan(&["check", &simple, "--fn", "loss", "--at", "[[1.0, 2.0], [0.0], 0.5, 1]"]);
     assert_eq!(o.status.code(), Some(2));
