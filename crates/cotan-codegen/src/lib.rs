@@ -243,8 +243,13 @@ impl<'f> Gen<'f> {
                 continue;
             }
             let Some(&j) = user.get(&v) else { continue };
-            // A sub-slice is written out at each of its uses, and its bounds with it.
-            if uses.get(&v) != Some(&1) || matches!(r.ops.get(j).map(|o| &o.kind), Some(OpKind::Slice { .. })) {
+            // A sub-slice is written out at each of its uses, and its bounds with it. A call
+            // that lends memory `&mut` gets its other arguments computed before it: written
+            // inside the call, a read of that memory (`f(&mut *x, x.len() / 2)`) would
+            // borrow it while it is lent.
+            let user_kind = r.ops.get(j).map(|o| &o.kind);
+            let lends_mut = matches!(user_kind, Some(OpKind::Call { args, .. }) if args.iter().any(|a| a.1));
+            if uses.get(&v) != Some(&1) || matches!(user_kind, Some(OpKind::Slice { .. })) || lends_mut {
                 continue;
             }
             let named = self.f.value(v).name.is_some();
