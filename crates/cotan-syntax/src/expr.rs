@@ -167,6 +167,7 @@ impl Lower {
                     let t = self.elem_sty(mem);
                     Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
                 }
+                Some(Binding::SliceVar { root, start, end, ty }) => Ok(self.read_slice_var(root, start, end, ty)),
                 Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
@@ -380,8 +381,10 @@ impl Lower {
             e => e,
         };
         match e {
-            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
-                matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell))
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
+                Some(Binding::Value(v)) => self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell),
+                Some(Binding::SliceVar { .. }) => true,
+                _ => false,
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
             syn::Expr::Paren(p) => self.is_memory(&p.expr),
@@ -455,6 +458,9 @@ impl Lower {
                         format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
                     ),
                     Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
+                    Some(Binding::SliceVar { .. }) => {
+                        err_at(&e, "assign a slice variable a part of its buffer (`s = &x[a..b];`)")
+                    }
                     Some(Binding::Agg(_) | Binding::Closure(_)) => {
                         err_at(&e, format!("cotan cannot use `{name}` as a number here"))
                     }
@@ -534,6 +540,9 @@ impl Lower {
         if whole_agg {
             let v = self.agg(&a.right)?;
             return self.assign_agg(&a.left, v);
+        }
+        if self.assign_slice_var(&a.left, &a.right)? {
+            return Ok(());
         }
         self.check_assignable(&a.left)?;
         let (v, vt) = self.scalar(&a.right)?;
@@ -659,6 +668,13 @@ impl Lower {
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         match (name.as_str(), args.as_slice()) {
+            ("as_ref" | "as_mut" | "as_slice" | "as_mut_slice", []) if self.is_memory(&m.receiver) => {
+                let v = self.memory(&m.receiver)?;
+                if matches!(name.as_str(), "as_mut" | "as_mut_slice") && !self.mem_ty(v).unwrap().is_writable() {
+                    return err_at(&m.receiver, format!("`{name}` needs `&mut` access"));
+                }
+                return Ok(Some(Tree::Leaf(v)));
+            }
             ("split_at", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Shared).map(Some),
             ("split_at_mut", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Mut).map(Some),
             ("sin_cos", []) => {

@@ -48,6 +48,14 @@ pub(crate) enum Binding {
     Var(Var),
     /// An element reached through `iter_mut`: `mem[index]`.
     Place(Value, Value),
+    /// A `let mut` slice reference, which assignments point at other parts of the same
+    /// buffer: `root[start..end]`, with the bounds in variables.
+    SliceVar {
+        root: Value,
+        start: Var,
+        end: Var,
+        ty: MemTy,
+    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -105,6 +113,8 @@ pub(crate) struct Lower {
     pub(crate) none_payloads: std::collections::HashSet<Value>,
     /// The results of calls, with the callee (for messages).
     pub(crate) call_results: HashMap<Value, (String, Span)>,
+    /// Sub-slices made so far: `(base, start, end)`.
+    pub(crate) views: HashMap<Value, (Value, Value, Value)>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -193,6 +203,7 @@ impl Lower {
             variants: vec![],
             none_payloads: Default::default(),
             call_results: HashMap::new(),
+            views: HashMap::new(),
         }
     }
 }
@@ -742,6 +753,9 @@ impl Lower {
                     let var = self.new_var(&name, t);
                     self.effect(OpKind::DeclVar { var, init: v });
                     self.bind(name, Binding::Var(var));
+                } else if pi.mutability.is_some() && self.is_slice_ref(v) {
+                    let binding = self.slice_var(&name, v);
+                    self.bind(name, binding);
                 } else {
                     self.bind(name, Binding::Value(v));
                 }

@@ -194,3 +194,28 @@ fn out_of_range_sub_slices_panic_as_in_rust() {
     });
     assert!(r.is_err(), "x[1..0] must panic");
 }
+
+/// A `let mut` slice that moves along its buffer, as ADBench's LSTM reads its input.
+fn window_sum(w: &[f64]) -> f64 {
+    w.iter().map(|v| v.sin()).sum()
+}
+
+slice_case!(
+    slice_variables_move_along_their_buffer,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let b = 2;
+        let mut input = &x[..b];
+        let mut total = 0.0;
+        for j in 0..x.len() / b {
+            total += window_sum(input) * input[0] + input[input.len() - 1];
+            if j + 2 <= x.len() / b {
+                input = &x[(j + 1) * b..];
+                input = &input[..b];
+            }
+        }
+        let mut all = x;
+        all = &all[1..];
+        total + all[0] * all.as_ref()[1]
+    }
+);
