@@ -532,19 +532,22 @@ impl<'a> Rev<'a> {
                 }
             }
         }
-        // One seed per float result (a tuple or array result has several).
+        // One seed per float result (a tuple or array result has several). A lone integer
+        // result keeps std's signature: a seed of its type that nothing reads.
         match spec.ret {
             Some(Activity::Active | Activity::ActiveOnly) => {
-                let floats: Vec<Ty> = self.f.returns.iter().copied().filter(|t| t.is_float()).collect();
-                let n = floats.len();
-                floats
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, ty)| {
-                        let name = if n == 1 { "dret".to_string() } else { format!("dret{k}") };
-                        self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE)
-                    })
-                    .collect()
+                let lone_int = matches!(self.f.returns[..], [Ty::Scalar(s)] if s.is_int());
+                let seeded: Vec<Ty> = self.f.returns.iter().copied().filter(|t| t.is_float() || lone_int).collect();
+                let n = seeded.len();
+                let mut seeds = vec![];
+                for (k, ty) in seeded.into_iter().enumerate() {
+                    let name = if n == 1 { "dret".to_string() } else { format!("dret{k}") };
+                    let seed = self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE);
+                    if ty.is_float() {
+                        seeds.push(seed);
+                    }
+                }
+                seeds
             }
             _ => vec![],
         }

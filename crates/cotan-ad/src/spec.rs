@@ -122,7 +122,7 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     if let Some(act) = spec.ret {
         // A tuple or array result is several values, each of which must fit.
         for ty in &f.returns {
-            check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+            check_return(spec.mode, act, *ty, f.returns.len() == 1).or_else(|m| fail(Target::Return, m))?;
         }
     }
     Ok(())
@@ -191,7 +191,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
     }
 }
 
-fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
+fn check_return(mode: Mode, act: Activity, ty: Ty, lone: bool) -> Result<(), String> {
     use Activity::*;
     let allowed: &[Activity] = match mode {
         Mode::Forward => &[Const, Dual, DualOnly],
@@ -200,7 +200,9 @@ fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
     if !allowed.contains(&act) {
         return Err(wrong_mode(mode, act, "the result"));
     }
-    if act != Const && !ty.is_float() {
+    // An integer result marked `Active` keeps std's signature (a seed nothing reads).
+    let int_seed = mode == Mode::Reverse && lone && ty.scalar().is_some_and(|s| s.is_int());
+    if act != Const && !ty.is_float() && !int_seed {
         return Err(format!("`{}` needs a float result; use `Const` for `{ty}`", act.name()));
     }
     Ok(())

@@ -23,6 +23,27 @@ fn integers_marked_active_or_dual() {
     assert_eq!((v, t), (1.5f64.powi(3), 2.0 * 3.0 * 1.5 * 1.5));
 }
 
+#[autodiff_reverse(d_square_i32, Duplicated, Active)]
+fn square_i32(x: &i32) -> i32 {
+    x * x
+}
+
+#[autodiff_reverse(d_scaled, Active, Const, Active)]
+fn scaled(x: f64, n: u8) -> u8 {
+    (x * n as f64) as u8
+}
+
+#[test]
+fn integer_results_marked_active() {
+    // std's signature: a seed of the result's type, which nothing reads; the shadow of an
+    // integer stays as it was.
+    let mut dx = 5;
+    assert_eq!(d_square_i32(&7, &mut dx, 1), 49);
+    assert_eq!(dx, 5);
+    // No derivative flows through the cast to an integer.
+    assert_eq!(d_scaled(2.5, 3, 1), (7, 0.0));
+}
+
 #[autodiff_reverse(d_gather, Duplicated, Duplicated, Active)]
 #[autodiff_forward(t_gather, Dual, Dual, Dual)]
 fn gather(x: &[f64], idx: &[usize]) -> f64 {
