@@ -6,6 +6,7 @@
 mod constants;
 mod custom;
 mod doctest;
+mod env;
 mod program;
 mod sources;
 mod split;
@@ -216,7 +217,8 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     let name: syn::Ident = syn::parse2(attr).map_err(|e| {
         syn::Error::new(e.span(), "expected the name of the new function, as in `#[cotan::hvp(f_hvp)]`")
     })?;
-    let lowered = lower_root(func)?;
+    let mut lowered = lower_root(func)?;
+    let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
     let f = &lowered.func;
     if f.generic_float.is_some() {
         return Err(syn::Error::new(
@@ -239,7 +241,6 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         ret: Some(Activity::Active),
         width: 1,
     };
-    let mut program = program_for(&lowered, func, program::Rule::Body);
     program.reserve("hvp_of");
     let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient", &mut program)
         .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
@@ -414,7 +415,7 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
 
 fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
-    let lowered = lower_root(func)?;
+    let mut lowered = lower_root(func)?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -431,7 +432,7 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let mut program = program_for(&lowered, func, program::Rule::Body);
+    let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
     program.reserve(&args.name.to_string());
     program.reserve("batched");
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
@@ -472,6 +473,7 @@ pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowere
 /// The function with the attribute, found at `place`, lowered.
 pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<cotan_syntax::Lowered> {
     let with_constants;
+    let mut env: Option<std::rc::Rc<dyn cotan_syntax::Env>> = None;
     let func = match (&place.src, place.at) {
         (Some(src), Some((module, f))) => {
             let (scope, imp) = match f {
@@ -479,11 +481,15 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
                 _ => (module, None),
             };
             with_constants = constants::substitute(func, src, scope, imp)?;
+            env = Some(std::rc::Rc::new(env::SourceEnv { src: src.clone(), scope, imp }));
             &with_constants
         }
         _ => func,
     };
-    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    let mut lowered = match env {
+        Some(env) => cotan_syntax::lower_fn_in(&func.sig, &func.block, env, false)?,
+        None => cotan_syntax::lower_fn(&func.sig, &func.block)?,
+    };
     internal_check(&lowered.func, "lowering")?;
     cotan_ir::simplify::cse(&mut lowered.func);
     Ok(lowered)
@@ -492,12 +498,24 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
 /// The program around the function with the attribute: the crate's sources, if the macro
 /// can read them, and where in them the function is.
 pub(crate) fn program_for(
-    lowered: &cotan_syntax::Lowered,
+    lowered: &mut cotan_syntax::Lowered,
     func: &syn::ItemFn,
     rule: program::Rule,
-) -> program::Program {
+) -> syn::Result<program::Program> {
     let place = root_place(func);
-    program::Program::new(lowered, rule, place.src, place.at)
+    program_at(lowered, rule, place)
+}
+
+/// The program around `lowered`, at `place`; `lowered`'s calls of functions that take
+/// structs of numbers field by field go to the copies the program makes of them.
+pub(crate) fn program_at(
+    lowered: &mut cotan_syntax::Lowered,
+    rule: program::Rule,
+    place: Place,
+) -> syn::Result<program::Program> {
+    let mut program = program::Program::new(lowered, rule, place.src, place.at);
+    program.redirect_flat(&mut lowered.func).map_err(|(span, e)| syn::Error::new(lowered.span(span), e))?;
+    Ok(program)
 }
 
 /// Where the function with an attribute is: its crate's sources, and the module (or block)
@@ -594,7 +612,7 @@ fn field_type_checks(lowered: &cotan_syntax::Lowered, program: &program::Program
 /// argument active, sharing the caller's tape), and the forward modes of those two,
 /// `NAME__aug__fwd` and `NAME__rev__fwd`, for second order.
 pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> {
-    let lowered = match &rule {
+    let mut lowered = match &rule {
         program::Rule::Body => lower_root(func)?,
         _ => cotan_syntax::Lowered {
             func: cotan_syntax::lower_signature(&func.sig)?,
@@ -612,7 +630,7 @@ pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<To
         // exports none.
         return Ok(quote!());
     }
-    let mut program = program_for(&lowered, func, rule);
+    let mut program = program_for(&mut lowered, func, rule)?;
     let name = func.sig.ident.to_string();
     let at = func.sig.ident.span();
     let site = |f: &cotan_ir::Function, need: cotan_ad::Need| cotan_ad::CallSite {

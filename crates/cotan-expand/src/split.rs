@@ -24,10 +24,11 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
     // The activities, read as `autodiff_reverse` reads them (with REVERSE as its NAME).
     let rest: Punctuated<syn::Expr, syn::Token![,]> = items.into_iter().skip(1).collect();
     let args = crate::parse_args(Mode::Reverse, rest.to_token_stream())?;
-    let lowered = crate::lower_root(func)?;
+    let mut lowered = crate::lower_root(func)?;
     if lowered.func.generic_float.is_some() {
         return Err(syn::Error::new(func.sig.generics.span(), "`autodiff_split` does not support generic functions yet; put it on a function of `f64` that calls this one"));
     }
+    let mut program = crate::program_for(&mut lowered, func, crate::program::Rule::Body)?;
     let f = &lowered.func;
     let has_ret = !f.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -49,7 +50,6 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let mut program = crate::program_for(&lowered, func, crate::program::Rule::Body);
     program.reserve(&fwd_name.to_string());
     program.reserve(&rev_name.to_string());
     let site = |need| CallSite {

@@ -49,25 +49,24 @@ impl cotan_ir::Callees for Derivation {
     }
 }
 
-fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Program {
-    let place = place(set, func);
-    Program::new(lowered, Rule::Body, place.src, place.at)
+fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &mut cotan_syntax::Lowered) -> syn::Result<Program> {
+    crate::program_at(lowered, Rule::Body, place(set, func))
 }
 
 fn place(set: &SourceSet, func: &syn::ItemFn) -> crate::Place {
     crate::place_in(func, set.src.clone(), set.file.clone())
 }
 
-/// `func` lowered as the macros lower it, with the crate's constants of `set`.
-fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+/// `func` lowered as the macros lower it, with the crate's constants and structs of `set`.
+pub fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
     crate::lower_root_at(func, &place(set, func))
 }
 
 /// `func` as written, with the functions it calls (parsed from `set`, so that its spans
 /// give its lines there).
 pub fn primal(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
-    let program = program(set, func, &lowered);
+    let mut lowered = lower(set, func)?;
+    let program = program(set, func, &mut lowered)?;
     Ok(Derivation { function: lowered.func, program: RefCell::new(program) })
 }
 
@@ -86,9 +85,9 @@ pub fn transform(
     name: &str,
     simplify: bool,
 ) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
+    let mut lowered = lower(set, func)?;
     cotan_ad::check(&lowered.func, spec).map_err(|e| syn::Error::new(func.sig.ident.span(), e.message))?;
-    let mut program = program(set, func, &lowered);
+    let mut program = program(set, func, &mut lowered)?;
     program.reserve(name);
     let function = if simplify {
         crate::differentiate(&lowered, spec, name, &mut program)?
@@ -121,9 +120,9 @@ pub fn all_active(f: &Function, mode: Mode) -> Spec {
 /// float parameter of the reverse derivative (the function's and their shadows) is `Dual`,
 /// the seed of the result constant. Its tangents are Hessian-vector products.
 pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
+    let mut lowered = lower(set, func)?;
     let spec = all_active(&lowered.func, Mode::Reverse);
-    let mut program = program(set, func, &lowered);
+    let mut program = program(set, func, &mut lowered)?;
     program.reserve(name);
     let rev = crate::differentiate(&lowered, &spec, &format!("{name}_gradient"), &mut program)?;
     let seeds = usize::from(lowered.func.returns.first().is_some_and(|t| t.is_float()));

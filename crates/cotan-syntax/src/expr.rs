@@ -98,7 +98,7 @@ impl Lower {
                 Ok(Some(Tree::Tuple(es)))
             }
             E::Field(f) => self.field_expr(f).map(Some),
-            E::Struct(_) => err_at(&e, "cotan does not build structs in differentiated code; pass the struct as a parameter (`&S` or `&mut S`) and write its fields"),
+            E::Struct(s) => self.struct_literal(s).map(Some),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
             E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `let ... else` and `match`, not in `while let` or `&&` chains; write the loop with `loop` and `let ... else { break };`"),
             E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
@@ -662,6 +662,9 @@ impl Lower {
         if let Some(r) = crate::chain::consume(self, m) {
             return r;
         }
+        if let Some(r) = self.struct_method(m) {
+            return r;
+        }
         if let Some(r) = self.record_method(m, 1) {
             return r.map(|mut v| v.pop().map(Tree::Leaf));
         }
@@ -923,6 +926,15 @@ impl Lower {
                 }
             }
         }
+        if let Some(r) = self.struct_constructor(c) {
+            return r.map(Some);
+        }
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(shape) = self.flat_shape(&p.path) {
+                let args: Vec<&syn::Expr> = c.args.iter().collect();
+                return self.flat_call(&p.path, &args, &shape, c.span());
+            }
+        }
         if self.is_user_call(c) {
             return leaf(self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one")));
         }
@@ -943,17 +955,36 @@ impl Lower {
     /// A user call with `n` results (a tuple when `n > 1`).
     pub(crate) fn user_call_n(&mut self, c: &syn::ExprCall, n: usize) -> syn::Result<Vec<Value>> {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
-        let callee = quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', "");
-        let mut args = vec![];
-        for a in &c.args {
-            args.push(self.call_arg(a)?);
-        }
-        self.at(c.span());
+        let args: Vec<&syn::Expr> = c.args.iter().collect();
+        let shape = self.flat_shape(&p.path);
+        self.call_path(&p.path, &args, shape.as_ref(), n, None, c.span())
+    }
+
+    /// A call of the crate's function `path` with `n` results, of `types` where known;
+    /// `shape` says which arguments go field by field.
+    pub(crate) fn call_path(
+        &mut self,
+        path: &syn::Path,
+        args: &[&syn::Expr],
+        shape: Option<&crate::env::CalleeShape>,
+        n: usize,
+        types: Option<&[Scalar]>,
+        span: Span,
+    ) -> syn::Result<Vec<Value>> {
+        let callee = quote::ToTokens::to_token_stream(path).to_string().replace(' ', "");
+        let args = match shape {
+            Some(s) => self.flat_args(args, s, span)?,
+            None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,
+        };
+        self.at(span);
         let outs: Vec<(cotan_ir::Var, STy)> = (0..n)
-            .map(|_| {
-                let t = self.infer.fresh(Class::Any);
+            .map(|k| {
+                let t = match types {
+                    Some(ts) => STy::Known(ts[k]),
+                    None => self.infer.fresh(Class::Any),
+                };
                 let zero = self.pending_zero(t);
-                let name = format!("{}_result", p.path.segments.last().unwrap().ident);
+                let name = format!("{}_result", path.segments.last().unwrap().ident);
                 let var = self.new_var(&name, t);
                 self.effect(OpKind::DeclVar { var, init: zero });
                 (var, t)
@@ -967,13 +998,13 @@ impl Lower {
         });
         let results: Vec<Value> = outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect();
         for &r in &results {
-            self.call_results.insert(r, (callee.clone(), c.span()));
+            self.call_results.insert(r, (callee.clone(), span));
         }
         Ok(results)
     }
 
     /// An argument of a call: a number, or memory with whether it is passed as `&mut`.
-    fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
+    pub(crate) fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
         let (inner, by_mut) = match a {
             syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
             e => (e, false),

@@ -184,12 +184,22 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 if r.colon_token.is_some() {
                     return err_at(&r, "cotan supports the receivers `self`, `&self` and `&mut self`");
                 }
+                let self_ty: syn::Type = syn::parse_quote!(Self);
+                let ty = if access == Access::Shared { syn::parse_quote!(&Self) } else { self_ty };
+                if access != Access::Mut && l.flat_param("self", &ty, r.mutability.is_some(), r.span())? {
+                    continue;
+                }
                 l.record_param("self", "Self", access, r.span());
                 continue;
             }
             syn::FnArg::Typed(pt) => pt,
         };
         let span = pt.span();
+        if let syn::Pat::Ident(pi) = &*pt.pat {
+            if pi.subpat.is_none() && l.flat_param(&pi.ident.to_string(), &pt.ty, pi.mutability.is_some(), span)? {
+                continue;
+            }
+        }
         let Some(ty) = param_type(&pt.ty) else {
             if let (Some((rust_type, access)), syn::Pat::Ident(pi)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
                 if pi.mutability.is_some() {
