@@ -415,6 +415,9 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
 
 fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
+    if let Some(t) = passthrough(func, &args) {
+        return Ok(t);
+    }
     let mut lowered = lower_root(func)?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
@@ -462,6 +465,39 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
         #[doc = #doc]
         #[inline]
         #body
+    })
+}
+
+/// Nothing to differentiate (every activity `Const`): as std, the derivative is the
+/// function itself, whatever its types (`fn f() -> NotANumber`).
+fn passthrough(func: &syn::ItemFn, args: &Args) -> Option<TokenStream> {
+    let returns = matches!(&func.sig.output, syn::ReturnType::Type(_, t) if !matches!(&**t, syn::Type::Tuple(t) if t.elems.is_empty()));
+    let all_const = args.acts.iter().all(|a| a.0 == Activity::Const);
+    if !all_const || args.width != 1 || args.acts.len() != func.sig.inputs.len() + usize::from(returns) {
+        return None;
+    }
+    let mut sig = func.sig.clone();
+    sig.ident = args.name.clone();
+    let mut call_args = vec![];
+    let mut receiver = false;
+    for (k, input) in sig.inputs.iter_mut().enumerate() {
+        match input {
+            syn::FnArg::Receiver(_) => receiver = true,
+            syn::FnArg::Typed(pt) => {
+                let name = quote::format_ident!("arg{}", k);
+                *pt.pat = syn::parse_quote!(#name);
+                call_args.push(name);
+            }
+        }
+    }
+    let orig = &func.sig.ident;
+    let call = if receiver { quote!(Self::#orig(self, #(#call_args),*)) } else { quote!(#orig(#(#call_args),*)) };
+    let vis = &func.vis;
+    let doc = format!(" The derivative of [`{orig}`] with every activity `Const`: the function itself.");
+    Some(quote! {
+        #[doc = #doc]
+        #[inline]
+        #vis #sig { #call }
     })
 }
 

@@ -390,6 +390,12 @@ impl Lower {
                 }
                 Ok(())
             }
+            // A struct of numbers: its type, as the crate names it, has its fields' types.
+            (syn::Type::Path(p), Tree::Struct(..)) if p.qself.is_none() => match self.env.structure(&p.path) {
+                Some(st) => self.leaves_of(a.clone(), &st, ty.span()).map(|_| ()),
+                None => err_at(ty, format!("this type does not fit {}", a.describe())),
+            },
+            (syn::Type::Reference(r), Tree::Struct(..)) => self.annotate(&r.elem, a),
             (ty, a) => err_at(ty, format!("this type does not fit {}", a.describe())),
         }
     }

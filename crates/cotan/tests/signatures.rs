@@ -44,6 +44,21 @@ fn integer_results_marked_active() {
     assert_eq!(d_scaled(2.5, 3, 1), (7, 0.0));
 }
 
+/// No number anywhere: with every activity `Const`, the derivative is the function itself.
+pub struct NotANumber(u8);
+
+#[autodiff_forward(d_make, Const, Const)]
+#[autodiff_reverse(r_make, Const, Const)]
+fn make(k: u8) -> NotANumber {
+    NotANumber(k + 1)
+}
+
+#[test]
+fn every_activity_const() {
+    assert_eq!(d_make(3).0, 4);
+    assert_eq!(r_make(4).0, 5);
+}
+
 #[autodiff_reverse(d_gather, Duplicated, Duplicated, Active)]
 #[autodiff_forward(t_gather, Dual, Dual, Dual)]
 fn gather(x: &[f64], idx: &[usize]) -> f64 {

@@ -93,7 +93,7 @@ fn check(
 #[autodiff_reverse(literals_rev, Duplicated, Active)]
 #[hvp(literals_hvp)]
 fn literals(x: &[f64]) -> f64 {
-    let wishart = Wishart { gamma: x[0], m: 3 };
+    let wishart: Wishart = Wishart { gamma: x[0], m: 3 };
     let n = Normal::new(x[1], x[2].exp());
     let seg = Segment { a: P(x[0], x[1]), b: P(x[2], 0.5), weight: 2.0 };
     let mid = midpoint(seg);
