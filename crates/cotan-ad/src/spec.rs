@@ -163,7 +163,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         (Dual | DualOnly, _) => Ok(()),
         (Active, Ty::Scalar(_)) => Ok(()),
         // An array passed by value (`[f64; N]`): its gradient is returned, as std does.
-        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) => {
+        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && m.kind.dim().is_some_and(|d| matches!(d, cotan_ir::Dim::Array(_))) => {
             if m.elem.is_float() {
                 Ok(())
             } else {
@@ -171,7 +171,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
             }
         }
         (Duplicated | DuplicatedOnly, Ty::Mem(m))
-            if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) =>
+            if m.access == cotan_ir::Access::Owned && m.kind.dim().is_some_and(|d| matches!(d, cotan_ir::Dim::Array(_))) =>
         {
             Err(format!("an array passed by value (`{shown}`) is `Active` (its gradient is returned) or `Const`; `{}` is for references", act.name()))
         }

@@ -19,7 +19,7 @@ pub fn dead_code(f: &mut Function) {
 fn prune(r: &mut Region, uses: &HashMap<Value, usize>, removed: &mut bool) {
     r.ops.retain(|op| {
         // (A sub-slice only names memory: unused, it does nothing either.)
-        let removable = op.kind.is_pure() || matches!(op.kind, OpKind::Slice { .. });
+        let removable = op.kind.is_pure() || matches!(op.kind, OpKind::Slice { .. } | OpKind::Elem { .. });
         let dead = removable && op.result.is_some_and(|v| !uses.contains_key(&v));
         *removed |= dead;
         !dead

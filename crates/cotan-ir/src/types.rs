@@ -104,6 +104,80 @@ pub enum MemKind {
     /// [`Function::records`](crate::Function::records), which holds its Rust type. Its fields
     /// are reached with `Field`; `elem` is a placeholder (F64: it may hold floats).
     Record(u32),
+    /// Memory of memory (`&[Vec<f64>]`, `[[f64; 3]; 4]`, `&[[[f32; 2]; 2]; 2]`): the
+    /// container, its rows, and their rows if they have any; `elem` is the numbers at the
+    /// bottom. A row is reached with `Elem`.
+    Nested(Dim, Dim, Option<Dim>),
+}
+
+/// One level of a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `[T]` behind a reference (the outer level only: rows have a size).
+    Slice,
+    Array(u64),
+    Vec,
+}
+
+impl Dim {
+    /// The memory kind of a container of numbers of this shape.
+    pub fn kind(self) -> MemKind {
+        match self {
+            Dim::Slice => MemKind::Slice,
+            Dim::Array(n) => MemKind::Array(n),
+            Dim::Vec => MemKind::Vec,
+        }
+    }
+
+    /// `[R]`, `[R; n]`, `Vec<R>` around the row type `row`.
+    fn around(self, row: &str) -> String {
+        match self {
+            Dim::Slice => format!("[{row}]"),
+            Dim::Array(n) => format!("[{row}; {n}]"),
+            Dim::Vec => format!("Vec<{row}>"),
+        }
+    }
+}
+
+impl MemKind {
+    /// The kind of the rows of nested memory.
+    pub fn row(self) -> Option<MemKind> {
+        match self {
+            MemKind::Nested(_, r, None) => Some(r.kind()),
+            MemKind::Nested(_, r, Some(rr)) => Some(MemKind::Nested(r, rr, None)),
+            _ => None,
+        }
+    }
+
+    /// The container level of memory that holds numbers or rows (not cells and records).
+    pub fn dim(self) -> Option<Dim> {
+        match self {
+            MemKind::Slice => Some(Dim::Slice),
+            MemKind::Array(n) => Some(Dim::Array(n)),
+            MemKind::Vec => Some(Dim::Vec),
+            MemKind::Nested(d, ..) => Some(d),
+            MemKind::Cell | MemKind::Record(_) => None,
+        }
+    }
+
+    /// Memory whose elements are `row` (of numbers `elem`), in a container `outer`.
+    pub fn nest(outer: Dim, row: MemKind) -> Option<MemKind> {
+        match row {
+            MemKind::Array(_) | MemKind::Vec => Some(MemKind::Nested(outer, row.dim()?, None)),
+            MemKind::Nested(r, rr, None) if rr != Dim::Slice => Some(MemKind::Nested(outer, r, Some(rr))),
+            _ => None,
+        }
+    }
+
+    /// The Rust type of this memory around numbers `elem` (without the reference).
+    pub fn rust(self, elem: Scalar) -> String {
+        match self {
+            MemKind::Slice | MemKind::Array(_) | MemKind::Vec => self.dim().unwrap().around(&elem.to_string()),
+            MemKind::Cell => elem.to_string(),
+            MemKind::Record(n) => format!("struct {n}"),
+            MemKind::Nested(outer, ..) => outer.around(&self.row().unwrap().rust(elem)),
+        }
+    }
 }
 
 /// How the function holds the memory.
@@ -133,13 +207,7 @@ impl MemTy {
 
 impl fmt::Display for MemTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = match self.kind {
-            MemKind::Slice => format!("[{}]", self.elem),
-            MemKind::Array(n) => format!("[{}; {}]", self.elem, n),
-            MemKind::Vec => format!("Vec<{}>", self.elem),
-            MemKind::Cell => self.elem.to_string(),
-            MemKind::Record(n) => format!("struct {n}"),
-        };
+        let inner = self.kind.rust(self.elem);
         match self.access {
             Access::Shared => write!(f, "&{inner}"),
             Access::Mut => write!(f, "&mut {inner}"),

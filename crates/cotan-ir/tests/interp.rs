@@ -370,3 +370,43 @@ fn sub_slices_out_of_range_fail_like_rust() {
         assert!(err.to_string().contains(message), "{err}");
     }
 }
+
+/// `m: &mut [Vec<f64>]`: `t = vec![[0.0; 2]; 2]; t[1][0] = m[1][2]; m[0][1] = 5; return t[1][0] + m[0].len()`.
+const NESTED: &str = r#"fn nested(%0 "m": &mut [Vec<f64>]) -> (f64) {
+  %1: usize = const 0
+  %2: usize = const 1
+  %3: usize = const 2
+  %4: f64 = const 0.0
+  %5: [f64; 2] = alloc [%4; %3]
+  %6: Vec<[f64; 2]> = alloc [%5; %3]
+  %7: &mut [f64; 2] = elem %6[%2]
+  %8: &mut Vec<f64> = elem %0[%2]
+  %9: f64 = load %8[%3]
+  store %7[%1], %9
+  %10: &mut Vec<f64> = elem %0[%1]
+  %11: f64 = const 5.0
+  store %10[%2], %11
+  %12: f64 = load %7[%1]
+  %13: usize = len %10
+  %14: f64 = cast %13
+  %15: f64 = add %12, %14
+  return %15
+}
+"#;
+
+#[test]
+fn nested_memory_rows() {
+    let f = parse(NESTED).unwrap();
+    verify(&f).unwrap();
+    assert_eq!(print(&parse(&print(&f)).unwrap()), print(&f));
+    let rows = || Arg::Rows(vec![f64s(&[1.0, 2.0, 3.0]), f64s(&[4.0, 5.0, 6.0])]);
+    let mut args = [rows()];
+    assert_eq!(f64_result(&f, &mut args), 9.0);
+    let Arg::Rows(rs) = &args[0] else { panic!() };
+    let Arg::Mem(r0) = &rs[0] else { panic!() };
+    assert_eq!(r0[1].as_f64(), Some(5.0));
+    // A row out of range fails like Rust.
+    let bad = NESTED.replace("elem %0[%2]", "elem %0[%3]");
+    let err = run(&parse(&bad).unwrap(), &mut [rows()]).unwrap_err();
+    assert!(err.to_string().contains("index out of bounds: the len is 2 but the index is 2"), "{err}");
+}

@@ -375,7 +375,7 @@ impl Lower {
     }
 
     /// True if `e` names memory (checked without lowering anything).
-    fn is_memory(&self, e: &syn::Expr) -> bool {
+    pub(crate) fn is_memory(&self, e: &syn::Expr) -> bool {
         let e = match e {
             syn::Expr::Reference(r) => &*r.expr,
             e => e,
@@ -419,8 +419,11 @@ impl Lower {
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
-        let elem = self.elem_sty(m);
         self.at(i.span());
+        if self.is_nested(m) {
+            return Ok(self.row(m, idx));
+        }
+        let elem = self.elem_sty(m);
         Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, elem))
     }
 
@@ -1154,6 +1157,11 @@ impl Lower {
         let Some(n) = crate::signature::array_len(&r.len) else {
             return err_at(&r.len, "cotan needs the length of `[x; N]` to be a literal");
         };
+        if self.makes_row(&r.expr) {
+            let row = self.memory(&r.expr)?;
+            let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+            return self.nested_alloc(row, len, cotan_ir::Dim::Array(n), r.span());
+        }
         let (init, t) = self.scalar(&r.expr)?;
         let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
         self.alloc(init, t, len, MemKind::Array(n), r.span())
@@ -1178,6 +1186,9 @@ impl Lower {
 
     /// A new `Vec` holding a copy of `src` (`to_vec`, `clone`).
     fn copy_of(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        if self.is_nested(src) {
+            return err(span, "cotan copies vectors of numbers, not nested ones; make the copy with `vec![vec![0.0; m]; n]` and a loop");
+        }
         let t = self.elem_sty(src);
         let init = self.pending_zero(t);
         let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
@@ -1253,6 +1264,12 @@ impl Lower {
                 Ok((init, input.parse()?))
             };
             if let Ok((init_e, len_e)) = mac.parse_body_with(repeat) {
+                if self.makes_row(&init_e) {
+                    let row = self.memory(&init_e)?;
+                    let (len, lt) = self.scalar(&len_e)?;
+                    self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
+                    return self.nested_alloc(row, len, cotan_ir::Dim::Vec, mac.span()).map(Some);
+                }
                 let (init, t) = self.scalar(&init_e)?;
                 let (len, lt) = self.scalar(&len_e)?;
                 self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;

@@ -14,6 +14,7 @@ mod infer;
 mod iter;
 mod lower;
 mod matching;
+mod nested;
 mod print;
 mod record;
 mod signature;
