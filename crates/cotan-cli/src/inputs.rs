@@ -51,12 +51,7 @@ fn scalar(name: &str, s: Scalar, v: &Json) -> Result<Val, CliError> {
         Scalar::Bool => Val::Bool(v.as_bool().ok_or_else(bad)?),
         _ => {
             let i = v.as_i64().map(i128::from).or_else(|| v.as_u64().map(i128::from)).ok_or_else(bad)?;
-            let bits = s.int_bits();
-            let (lo, hi) = if s.is_signed() {
-                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            } else {
-                (0, (1i128 << bits) - 1)
-            };
+            let (lo, hi) = s.int_range();
             if i < lo || i > hi {
                 return Err(bad());
             }

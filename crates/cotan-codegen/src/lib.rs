@@ -1045,6 +1045,10 @@ fn push(t: Ty, v: TokenStream) -> TokenStream {
         Some(Scalar::F64) => quote!(__cotan_tape.push_f64(#v);),
         Some(Scalar::F32) => quote!(__cotan_tape.push_f32(#v);),
         Some(Scalar::Bool) => quote!(__cotan_tape.push_bool(#v);),
+        // 128-bit integers travel as two halves, the low one first.
+        Some(Scalar::I128 | Scalar::U128) => quote! {
+            { let w = (#v) as u128; __cotan_tape.push_int(w as u64); __cotan_tape.push_int((w >> 64) as u64); }
+        },
         _ => quote!(__cotan_tape.push_int((#v) as u64);),
     }
 }
@@ -1054,6 +1058,10 @@ fn pop(t: Ty) -> TokenStream {
         Some(Scalar::F64) => quote!(__cotan_tape.pop_f64()),
         Some(Scalar::F32) => quote!(__cotan_tape.pop_f32()),
         Some(Scalar::Bool) => quote!(__cotan_tape.pop_bool()),
+        Some(s @ (Scalar::I128 | Scalar::U128)) => {
+            let s = scalar_tokens(s);
+            quote!({ let high = __cotan_tape.pop_int() as u128; (((high << 64) | __cotan_tape.pop_int() as u128) as #s) })
+        }
         Some(s) => {
             let s = scalar_tokens(s);
             quote!((__cotan_tape.pop_int() as #s))

@@ -229,17 +229,16 @@ fn tape_index(s: Scalar) -> usize {
 }
 
 fn int_range(s: Scalar) -> (i128, i128) {
-    let bits = s.int_bits();
-    if s.is_signed() {
-        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    } else {
-        (0, (1 << bits) - 1)
-    }
+    s.int_range()
 }
 
 /// Two's complement truncation to the width of `s`, as `as` does.
 fn wrap(v: i128, s: Scalar) -> i128 {
     let bits = s.int_bits();
+    if bits == 128 {
+        // (`u128` values above `i128::MAX` are out of the IR's range.)
+        return if s.is_signed() { v } else { v.max(0) };
+    }
     let low = (v as u128) & ((1u128 << bits) - 1);
     if s.is_signed() && low >> (bits - 1) == 1 {
         low as i128 - (1i128 << bits)

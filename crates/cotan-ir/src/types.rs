@@ -11,28 +11,32 @@ pub enum Scalar {
     I16,
     I32,
     I64,
+    I128,
     Isize,
     U8,
     U16,
     U32,
     U64,
+    U128,
     Usize,
     Bool,
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 13] = [
+    pub const ALL: [Scalar; 15] = [
         Scalar::F32,
         Scalar::F64,
         Scalar::I8,
         Scalar::I16,
         Scalar::I32,
         Scalar::I64,
+        Scalar::I128,
         Scalar::Isize,
         Scalar::U8,
         Scalar::U16,
         Scalar::U32,
         Scalar::U64,
+        Scalar::U128,
         Scalar::Usize,
         Scalar::Bool,
     ];
@@ -46,7 +50,18 @@ impl Scalar {
     }
 
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::I128 | Scalar::Isize)
+    }
+
+    /// The values an integer type holds, as far as an `i128` does (`u128` values above
+    /// `i128::MAX` are out of the IR's range).
+    pub fn int_range(self) -> (i128, i128) {
+        match (self.int_bits(), self.is_signed()) {
+            (128, true) => (i128::MIN, i128::MAX),
+            (128, false) => (0, i128::MAX),
+            (bits, true) => (-(1 << (bits - 1)), (1 << (bits - 1)) - 1),
+            (bits, false) => (0, (1 << bits) - 1),
+        }
     }
 
     /// Width in bits of an integer type (usize/isize are taken as 64 bits).
@@ -55,6 +70,7 @@ impl Scalar {
             Scalar::I8 | Scalar::U8 => 8,
             Scalar::I16 | Scalar::U16 => 16,
             Scalar::I32 | Scalar::U32 => 32,
+            Scalar::I128 | Scalar::U128 => 128,
             _ => 64,
         }
     }
@@ -68,6 +84,8 @@ impl Scalar {
             Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::I128 => "i128",
+            Scalar::U128 => "u128",
             Scalar::Isize => "isize",
             Scalar::U8 => "u8",
             Scalar::U16 => "u16",

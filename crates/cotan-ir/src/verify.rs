@@ -55,12 +55,7 @@ fn tuple(tys: &[Ty]) -> String {
 }
 
 fn int_range(s: Scalar) -> (i128, i128) {
-    let bits = s.int_bits();
-    if s.is_signed() {
-        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    } else {
-        (0, (1 << bits) - 1)
-    }
+    s.int_range()
 }
 
 struct Verifier<'f> {

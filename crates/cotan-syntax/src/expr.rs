@@ -1482,12 +1482,12 @@ pub fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
 
 /// The value of `i32::MAX` and the like.
 pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
-    let bits = s.int_bits();
-    match (name, s.is_signed()) {
-        ("MAX", true) => Some((1i128 << (bits - 1)) - 1),
-        ("MIN", true) => Some(-(1i128 << (bits - 1))),
-        ("MAX", false) => Some((1i128 << bits) - 1),
-        ("MIN", false) => Some(0),
+    let (lo, hi) = s.int_range();
+    match name {
+        // (Above the IR's range.)
+        "MAX" if s == Scalar::U128 => None,
+        "MAX" => Some(hi),
+        "MIN" => Some(lo),
         _ => None,
     }
 }

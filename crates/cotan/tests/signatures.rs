@@ -33,8 +33,31 @@ fn scaled(x: f64, n: u8) -> u8 {
     (x * n as f64) as u8
 }
 
+#[autodiff_reverse(d_square_i128, Duplicated, Active)]
+fn square_i128(x: &i128) -> i128 {
+    *x * *x
+}
+
+/// A 128-bit counter the reverse sweep needs (its values are saved on the tape).
+#[autodiff_reverse(d_wide_loop, Active, Active, Active)]
+fn wide_loop(x: f64, n: u128) -> f64 {
+    let mut s = 0.0;
+    let mut k = n;
+    while k > 0 {
+        s += x.sin() * (k as f64) + (k >> 100) as f64;
+        k -= 1;
+    }
+    s
+}
+
 #[test]
 fn integer_results_marked_active() {
+    let mut dx = 0;
+    assert_eq!(d_square_i128(&(1i128 << 62), &mut dx, 1), 1i128 << 124);
+    let (v, dx, dn) = d_wide_loop(0.5, 4, 1.0);
+    assert_eq!(v, wide_loop(0.5, 4));
+    assert!((dx - 10.0 * 0.5f64.cos()).abs() < 1e-12);
+    assert_eq!(dn, 0);
     // std's signature: a seed of the result's type, which nothing reads; the shadow of an
     // integer stays as it was.
     let mut dx = 5;
