@@ -362,6 +362,9 @@ pub(crate) struct Args {
     /// Batched forward mode's number of directions (1 when not given).
     pub width: usize,
     pub acts: Vec<(Activity, Span)>,
+    /// Per activity: `Dualv`, batched forward mode's tangents of a slice as one buffer of
+    /// `width` lanes, one after the other (taken as `Dual` by the transform).
+    pub lanes: Vec<bool>,
 }
 
 pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
@@ -379,13 +382,11 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
         None => return Err(syn::Error::new(Span::call_site(), usage)),
     };
     let mut acts = vec![];
+    let mut lanes = vec![];
     let mut width = 1;
     for (k, e) in it.enumerate() {
         if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = e {
             let n: usize = n.base10_parse()?;
-            if mode == Mode::Reverse {
-                return Err(syn::Error::new(e.span(), "a width (batched mode) is for `autodiff_forward` only"));
-            }
             if k != 0 || n == 0 {
                 return Err(syn::Error::new(
                     e.span(),
@@ -399,18 +400,26 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
             syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
+        if word.as_deref() == Some("Dualv") && mode == Mode::Forward {
+            acts.push((Activity::Dual, e.span()));
+            lanes.push(true);
+            continue;
+        }
         match word.as_deref().and_then(Activity::from_name) {
-            Some(a) => acts.push((a, e.span())),
+            Some(a) => {
+                acts.push((a, e.span()));
+                lanes.push(false);
+            }
             None => {
                 let shown = e.to_token_stream().to_string();
                 return Err(syn::Error::new(
                     e.span(),
-                    format!("unknown activity `{shown}`; use one of Const, Active, ActiveOnly, Dual, DualOnly, Duplicated, DuplicatedOnly"),
+                    format!("unknown activity `{shown}`; use one of Const, Active, ActiveOnly, Dual, DualOnly, Dualv, Duplicated, DuplicatedOnly"),
                 ));
             }
         }
     }
-    Ok(Args { name, width, acts })
+    Ok(Args { name, width, acts, lanes })
 }
 
 fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
@@ -438,8 +447,16 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
     let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
     program.reserve(&args.name.to_string());
     program.reserve("batched");
+    if mode == Mode::Reverse && args.width > 1 {
+        let spec = Spec { width: 1, ..spec };
+        return split::batched_reverse(func, &args, &spec, &lowered, &mut program);
+    }
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
     let vis = func.vis.to_token_stream();
+    if args.lanes.contains(&true) {
+        let body = lanes(&derived, &args, &lowered, vis, &program)?;
+        return Ok(quote! { #[inline] #body });
+    }
     let body = match (args.width, spec.ret, lowered.ret_shape) {
         (_, _, Some(shape)) => {
             if lowered.func.generic_float.is_some() {
@@ -808,6 +825,93 @@ fn batched(
             #inner_tokens
             let (#(#outs),*) = batched(#(#args),*);
             [#(#outs),*]
+        }
+    })
+}
+
+/// `Dualv` (std's batched forward mode with one buffer per slice for all its tangents):
+/// the batched derivative, wrapped so that each such buffer is cut into `width` lanes of the
+/// slice's length.
+fn lanes(
+    derived: &cotan_ir::Function,
+    args: &Args,
+    lowered: &cotan_syntax::Lowered,
+    vis: TokenStream,
+    program: &program::Program,
+) -> syn::Result<TokenStream> {
+    let w = args.width;
+    let mut inner = derived.clone();
+    inner.name = "lanes".into();
+    let inner_tokens = emit_with_callees(&inner, quote!(), lowered, program)?;
+    let name = syn::Ident::new(&derived.name, Span::call_site());
+    let primal = &lowered.func;
+    let mut params = vec![];
+    let mut prelude = TokenStream::new();
+    let mut call = vec![];
+    let mut next = derived.params.iter();
+    for (k, (&p, &(act, span))) in primal.params.iter().zip(&args.acts).enumerate() {
+        let at = *next.next().expect("a primal parameter");
+        let x = quote::format_ident!("arg{}", k);
+        let t = cotan_codegen::param_ty_tokens(derived, derived.ty(at));
+        params.push(quote!(#x: #t));
+        call.push(quote!(#x));
+        if act == Activity::Const {
+            continue;
+        }
+        let tangents: Vec<cotan_ir::Value> = (0..w).map(|_| *next.next().expect("a tangent")).collect();
+        if !args.lanes[k] {
+            for (j, &tp) in tangents.iter().enumerate() {
+                let d = quote::format_ident!("d{}_{}", k, j);
+                let t = cotan_codegen::param_ty_tokens(derived, derived.ty(tp));
+                params.push(quote!(#d: #t));
+                call.push(quote!(#d));
+            }
+            continue;
+        }
+        let Some(m) = primal.ty(p).mem().filter(|m| m.kind.dim().is_some() && m.kind.row().is_none()) else {
+            return Err(syn::Error::new(span, "`Dualv` is for slices, arrays and vectors of numbers; use `Dual` here"));
+        };
+        let d = quote::format_ident!("d{}", k);
+        let e = cotan_codegen::ty_tokens(cotan_ir::Ty::Scalar(m.elem));
+        if derived.ty(tangents[0]).mem().is_some_and(|t| t.access == cotan_ir::Access::Mut) {
+            params.push(quote!(#d: &mut [#e]));
+            let it = quote::format_ident!("lanes{}", k);
+            prelude.extend(quote! {
+                assert_eq!(#d.len(), #w * #x.len(), "a `Dualv` tangent holds {} lanes of the argument's length", #w);
+                let mut #it = #d.chunks_exact_mut(#x.len());
+            });
+            call.extend((0..w).map(|_| quote!(#it.next().unwrap())));
+        } else {
+            params.push(quote!(#d: &[#e]));
+            prelude.extend(quote! {
+                assert_eq!(#d.len(), #w * #x.len(), "a `Dualv` tangent holds {} lanes of the argument's length", #w);
+            });
+            call.extend((0..w).map(|j| quote!(&#d[#j * #x.len()..(#j + 1) * #x.len()])));
+        }
+    }
+    let (ret, body) = match derived.returns.len() {
+        0 => (quote!(), quote!(lanes(#(#call),*);)),
+        1 => {
+            let t = cotan_codegen::ty_tokens(derived.returns[0]);
+            (quote!(-> #t), quote!(lanes(#(#call),*)))
+        }
+        n => {
+            let elem = cotan_codegen::ty_tokens(derived.returns[0]);
+            let outs: Vec<syn::Ident> = (0..n).map(|k| quote::format_ident!("r{}", k)).collect();
+            (quote!(-> [#elem; #n]), quote!({ let (#(#outs),*) = lanes(#(#call),*); [#(#outs),*] }))
+        }
+    };
+    let doc = format!(
+        " Forward-mode derivative of [`{}`], batched over {w} directions (`Dualv`: one buffer of {w} lanes per slice).",
+        primal.name
+    );
+    Ok(quote! {
+        #[doc = #doc]
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #vis fn #name(#(#params),*) #ret {
+            #inner_tokens
+            #prelude
+            #body
         }
     })
 }
