@@ -275,8 +275,15 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut recompute = HashSet::new();
     let mut work: Vec<Value> = needs.into_iter().collect();
     while let Some(v) = work.pop() {
+        if l.memory.contains(&v) {
+            // Memory is not saved, but a view (a sub-slice or a row) is taken again from its
+            // base in the reverse sweep: its bounds or index are needed there.
+            if let Some(op) = l.def_op.get(&v).filter(|o| matches!(o.kind, OpKind::Slice { .. } | OpKind::Elem { .. })) {
+                work.extend(op.kind.operands());
+            }
+            continue;
+        }
         if l.def_region.get(&v).is_none_or(|r| *r == TOP && !l.split)
-            || l.memory.contains(&v)
             || l.free_indices.contains(&v)
             || push.contains(&v)
             || recompute.contains(&v)

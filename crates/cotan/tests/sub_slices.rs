@@ -233,3 +233,32 @@ slice_case!(
         a * b + b.sin()
     }
 );
+
+/// Sub-slices of constant data whose reads the reverse sweep repeats: their bounds are
+/// needed there too.
+#[cotan::autodiff_reverse(d_const_views, Active, Const, Active)]
+#[cotan::autodiff_forward(t_const_views, Dual, Const, Dual)]
+fn const_views(s: f64, x: &[f64]) -> f64 {
+    let mut lp = 0.0;
+    for row in x.chunks(2) {
+        lp += row[0] * s * row[row.len() - 1];
+    }
+    for i in 1..x.len() {
+        let head = &x[i / 2..i];
+        lp += (head[head.len() - 1] * s).sin();
+    }
+    lp
+}
+
+#[test]
+fn views_of_constant_data() {
+    let x = [1.0, 2.0, 3.0, -0.5, 0.25];
+    let s = 0.7;
+    let (v, ds) = d_const_views(s, &x, 1.0);
+    assert_eq!(v, const_views(s, &x));
+    let h = 1e-6;
+    let fd = (const_views(s + h, &x) - const_views(s - h, &x)) / (2.0 * h);
+    assert!((ds - fd).abs() < 1e-7 * fd.abs().max(1.0), "{ds} vs {fd}");
+    let t = t_const_views(s, 1.0, &x).1;
+    assert!((t - ds).abs() < 1e-14, "forward {t} vs reverse {ds}");
+}
