@@ -137,8 +137,8 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                         s.mems.insert(op.result.unwrap());
                     }
                 }
-                // A sub-slice is part of its base.
-                OpKind::Slice { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                // A sub-slice or a row is part of its base.
+                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }
@@ -147,7 +147,8 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                 {
                     s.mems.insert(*mem);
                 }
-                OpKind::Alloc { init, .. } if s.value(*init) => {
+                // (Nested memory starts as copies of a row: memory.)
+                OpKind::Alloc { init, .. } if s.value(*init) || s.mem(*init) => {
                     s.mems.insert(op.result.unwrap());
                 }
                 OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) if s.value(*v) => {
@@ -216,8 +217,8 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                         s.mems.insert(op.result.unwrap());
                     }
                 }
-                // A sub-slice is part of its base.
-                OpKind::Slice { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                // A sub-slice or a row is part of its base.
+                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }
@@ -227,7 +228,11 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                     s.values.insert(*value);
                 }
                 OpKind::Alloc { init, .. } if s.mem(op.result.unwrap()) => {
-                    s.values.insert(*init);
+                    if f.ty(*init).mem().is_some() {
+                        s.mems.insert(*init);
+                    } else {
+                        s.values.insert(*init);
+                    }
                 }
                 OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) if s.var(*var) => {
                     s.values.insert(*v);

@@ -134,11 +134,12 @@ impl Fwd<'_> {
         for &p in &self.f.params.clone() {
             if self.act.mem(p) && !self.tan_mem.contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
-                if let MemKind::Record(_) = m.kind {
+                if let MemKind::Record(_) | MemKind::Nested(..) = m.kind {
                     self.errors.push(AdError {
                         span: self.f.value(p).span,
-                        message: "this struct gets derivatives written into it, so it needs a tangent: mark it `Dual`"
-                            .into(),
+                        message:
+                            "this argument gets derivatives written into it, so it needs a tangent: mark it `Dual`"
+                                .into(),
                     });
                     continue;
                 }
@@ -163,6 +164,24 @@ impl Fwd<'_> {
 
     fn zero(&mut self, ty: Ty) -> Value {
         self.e.build(|b| crate::rules::zero(b, ty))
+    }
+
+    /// A zeroed buffer shaped like `v`, a buffer of `f` made by `Alloc` (for nested memory,
+    /// by `Alloc`s of `Alloc`s), or `None` for other memory.
+    fn zero_like(&mut self, v: Value) -> Option<Value> {
+        let mut def = None;
+        self.f.walk(&mut |op| {
+            if op.result == Some(v) {
+                def = Some(op.kind.clone());
+            }
+        });
+        let Some(OpKind::Alloc { len, init }) = def else { return None };
+        let ty = self.f.ty(v);
+        let init = match self.f.ty(init).mem() {
+            Some(_) => self.zero_like(init)?,
+            None => self.zero(self.f.ty(init)),
+        };
+        Some(self.e.emit(OpKind::Alloc { len: self.map[&len], init }, ty))
     }
 
     /// The tangents of `v`, one per lane, or zeros if it has none.
@@ -354,6 +373,21 @@ impl Fwd<'_> {
             }
             return;
         }
+        if let (OpKind::Elem { base, index }, Some(r)) = (&op.kind, op.result) {
+            // The tangent of a row is the same row of the tangent.
+            if let Some(lanes) = self.tan_mem.get(base).cloned() {
+                let (index, ty) = (self.map[index], self.f.ty(r));
+                let lanes = lanes
+                    .iter()
+                    .map(|l| match *l {
+                        Shadow::Mem(t) => Shadow::Mem(self.e.emit(OpKind::Elem { base: t, index }, ty)),
+                        s => s,
+                    })
+                    .collect();
+                self.tan_mem.insert(r, lanes);
+            }
+            return;
+        }
         if let (OpKind::Slice { base, start, end }, Some(r)) = (&op.kind, op.result) {
             // The tangent of a sub-slice is the same sub-slice of the tangent.
             if let Some(lanes) = self.tan_mem.get(base).cloned() {
@@ -422,6 +456,26 @@ impl Fwd<'_> {
                     }
                 }
             }
+            OpKind::Alloc { len, init } if self.f.ty(*init).mem().is_some() => {
+                // Nested memory: copies of the row's tangent, or of zeros shaped like it.
+                let r = op.result.unwrap();
+                let rows: Vec<Option<Value>> = match self.tan_mem.get(init).cloned() {
+                    Some(lanes) => lanes.iter().map(|l| if let Shadow::Mem(t) = l { Some(*t) } else { None }).collect(),
+                    None => (0..self.width).map(|_| self.zero_like(*init)).collect(),
+                };
+                let mut lanes = vec![];
+                for row in rows {
+                    let Some(row) = row else {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan builds nested vectors from rows it allocates (`vec![vec![0.0; m]; n]`, `vec![[0.0; 3]; n]`); build this one that way".into(),
+                        });
+                        return;
+                    };
+                    lanes.push(Shadow::Mem(self.e.emit(OpKind::Alloc { len: self.map[len], init: row }, self.f.ty(r))));
+                }
+                self.tan_mem.insert(r, lanes);
+            }
             OpKind::Alloc { len, init } => {
                 let r = op.result.unwrap();
                 let ts = self.tangents_or_zero(*init);
@@ -487,6 +541,9 @@ impl Fwd<'_> {
 pub(crate) fn owned(m: MemTy) -> MemTy {
     let kind = match m.kind {
         MemKind::Array(n) => MemKind::Array(n),
+        // Rows are kept; a slice of them becomes a vector of them.
+        MemKind::Nested(cotan_ir::Dim::Slice, r, rr) => MemKind::Nested(cotan_ir::Dim::Vec, r, rr),
+        k @ MemKind::Nested(..) => k,
         _ => MemKind::Vec,
     };
     MemTy { elem: m.elem, kind, access: Access::Owned }

@@ -82,7 +82,9 @@ impl Layout {
         // writing those writes what they are part of.
         let mut field_base = HashMap::new();
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) =
+                (&op.kind, op.result)
+            {
                 field_base.insert(r, *base);
                 l.read_only.insert(r);
             }
@@ -142,13 +144,15 @@ impl Layout {
         }
         let mut results = vec![];
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) =
+                (&op.kind, op.result)
+            {
                 if let Some(&p) = base_param.get(base) {
                     base_param.insert(r, p);
                 }
             }
             // Sub-slices anywhere are what they are part of; other memory is at the top.
-            if let (OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) = (&op.kind, op.result) {
                 base_of_view.insert(r, *base);
             }
             results.extend(op.result);
@@ -271,8 +275,15 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut recompute = HashSet::new();
     let mut work: Vec<Value> = needs.into_iter().collect();
     while let Some(v) = work.pop() {
+        if l.memory.contains(&v) {
+            // Memory is not saved, but a view (a sub-slice or a row) is taken again from its
+            // base in the reverse sweep: its bounds or index are needed there.
+            if let Some(op) = l.def_op.get(&v).filter(|o| matches!(o.kind, OpKind::Slice { .. } | OpKind::Elem { .. })) {
+                work.extend(op.kind.operands());
+            }
+            continue;
+        }
         if l.def_region.get(&v).is_none_or(|r| *r == TOP && !l.split)
-            || l.memory.contains(&v)
             || l.free_indices.contains(&v)
             || push.contains(&v)
             || recompute.contains(&v)
@@ -486,15 +497,7 @@ impl<'a> Rev<'a> {
                 let g = match (self.f.ty(p).mem(), self.shadows[0].get(&p).copied()) {
                     // An array passed by value: its gradient is its (local) shadow.
                     (Some(_), Some(Shadow::Mem(s))) => s,
-                    (Some(m), _) => {
-                        let zero = self.zero(Ty::Scalar(m.elem));
-                        let n = match m.kind {
-                            MemKind::Array(n) => n,
-                            _ => 0,
-                        };
-                        let len = self.e.emit(OpKind::Const(Const::Int(n as i128)), Ty::USIZE);
-                        self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(m)))
-                    }
+                    (Some(m), _) => self.zero_array(m).expect("arrays passed by value have a fixed size"),
                     (None, _) => match self.read_adj(p) {
                         Some(g) => g,
                         None => self.zero(self.f.ty(p)),
@@ -532,19 +535,22 @@ impl<'a> Rev<'a> {
                 }
             }
         }
-        // One seed per float result (a tuple or array result has several).
+        // One seed per float result (a tuple or array result has several). A lone integer
+        // result keeps std's signature: a seed of its type that nothing reads.
         match spec.ret {
             Some(Activity::Active | Activity::ActiveOnly) => {
-                let floats: Vec<Ty> = self.f.returns.iter().copied().filter(|t| t.is_float()).collect();
-                let n = floats.len();
-                floats
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, ty)| {
-                        let name = if n == 1 { "dret".to_string() } else { format!("dret{k}") };
-                        self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE)
-                    })
-                    .collect()
+                let lone_int = matches!(self.f.returns[..], [Ty::Scalar(s)] if s.is_int());
+                let seeded: Vec<Ty> = self.f.returns.iter().copied().filter(|t| t.is_float() || lone_int).collect();
+                let n = seeded.len();
+                let mut seeds = vec![];
+                for (k, ty) in seeded.into_iter().enumerate() {
+                    let name = if n == 1 { "dret".to_string() } else { format!("dret{k}") };
+                    let seed = self.e.out.add_param(ty, name, cotan_ir::SpanId::NONE);
+                    if ty.is_float() {
+                        seeds.push(seed);
+                    }
+                }
+                seeds
             }
             _ => vec![],
         }
@@ -643,26 +649,58 @@ impl<'a> Rev<'a> {
         }
     }
 
-    /// Primal memory `m` as the reverse sweep has it, if it has it; a sub-slice is taken
-    /// again from its base.
+    /// Primal memory `m` as the reverse sweep has it, if it has it; a view (a sub-slice or
+    /// a row) is taken again from its base.
     fn mem_now(&mut self, m: Value) -> Option<Value> {
         if let Some(pm) = self.primal_mem(m) {
             return Some(pm);
         }
-        let (base, start, end) = self.view_parts(m)?;
+        let base = self.view_base(m)?;
         let base = self.mem_now(base)?;
-        let (start, end) = (self.get(start), self.get(end));
-        let mut ty = self.f.ty(m).mem().unwrap();
-        ty.access = cotan_ir::Access::Shared;
-        Some(self.e.emit(OpKind::Slice { base, start, end }, Ty::Mem(ty)))
+        Some(self.view_again(m, base, cotan_ir::Access::Shared))
     }
 
-    /// `(base, start, end)` if `m` is a sub-slice.
-    fn view_parts(&self, m: Value) -> Option<(Value, Value, Value)> {
+    /// The memory `m` is a view of (a sub-slice or a row), if it is one.
+    fn view_base(&self, m: Value) -> Option<Value> {
         match self.l.def_op.get(&m)?.kind {
-            OpKind::Slice { base, start, end } => Some((base, start, end)),
+            OpKind::Slice { base, .. } | OpKind::Elem { base, .. } => Some(base),
             _ => None,
         }
+    }
+
+    /// View `m` taken again, of `base` (the primal or the shadow of its base as the reverse
+    /// sweep has it), with `access`.
+    fn view_again(&mut self, m: Value, base: Value, access: cotan_ir::Access) -> Value {
+        let op = self.l.def_op[&m].clone();
+        let old_base = self.view_base(m).expect("a view");
+        let kind = remap(&op.kind, |u| if u == old_base { base } else { self.get(u) });
+        let mut ty = self.f.ty(m).mem().unwrap();
+        ty.access = access;
+        self.e.emit(kind, Ty::Mem(ty))
+    }
+
+    /// A zeroed array of type `m` (arrays of arrays too), or `None` if `m` has a level
+    /// whose size is not in its type.
+    fn zero_array(&mut self, m: cotan_ir::MemTy) -> Option<Value> {
+        let init = match m.kind.row() {
+            Some(row) => self.zero_array(cotan_ir::MemTy { kind: row, ..m })?,
+            None => self.zero(Ty::Scalar(m.elem)),
+        };
+        let Some(cotan_ir::Dim::Array(n)) = m.kind.dim() else { return None };
+        let len = self.usize_const(n as i128);
+        Some(self.e.emit(OpKind::Alloc { len, init }, Ty::Mem(owned(m))))
+    }
+
+    /// A zeroed buffer shaped like `v`, a buffer of `f` made by `Alloc` (for nested memory,
+    /// by `Alloc`s of `Alloc`s), or `None` for other memory.
+    fn zero_like(&mut self, v: Value) -> Option<Value> {
+        let Some(OpKind::Alloc { len, init }) = self.l.def_op.get(&v).map(|o| o.kind.clone()) else { return None };
+        let init = match self.f.ty(init).mem() {
+            Some(_) => self.zero_like(init)?,
+            None => self.zero(self.f.ty(init)),
+        };
+        let len = self.get(len);
+        Some(self.e.emit(OpKind::Alloc { len, init }, self.f.ty(v)))
     }
 
     /// Active memory parameters without a user shadow get a zeroed local one.
@@ -670,11 +708,19 @@ impl<'a> Rev<'a> {
         for &p in &self.f.params {
             if self.act.mem(p) && !self.shadows[0].contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
-                if let MemKind::Record(_) = m.kind {
+                if let MemKind::Nested(..) = m.kind {
+                    // An array of arrays passed by value: a zeroed one of its size.
+                    if let Some(z) = self.zero_array(m) {
+                        self.shadows[0].insert(p, Shadow::Mem(z));
+                        continue;
+                    }
+                }
+                if let MemKind::Record(_) | MemKind::Nested(..) = m.kind {
                     self.errors.push(AdError {
                         span: self.f.value(p).span,
-                        message: "this struct takes part in the derivative, so it needs a shadow: mark it `Duplicated`"
-                            .into(),
+                        message:
+                            "this argument takes part in the derivative, so it needs a shadow: mark it `Duplicated`"
+                                .into(),
                     });
                     continue;
                 }
@@ -877,13 +923,10 @@ impl<'a> Rev<'a> {
                 return *sh;
             }
         }
-        // The shadow of a sub-slice is the same sub-slice of the shadow, taken where needed.
-        if let Some((base, start, end)) = self.view_parts(mem) {
+        // The shadow of a view is the same view of the shadow, taken where needed.
+        if let Some(base) = self.view_base(mem) {
             if let Shadow::Mem(s) = self.shadow(base) {
-                let (start, end) = (self.get(start), self.get(end));
-                let mut ty = self.f.ty(mem).mem().unwrap();
-                ty.access = cotan_ir::Access::Mut;
-                return Shadow::Mem(self.e.emit(OpKind::Slice { base: s, start, end }, Ty::Mem(ty)));
+                return Shadow::Mem(self.view_again(mem, s, cotan_ir::Access::Mut));
             }
         }
         unreachable!("cotan: memory {mem:?} has no shadow")
@@ -980,7 +1023,23 @@ impl<'a> Rev<'a> {
             }
         }
         for op in &r.ops {
-            if let (OpKind::Alloc { len, .. }, Some(m)) = (&op.kind, op.result) {
+            if let (OpKind::Alloc { len, init }, Some(m)) = (&op.kind, op.result) {
+                if self.act.mem(m) && self.f.ty(*init).mem().is_some() {
+                    // Nested memory: rows of zeros shaped like its rows.
+                    let len = self.get(*len);
+                    let Some(row) = self.zero_like(*init) else {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan builds nested vectors from rows it allocates (`vec![vec![0.0; m]; n]`, `vec![[0.0; 3]; n]`); build this one that way".into(),
+                        });
+                        continue;
+                    };
+                    let s = self.e.emit(OpKind::Alloc { len, init: row }, self.f.ty(m));
+                    let name = d_name(self.f.value(m).name.as_deref().unwrap_or("buf"));
+                    self.e.out.values[s.0 as usize].name = Some(name);
+                    self.shadows.last_mut().unwrap().insert(m, Shadow::Mem(s));
+                    continue;
+                }
                 if self.act.mem(m) {
                     let len = if !self.l.pushed.contains(&m) {
                         self.get(*len)
@@ -1076,7 +1135,7 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
-            OpKind::Field { .. } | OpKind::Slice { .. } => {}
+            OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } => {}
             _ => self.reverse_simple(op),
         }
     }
@@ -1127,6 +1186,16 @@ impl<'a> Rev<'a> {
             }
             OpKind::Alloc { init, .. } => {
                 let m = op.result.unwrap();
+                if self.f.ty(*init).mem().is_some() {
+                    // Copies of a row: its derivative would be the sum of the rows'.
+                    if self.act.mem(*init) {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan cannot differentiate `vec![row; n]` with a row that depends on the inputs yet; start from zeros (`vec![vec![0.0; m]; n]`) and fill the rows in a loop".into(),
+                        });
+                    }
+                    return;
+                }
                 if !self.act.value(*init) {
                     return;
                 }
@@ -1318,13 +1387,13 @@ impl<'a> Rev<'a> {
                     if !site.active[k] {
                         continue;
                     }
-                    let (root, mut_view) = (self.view_root(a), by_mut && self.view_parts(a).is_some());
+                    let (root, mut_view) = (self.view_root(a), by_mut && self.view_base(a).is_some());
                     let clash = passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
                     passed.push((root, mut_view));
                     match self.shadow(a) {
                         Shadow::Mem(s) if clash => {
                             let mt = self.e.out.ty(s).mem().unwrap();
-                            if let MemKind::Record(_) = mt.kind {
+                            if let MemKind::Record(_) | MemKind::Nested(..) = mt.kind {
                                 self.errors.push(AdError {
                                     span: op.span,
                                     message: "cotan cannot pass the same struct twice to a call in reverse mode yet; pass a copy as the second argument".into(),
@@ -1383,8 +1452,8 @@ impl<'a> Rev<'a> {
 
     /// The buffer a sub-slice is part of (any level up), or `m` itself.
     fn view_root(&self, m: Value) -> Value {
-        match self.view_parts(m) {
-            Some((base, ..)) => self.view_root(base),
+        match self.view_base(m) {
+            Some(base) => self.view_root(base),
             None => m,
         }
     }

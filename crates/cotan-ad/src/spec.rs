@@ -122,7 +122,7 @@ pub fn check(f: &Function, spec: &Spec) -> Result<(), SpecError> {
     if let Some(act) = spec.ret {
         // A tuple or array result is several values, each of which must fit.
         for ty in &f.returns {
-            check_return(spec.mode, act, *ty).or_else(|m| fail(Target::Return, m))?;
+            check_return(spec.mode, act, *ty, f.returns.len() == 1).or_else(|m| fail(Target::Return, m))?;
         }
     }
     Ok(())
@@ -163,7 +163,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         (Dual | DualOnly, _) => Ok(()),
         (Active, Ty::Scalar(_)) => Ok(()),
         // An array passed by value (`[f64; N]`): its gradient is returned, as std does.
-        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) => {
+        (Active, Ty::Mem(m)) if m.access == cotan_ir::Access::Owned && m.kind.dim().is_some_and(|d| matches!(d, cotan_ir::Dim::Array(_))) => {
             if m.elem.is_float() {
                 Ok(())
             } else {
@@ -171,7 +171,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
             }
         }
         (Duplicated | DuplicatedOnly, Ty::Mem(m))
-            if m.access == cotan_ir::Access::Owned && matches!(m.kind, MemKind::Array(_)) =>
+            if m.access == cotan_ir::Access::Owned && m.kind.dim().is_some_and(|d| matches!(d, cotan_ir::Dim::Array(_))) =>
         {
             Err(format!("an array passed by value (`{shown}`) is `Active` (its gradient is returned) or `Const`; `{}` is for references", act.name()))
         }
@@ -191,7 +191,7 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
     }
 }
 
-fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
+fn check_return(mode: Mode, act: Activity, ty: Ty, lone: bool) -> Result<(), String> {
     use Activity::*;
     let allowed: &[Activity] = match mode {
         Mode::Forward => &[Const, Dual, DualOnly],
@@ -200,7 +200,9 @@ fn check_return(mode: Mode, act: Activity, ty: Ty) -> Result<(), String> {
     if !allowed.contains(&act) {
         return Err(wrong_mode(mode, act, "the result"));
     }
-    if act != Const && !ty.is_float() {
+    // An integer result marked `Active` keeps std's signature (a seed nothing reads).
+    let int_seed = mode == Mode::Reverse && lone && ty.scalar().is_some_and(|s| s.is_int());
+    if act != Const && !ty.is_float() && !int_seed {
         return Err(format!("`{}` needs a float result; use `Const` for `{ty}`", act.name()));
     }
     Ok(())

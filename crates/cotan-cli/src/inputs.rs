@@ -51,12 +51,7 @@ fn scalar(name: &str, s: Scalar, v: &Json) -> Result<Val, CliError> {
         Scalar::Bool => Val::Bool(v.as_bool().ok_or_else(bad)?),
         _ => {
             let i = v.as_i64().map(i128::from).or_else(|| v.as_u64().map(i128::from)).ok_or_else(bad)?;
-            let bits = s.int_bits();
-            let (lo, hi) = if s.is_signed() {
-                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            } else {
-                (0, (1i128 << bits) - 1)
-            };
+            let (lo, hi) = s.int_range();
             if i < lo || i > hi {
                 return Err(bad());
             }
@@ -134,17 +129,23 @@ pub fn random(f: &Function, rng: &mut fastrand::Rng, len: usize) -> Vec<Arg> {
         .iter()
         .map(|(_, ty)| match ty {
             Ty::Scalar(s) => Arg::Scalar(random_val(*s, rng, len)),
-            Ty::Mem(m) => {
-                let n = match m.kind {
-                    MemKind::Cell => 1,
-                    MemKind::Array(n) => n as usize,
-                    MemKind::Slice | MemKind::Vec => len,
-                    MemKind::Record(_) => 0,
-                };
-                Arg::Mem((0..n).map(|_| random_val(m.elem, rng, len)).collect())
-            }
+            Ty::Mem(m) => random_mem(m.kind, m.elem, rng, len),
         })
         .collect()
+}
+
+/// Random memory of `kind` (rows of `len` elements, `len` rows, for nested memory).
+fn random_mem(kind: MemKind, elem: Scalar, rng: &mut fastrand::Rng, len: usize) -> Arg {
+    let n = match kind {
+        MemKind::Cell => 1,
+        MemKind::Array(n) | MemKind::Nested(cotan_ir::Dim::Array(n), ..) => n as usize,
+        MemKind::Slice | MemKind::Vec | MemKind::Nested(..) => len,
+        MemKind::Record(_) => 0,
+    };
+    match kind.row() {
+        Some(row) => Arg::Rows((0..n).map(|_| random_mem(row, elem, rng, len)).collect()),
+        None => Arg::Mem((0..n).map(|_| random_val(elem, rng, len)).collect()),
+    }
 }
 
 fn random_val(s: Scalar, rng: &mut fastrand::Rng, len: usize) -> Val {
@@ -172,6 +173,7 @@ fn arg_json(a: &Arg) -> Json {
         Arg::Scalar(v) => val_json(v),
         Arg::Mem(m) => Json::Array(m.iter().map(val_json).collect()),
         Arg::Record(fields) => Json::Object(fields.iter().map(|(k, f)| (k.clone(), arg_json(f))).collect()),
+        Arg::Rows(rs) => Json::Array(rs.iter().map(arg_json).collect()),
     }
 }
 
@@ -182,7 +184,7 @@ pub fn to_json(args: &[Arg]) -> String {
         .map(|a| match a {
             Arg::Scalar(v) => val_json(v),
             Arg::Mem(m) => Json::Array(m.iter().map(val_json).collect()),
-            a @ Arg::Record(_) => arg_json(a),
+            a @ (Arg::Record(_) | Arg::Rows(_)) => arg_json(a),
         })
         .collect();
     Json::Array(items).to_string()

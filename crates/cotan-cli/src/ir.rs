@@ -120,7 +120,7 @@ pub fn ir(
     reverse: Option<&str>,
 ) -> Result<String, CliError> {
     let f = src.function(name)?;
-    let mut lowered = cotan_syntax::lower_fn(&f.sig, &f.block).map_err(|e| CliError::lowering(name, &e))?;
+    let mut lowered = cotan_expand::tools::lower(&src.set, &f).map_err(|e| CliError::lowering(name, &e))?;
     if stage == Stage::Lowered {
         return Ok(cotan_ir::print(&lowered.func));
     }

@@ -179,6 +179,8 @@ struct Gen<'f> {
     spans: Vec<Span>,
     /// The path of the `cotan` crate.
     krate: TokenStream,
+    /// Buffers moved into nested memory as its rows.
+    moved: HashSet<Value>,
 }
 
 impl<'f> Gen<'f> {
@@ -198,14 +200,23 @@ impl<'f> Gen<'f> {
             tape: false,
             spans: vec![],
             krate: quote!(::cotan),
+            moved: HashSet::new(),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
             if matches!(op.kind, OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. }) {
                 g.tape = true;
             }
-            if let OpKind::Alloc { .. } = op.kind {
-                if pooled(f.ty(op.result.unwrap())).is_some() {
+            if let OpKind::Alloc { init, .. } = op.kind {
+                if f.ty(init).mem().is_some() {
+                    // A row moved into nested memory is not the pool's to take back.
+                    g.moved.insert(init);
+                }
+            }
+        });
+        f.walk(&mut |op| {
+            if let (OpKind::Alloc { .. }, Some(r)) = (&op.kind, op.result) {
+                if g.pool(r).is_some() {
                     g.tape = true;
                 }
             }
@@ -243,8 +254,16 @@ impl<'f> Gen<'f> {
                 continue;
             }
             let Some(&j) = user.get(&v) else { continue };
-            // A sub-slice is written out at each of its uses, and its bounds with it.
-            if uses.get(&v) != Some(&1) || matches!(r.ops.get(j).map(|o| &o.kind), Some(OpKind::Slice { .. })) {
+            // A sub-slice is written out at each of its uses, and its bounds with it. A call
+            // that lends memory `&mut` gets its other arguments computed before it: written
+            // inside the call, a read of that memory (`f(&mut *x, x.len() / 2)`) would
+            // borrow it while it is lent.
+            let user_kind = r.ops.get(j).map(|o| &o.kind);
+            let lends_mut = matches!(user_kind, Some(OpKind::Call { args, .. }) if args.iter().any(|a| a.1));
+            if uses.get(&v) != Some(&1)
+                || matches!(user_kind, Some(OpKind::Slice { .. } | OpKind::Elem { .. }))
+                || lends_mut
+            {
                 continue;
             }
             let named = self.f.value(v).name.is_some();
@@ -514,10 +533,17 @@ impl<'f> Gen<'f> {
                 (quote!(#krate::Differentiable::zero_like(&*#n)), Prec::Atom)
             }
             OpKind::Alloc { len, init } => {
+                let row_kind = self.f.ty(*init).mem().map(|m| m.kind);
                 let init = self.expr(*init).0;
                 let mt = self.f.ty(r).mem().unwrap();
-                match (mt.kind, pooled(Ty::Mem(mt))) {
-                    (MemKind::Array(n), _) => {
+                match (mt.kind, self.pool(r)) {
+                    // Rows that are not `Copy`: each a clone.
+                    (MemKind::Nested(cotan_ir::Dim::Array(_), ..), _)
+                        if !matches!(row_kind, Some(MemKind::Array(_))) =>
+                    {
+                        (quote!(::core::array::from_fn(|_| #init.clone())), Prec::Atom)
+                    }
+                    (MemKind::Array(n) | MemKind::Nested(cotan_ir::Dim::Array(n), ..), _) => {
                         let n = proc_macro2::Literal::u64_unsuffixed(n);
                         (quote!([#init; #n]), Prec::Atom)
                     }
@@ -565,10 +591,23 @@ impl<'f> Gen<'f> {
         }
     }
 
-    /// Memory as a place expression: its name, the field path (`p.layer.w`) of a field or
-    /// the range of a sub-slice (`x[a..b]`), which are written out at each use so that the
-    /// record or buffer stays free to be lent again.
+    /// `(base, index)` if `v` is a row of nested memory.
+    fn row_of(&self, v: Value) -> Option<(Value, Value)> {
+        match self.def.get(&v)?.kind {
+            OpKind::Elem { base, index } => Some((base, index)),
+            _ => None,
+        }
+    }
+
+    /// Memory as a place expression: its name, the field path (`p.layer.w`) of a field,
+    /// the range of a sub-slice (`x[a..b]`) or a row (`m[i]`), which are written out at each
+    /// use so that the record or buffer stays free to be lent again.
     fn mem_ref(&self, v: Value) -> TokenStream {
+        if let Some((base, index)) = self.row_of(v) {
+            let b = self.mem_ref(base);
+            let i = self.expr(index).0;
+            return quote!(#b[#i]);
+        }
         if let Some((base, start, end)) = self.view_of(v) {
             let b = self.mem_ref(base);
             let (s, e) = (self.operand(start, Prec::Add), self.operand(end, Prec::Add));
@@ -595,7 +634,7 @@ impl<'f> Gen<'f> {
         let mut pooled_here = vec![];
         for op in &r.ops {
             if let (OpKind::Alloc { .. }, Some(v)) = (&op.kind, op.result) {
-                if let Some(t) = pooled(self.f.ty(v)) {
+                if let Some(t) = self.pool(v) {
                     pooled_here.push((self.name(v), t));
                 }
             }
@@ -634,7 +673,7 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
-        if let OpKind::Field { .. } | OpKind::Slice { .. } = op.kind {
+        if let OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } = op.kind {
             // Written out where used (`mem_ref`).
             return quote!();
         }
@@ -838,6 +877,32 @@ impl<'f> Gen<'f> {
                 tokens[k] = if args[k].1 { quote!(&mut *#n) } else { quote!(&*#n) };
             }
         }
+        // Rows of one nested buffer, the same way.
+        let mut bases: Vec<Value> = vec![];
+        for &(v, _) in args {
+            let Some((base, _)) = self.row_of(v) else { continue };
+            if bases.contains(&base) {
+                continue;
+            }
+            bases.push(base);
+            let group: Vec<usize> =
+                (0..args.len()).filter(|&k| self.row_of(args[k].0).is_some_and(|(b, _)| b == base)).collect();
+            if group.len() < 2 || !group.iter().any(|&k| args[k].1) {
+                continue;
+            }
+            let names: Vec<Ident> =
+                (0..group.len()).map(|n| format_ident!("__cotan_row{}_{}", bases.len(), n)).collect();
+            let indices = group.iter().map(|&k| self.expr(self.row_of(args[k].0).unwrap().1).0);
+            let base_ref = self.mem_ref(base);
+            lets.extend(quote! {
+                let [#(#names),*] = #base_ref
+                    .get_disjoint_mut([#(#indices),*])
+                    .expect("rows lent `&mut` to one call are different rows");
+            });
+            for (&k, n) in group.iter().zip(&names) {
+                tokens[k] = if args[k].1 { quote!(&mut *#n) } else { quote!(&*#n) };
+            }
+        }
         (lets, tokens)
     }
 
@@ -854,7 +919,7 @@ impl<'f> Gen<'f> {
     /// A call argument: owned buffers are lent (`&x`, `&mut x`); references and numbers
     /// are passed as they are.
     fn call_arg(&self, v: Value, by_mut: bool) -> TokenStream {
-        if self.field_of(v).is_some() || self.view_of(v).is_some() {
+        if self.field_of(v).is_some() || self.view_of(v).is_some() || self.row_of(v).is_some() {
             let path = self.mem_ref(v);
             return if by_mut { quote!(&mut #path) } else { quote!(&#path) };
         }
@@ -958,6 +1023,16 @@ fn is_keyword(s: &str) -> bool {
 }
 
 /// The element type name of buffers taken from the tape's pool (`f64`, `f32`), if pooled.
+impl Gen<'_> {
+    /// The pool buffer `v` is taken from, if it is one (see `pooled`).
+    fn pool(&self, v: Value) -> Option<&'static str> {
+        if self.moved.contains(&v) {
+            return None;
+        }
+        pooled(self.f.ty(v))
+    }
+}
+
 fn pooled(t: Ty) -> Option<&'static str> {
     match t {
         Ty::Mem(MemTy { kind: MemKind::Vec, access: Access::Owned, elem }) if elem.is_float() => Some(elem.name()),
@@ -970,6 +1045,10 @@ fn push(t: Ty, v: TokenStream) -> TokenStream {
         Some(Scalar::F64) => quote!(__cotan_tape.push_f64(#v);),
         Some(Scalar::F32) => quote!(__cotan_tape.push_f32(#v);),
         Some(Scalar::Bool) => quote!(__cotan_tape.push_bool(#v);),
+        // 128-bit integers travel as two halves, the low one first.
+        Some(Scalar::I128 | Scalar::U128) => quote! {
+            { let w = (#v) as u128; __cotan_tape.push_int(w as u64); __cotan_tape.push_int((w >> 64) as u64); }
+        },
         _ => quote!(__cotan_tape.push_int((#v) as u64);),
     }
 }
@@ -979,6 +1058,10 @@ fn pop(t: Ty) -> TokenStream {
         Some(Scalar::F64) => quote!(__cotan_tape.pop_f64()),
         Some(Scalar::F32) => quote!(__cotan_tape.pop_f32()),
         Some(Scalar::Bool) => quote!(__cotan_tape.pop_bool()),
+        Some(s @ (Scalar::I128 | Scalar::U128)) => {
+            let s = scalar_tokens(s);
+            quote!({ let high = __cotan_tape.pop_int() as u128; (((high << 64) | __cotan_tape.pop_int() as u128) as #s) })
+        }
         Some(s) => {
             let s = scalar_tokens(s);
             quote!((__cotan_tape.pop_int() as #s))
@@ -1014,24 +1097,32 @@ pub fn ty_tokens(t: Ty) -> TokenStream {
     match t {
         Ty::Scalar(s) => scalar_tokens(s),
         Ty::Mem(m) => {
-            let e = scalar_tokens(m.elem);
-            let inner = match m.kind {
-                MemKind::Slice => quote!([#e]),
-                MemKind::Array(n) => {
-                    let n = proc_macro2::Literal::u64_unsuffixed(n);
-                    quote!([#e; #n])
-                }
-                MemKind::Vec => quote!(Vec<#e>),
-                MemKind::Cell => e,
-                // Records are named by `record_ty_tokens`; a nested one is never declared.
-                MemKind::Record(_) => quote!(_),
-            };
+            let inner = kind_tokens(m.kind, scalar_tokens(m.elem));
             match m.access {
                 Access::Shared => quote!(&#inner),
                 Access::Mut => quote!(&mut #inner),
                 Access::Owned => inner,
             }
         }
+    }
+}
+
+/// The Rust type of memory of `kind` holding numbers of type `e` (without the reference).
+fn kind_tokens(kind: MemKind, e: TokenStream) -> TokenStream {
+    let around = |dim: cotan_ir::Dim, inner: TokenStream| match dim {
+        cotan_ir::Dim::Slice => quote!([#inner]),
+        cotan_ir::Dim::Array(n) => {
+            let n = proc_macro2::Literal::u64_unsuffixed(n);
+            quote!([#inner; #n])
+        }
+        cotan_ir::Dim::Vec => quote!(Vec<#inner>),
+    };
+    match kind {
+        MemKind::Slice | MemKind::Array(_) | MemKind::Vec => around(kind.dim().unwrap(), e),
+        MemKind::Cell => e,
+        // Records are named by `record_ty_tokens`; a nested one is never declared.
+        MemKind::Record(_) => quote!(_),
+        MemKind::Nested(outer, ..) => around(outer, kind_tokens(kind.row().unwrap(), e)),
     }
 }
 

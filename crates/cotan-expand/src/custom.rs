@@ -48,6 +48,20 @@ impl Param {
                 quote!([0.0; #k])
             }
             MemKind::Slice | MemKind::Vec | MemKind::Record(_) => quote!(vec![0.0; #n.len()]),
+            // A copy of the argument, zeroed row by row.
+            MemKind::Nested(_, _, deeper) => {
+                let zero_rows = match deeper {
+                    None => quote!(for r in z.iter_mut() {
+                        r.fill(0.0);
+                    }),
+                    Some(_) => quote!(for r in z.iter_mut() {
+                        for rr in r.iter_mut() {
+                            rr.fill(0.0);
+                        }
+                    }),
+                };
+                quote!({ let mut z = #n.to_owned(); #zero_rows z })
+            }
         };
         if writable {
             quote!(&mut #z)

@@ -6,6 +6,7 @@
 mod constants;
 mod custom;
 mod doctest;
+mod env;
 mod program;
 mod sources;
 mod split;
@@ -216,7 +217,8 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     let name: syn::Ident = syn::parse2(attr).map_err(|e| {
         syn::Error::new(e.span(), "expected the name of the new function, as in `#[cotan::hvp(f_hvp)]`")
     })?;
-    let lowered = lower_root(func)?;
+    let mut lowered = lower_root(func)?;
+    let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
     let f = &lowered.func;
     if f.generic_float.is_some() {
         return Err(syn::Error::new(
@@ -239,7 +241,6 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         ret: Some(Activity::Active),
         width: 1,
     };
-    let mut program = program_for(&lowered, func, program::Rule::Body);
     program.reserve("hvp_of");
     let mut rev = cotan_ad::reverse(f, &rev_spec, "gradient", &mut program)
         .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
@@ -361,6 +362,9 @@ pub(crate) struct Args {
     /// Batched forward mode's number of directions (1 when not given).
     pub width: usize,
     pub acts: Vec<(Activity, Span)>,
+    /// Per activity: `Dualv`, batched forward mode's tangents of a slice as one buffer of
+    /// `width` lanes, one after the other (taken as `Dual` by the transform).
+    pub lanes: Vec<bool>,
 }
 
 pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
@@ -378,13 +382,11 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
         None => return Err(syn::Error::new(Span::call_site(), usage)),
     };
     let mut acts = vec![];
+    let mut lanes = vec![];
     let mut width = 1;
     for (k, e) in it.enumerate() {
         if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = e {
             let n: usize = n.base10_parse()?;
-            if mode == Mode::Reverse {
-                return Err(syn::Error::new(e.span(), "a width (batched mode) is for `autodiff_forward` only"));
-            }
             if k != 0 || n == 0 {
                 return Err(syn::Error::new(
                     e.span(),
@@ -398,23 +400,34 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
             syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
+        if word.as_deref() == Some("Dualv") && mode == Mode::Forward {
+            acts.push((Activity::Dual, e.span()));
+            lanes.push(true);
+            continue;
+        }
         match word.as_deref().and_then(Activity::from_name) {
-            Some(a) => acts.push((a, e.span())),
+            Some(a) => {
+                acts.push((a, e.span()));
+                lanes.push(false);
+            }
             None => {
                 let shown = e.to_token_stream().to_string();
                 return Err(syn::Error::new(
                     e.span(),
-                    format!("unknown activity `{shown}`; use one of Const, Active, ActiveOnly, Dual, DualOnly, Duplicated, DuplicatedOnly"),
+                    format!("unknown activity `{shown}`; use one of Const, Active, ActiveOnly, Dual, DualOnly, Dualv, Duplicated, DuplicatedOnly"),
                 ));
             }
         }
     }
-    Ok(Args { name, width, acts })
+    Ok(Args { name, width, acts, lanes })
 }
 
 fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
-    let lowered = lower_root(func)?;
+    if let Some(t) = passthrough(func, &args) {
+        return Ok(t);
+    }
+    let mut lowered = lower_root(func)?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -431,11 +444,19 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let mut program = program_for(&lowered, func, program::Rule::Body);
+    let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
     program.reserve(&args.name.to_string());
     program.reserve("batched");
+    if mode == Mode::Reverse && args.width > 1 {
+        let spec = Spec { width: 1, ..spec };
+        return split::batched_reverse(func, &args, &spec, &lowered, &mut program);
+    }
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
     let vis = func.vis.to_token_stream();
+    if args.lanes.contains(&true) {
+        let body = lanes(&derived, &args, &lowered, vis, &program)?;
+        return Ok(quote! { #[inline] #body });
+    }
     let body = match (args.width, spec.ret, lowered.ret_shape) {
         (_, _, Some(shape)) => {
             if lowered.func.generic_float.is_some() {
@@ -464,6 +485,39 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
     })
 }
 
+/// Nothing to differentiate (every activity `Const`): as std, the derivative is the
+/// function itself, whatever its types (`fn f() -> NotANumber`).
+fn passthrough(func: &syn::ItemFn, args: &Args) -> Option<TokenStream> {
+    let returns = matches!(&func.sig.output, syn::ReturnType::Type(_, t) if !matches!(&**t, syn::Type::Tuple(t) if t.elems.is_empty()));
+    let all_const = args.acts.iter().all(|a| a.0 == Activity::Const);
+    if !all_const || args.width != 1 || args.acts.len() != func.sig.inputs.len() + usize::from(returns) {
+        return None;
+    }
+    let mut sig = func.sig.clone();
+    sig.ident = args.name.clone();
+    let mut call_args = vec![];
+    let mut receiver = false;
+    for (k, input) in sig.inputs.iter_mut().enumerate() {
+        match input {
+            syn::FnArg::Receiver(_) => receiver = true,
+            syn::FnArg::Typed(pt) => {
+                let name = quote::format_ident!("arg{}", k);
+                *pt.pat = syn::parse_quote!(#name);
+                call_args.push(name);
+            }
+        }
+    }
+    let orig = &func.sig.ident;
+    let call = if receiver { quote!(Self::#orig(self, #(#call_args),*)) } else { quote!(#orig(#(#call_args),*)) };
+    let vis = &func.vis;
+    let doc = format!(" The derivative of [`{orig}`] with every activity `Const`: the function itself.");
+    Some(quote! {
+        #[doc = #doc]
+        #[inline]
+        #vis #sig { #call }
+    })
+}
+
 /// The function with the attribute, lowered.
 pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
     lower_root_at(func, &root_place(func))
@@ -472,6 +526,7 @@ pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowere
 /// The function with the attribute, found at `place`, lowered.
 pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<cotan_syntax::Lowered> {
     let with_constants;
+    let mut env: Option<std::rc::Rc<dyn cotan_syntax::Env>> = None;
     let func = match (&place.src, place.at) {
         (Some(src), Some((module, f))) => {
             let (scope, imp) = match f {
@@ -479,11 +534,15 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
                 _ => (module, None),
             };
             with_constants = constants::substitute(func, src, scope, imp)?;
+            env = Some(std::rc::Rc::new(env::SourceEnv { src: src.clone(), scope, imp }));
             &with_constants
         }
         _ => func,
     };
-    let mut lowered = cotan_syntax::lower_fn(&func.sig, &func.block)?;
+    let mut lowered = match env {
+        Some(env) => cotan_syntax::lower_fn_in(&func.sig, &func.block, env, false)?,
+        None => cotan_syntax::lower_fn(&func.sig, &func.block)?,
+    };
     internal_check(&lowered.func, "lowering")?;
     cotan_ir::simplify::cse(&mut lowered.func);
     Ok(lowered)
@@ -492,12 +551,24 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
 /// The program around the function with the attribute: the crate's sources, if the macro
 /// can read them, and where in them the function is.
 pub(crate) fn program_for(
-    lowered: &cotan_syntax::Lowered,
+    lowered: &mut cotan_syntax::Lowered,
     func: &syn::ItemFn,
     rule: program::Rule,
-) -> program::Program {
+) -> syn::Result<program::Program> {
     let place = root_place(func);
-    program::Program::new(lowered, rule, place.src, place.at)
+    program_at(lowered, rule, place)
+}
+
+/// The program around `lowered`, at `place`; `lowered`'s calls of functions that take
+/// structs of numbers field by field go to the copies the program makes of them.
+pub(crate) fn program_at(
+    lowered: &mut cotan_syntax::Lowered,
+    rule: program::Rule,
+    place: Place,
+) -> syn::Result<program::Program> {
+    let mut program = program::Program::new(lowered, rule, place.src, place.at);
+    program.redirect_flat(&mut lowered.func).map_err(|(span, e)| syn::Error::new(lowered.span(span), e))?;
+    Ok(program)
 }
 
 /// Where the function with an attribute is: its crate's sources, and the module (or block)
@@ -594,7 +665,7 @@ fn field_type_checks(lowered: &cotan_syntax::Lowered, program: &program::Program
 /// argument active, sharing the caller's tape), and the forward modes of those two,
 /// `NAME__aug__fwd` and `NAME__rev__fwd`, for second order.
 pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<TokenStream> {
-    let lowered = match &rule {
+    let mut lowered = match &rule {
         program::Rule::Body => lower_root(func)?,
         _ => cotan_syntax::Lowered {
             func: cotan_syntax::lower_signature(&func.sig)?,
@@ -612,7 +683,7 @@ pub(crate) fn exports(func: &syn::ItemFn, rule: program::Rule) -> syn::Result<To
         // exports none.
         return Ok(quote!());
     }
-    let mut program = program_for(&lowered, func, rule);
+    let mut program = program_for(&mut lowered, func, rule)?;
     let name = func.sig.ident.to_string();
     let at = func.sig.ident.span();
     let site = |f: &cotan_ir::Function, need: cotan_ad::Need| cotan_ad::CallSite {
@@ -754,6 +825,93 @@ fn batched(
             #inner_tokens
             let (#(#outs),*) = batched(#(#args),*);
             [#(#outs),*]
+        }
+    })
+}
+
+/// `Dualv` (std's batched forward mode with one buffer per slice for all its tangents):
+/// the batched derivative, wrapped so that each such buffer is cut into `width` lanes of the
+/// slice's length.
+fn lanes(
+    derived: &cotan_ir::Function,
+    args: &Args,
+    lowered: &cotan_syntax::Lowered,
+    vis: TokenStream,
+    program: &program::Program,
+) -> syn::Result<TokenStream> {
+    let w = args.width;
+    let mut inner = derived.clone();
+    inner.name = "lanes".into();
+    let inner_tokens = emit_with_callees(&inner, quote!(), lowered, program)?;
+    let name = syn::Ident::new(&derived.name, Span::call_site());
+    let primal = &lowered.func;
+    let mut params = vec![];
+    let mut prelude = TokenStream::new();
+    let mut call = vec![];
+    let mut next = derived.params.iter();
+    for (k, (&p, &(act, span))) in primal.params.iter().zip(&args.acts).enumerate() {
+        let at = *next.next().expect("a primal parameter");
+        let x = quote::format_ident!("arg{}", k);
+        let t = cotan_codegen::param_ty_tokens(derived, derived.ty(at));
+        params.push(quote!(#x: #t));
+        call.push(quote!(#x));
+        if act == Activity::Const {
+            continue;
+        }
+        let tangents: Vec<cotan_ir::Value> = (0..w).map(|_| *next.next().expect("a tangent")).collect();
+        if !args.lanes[k] {
+            for (j, &tp) in tangents.iter().enumerate() {
+                let d = quote::format_ident!("d{}_{}", k, j);
+                let t = cotan_codegen::param_ty_tokens(derived, derived.ty(tp));
+                params.push(quote!(#d: #t));
+                call.push(quote!(#d));
+            }
+            continue;
+        }
+        let Some(m) = primal.ty(p).mem().filter(|m| m.kind.dim().is_some() && m.kind.row().is_none()) else {
+            return Err(syn::Error::new(span, "`Dualv` is for slices, arrays and vectors of numbers; use `Dual` here"));
+        };
+        let d = quote::format_ident!("d{}", k);
+        let e = cotan_codegen::ty_tokens(cotan_ir::Ty::Scalar(m.elem));
+        if derived.ty(tangents[0]).mem().is_some_and(|t| t.access == cotan_ir::Access::Mut) {
+            params.push(quote!(#d: &mut [#e]));
+            let it = quote::format_ident!("lanes{}", k);
+            prelude.extend(quote! {
+                assert_eq!(#d.len(), #w * #x.len(), "a `Dualv` tangent holds {} lanes of the argument's length", #w);
+                let mut #it = #d.chunks_exact_mut(#x.len());
+            });
+            call.extend((0..w).map(|_| quote!(#it.next().unwrap())));
+        } else {
+            params.push(quote!(#d: &[#e]));
+            prelude.extend(quote! {
+                assert_eq!(#d.len(), #w * #x.len(), "a `Dualv` tangent holds {} lanes of the argument's length", #w);
+            });
+            call.extend((0..w).map(|j| quote!(&#d[#j * #x.len()..(#j + 1) * #x.len()])));
+        }
+    }
+    let (ret, body) = match derived.returns.len() {
+        0 => (quote!(), quote!(lanes(#(#call),*);)),
+        1 => {
+            let t = cotan_codegen::ty_tokens(derived.returns[0]);
+            (quote!(-> #t), quote!(lanes(#(#call),*)))
+        }
+        n => {
+            let elem = cotan_codegen::ty_tokens(derived.returns[0]);
+            let outs: Vec<syn::Ident> = (0..n).map(|k| quote::format_ident!("r{}", k)).collect();
+            (quote!(-> [#elem; #n]), quote!({ let (#(#outs),*) = lanes(#(#call),*); [#(#outs),*] }))
+        }
+    };
+    let doc = format!(
+        " Forward-mode derivative of [`{}`], batched over {w} directions (`Dualv`: one buffer of {w} lanes per slice).",
+        primal.name
+    );
+    Ok(quote! {
+        #[doc = #doc]
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #vis fn #name(#(#params),*) #ret {
+            #inner_tokens
+            #prelude
+            #body
         }
     })
 }

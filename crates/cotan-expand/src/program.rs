@@ -92,8 +92,10 @@ pub(crate) struct Program {
     pub assumed_int: Vec<(Rc<Function>, Vec<String>)>,
     /// The functions known only by their exports that the program calls.
     pub exported: HashSet<String>,
-    /// Tools: callees' integer literals are typed by the functions they call, as rustc
-    /// types them (`tools::type_literals_by_callees`).
+    /// The copies made of functions that take or return structs of numbers field by field.
+    flat_copies: HashMap<FnId, String>,
+    /// Tools: callees' literals are typed by the functions they call, as rustc types them
+    /// (`tools::type_literals_by_callees`).
     pub literals_by_callees: bool,
 }
 
@@ -130,6 +132,7 @@ impl Program {
             made: vec![],
             by_name: HashMap::new(),
             names,
+            flat_copies: HashMap::new(),
             path_fns: HashMap::new(),
             path_derived: HashMap::new(),
             depth: 0,
@@ -160,9 +163,10 @@ impl Program {
         };
         let def = &src.fns[f];
         let item = def.item.clone();
+        let env = std::rc::Rc::new(crate::env::SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp });
         let lowered = with_fallback(|| {
             let item = crate::constants::substitute(&item, &src, def.scope, def.imp)?;
-            cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block)
+            cotan_syntax::lower_fn_in(&item.sig, &item.block, env, true)
         })
         .map_err(|e| in_callee(&c.shown, &e.span(), &e.to_string()))?;
         let mut func = lowered.func;
@@ -413,7 +417,8 @@ impl Program {
         let mut assumed = vec![];
         let (mut func, spans) = match rule {
             Rule::Body => {
-                let lowered = with_fallback(|| cotan_syntax::lower_fn_with_tuples(&item.sig, &item.block))
+                let env = std::rc::Rc::new(crate::env::SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp });
+                let lowered = with_fallback(|| cotan_syntax::lower_fn_in(&item.sig, &item.block, env, true))
                     .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
                 let mut func = lowered.func;
                 if self.literals_by_callees {
@@ -514,6 +519,10 @@ impl Program {
                 _ => src.resolve(module, &segs, Ns::Value),
             };
             match res {
+                Res::Fn(g) if crate::env::flat_shape(&src, g).is_some() => {
+                    let name = self.flat_copy(g)?;
+                    map.insert(callee, name);
+                }
                 Res::Fn(g) => {
                     let p = self.fn_path(&src, g)?;
                     map.insert(callee, p);
@@ -618,6 +627,67 @@ impl Program {
             _ => String::new(),
         };
         self.fresh(&format!("{base}__{kind}{width}_{pattern}"))
+    }
+
+    /// Points the calls of `f` (the function with the attribute, as lowered in its own
+    /// scope) at the copies of functions that take structs of numbers field by field, as
+    /// the calls of every function the program lowers are. A failure is at the call's span.
+    pub(crate) fn redirect_flat(&mut self, f: &mut Function) -> Result<(), (cotan_ir::SpanId, String)> {
+        let (Some(src), Some(scope)) = (self.src.clone(), self.scope) else { return Ok(()) };
+        let self_ty = self.root_impl.and_then(|i| src.impl_type(i));
+        let mut calls = vec![];
+        f.walk(&mut |op| {
+            if let OpKind::Call { callee, .. } = &op.kind {
+                calls.push((callee.clone(), op.span));
+            }
+        });
+        let mut map: HashMap<String, String> = HashMap::new();
+        for (callee, span) in calls {
+            if map.contains_key(&callee) {
+                continue;
+            }
+            let segs: Vec<String> = callee.split("::").map(str::to_string).collect();
+            let res = match (segs.as_slice(), self_ty) {
+                ([s, m], Some(t)) if s == "Self" => src.method(t, m),
+                _ => src.resolve(scope, &segs, Ns::Value),
+            };
+            if let Res::Fn(g) = res {
+                if crate::env::flat_shape(&src, g).is_some() {
+                    let name = self.flat_copy(g).map_err(|e| (span, e))?;
+                    map.insert(callee, name);
+                }
+            }
+        }
+        if map.is_empty() {
+            return Ok(());
+        }
+        f.body.walk_mut(&mut |op| {
+            if let OpKind::Call { callee, .. } = &mut op.kind {
+                if let Some(p) = map.get(callee.as_str()) {
+                    *callee = p.clone();
+                }
+            }
+        });
+        self.root = Rc::new(f.clone());
+        Ok(())
+    }
+
+    /// Function `g` takes or returns structs of numbers field by field (see `env.rs`), so
+    /// that its own signature is not the one its callers use: they call a copy of it that
+    /// the program makes (and differentiates like any function of the crate).
+    fn flat_copy(&mut self, g: FnId) -> Result<String, String> {
+        if let Some(name) = self.flat_copies.get(&g) {
+            return Ok(name.clone());
+        }
+        let src = self.src.clone().expect("copies are of functions of the sources");
+        let name = self.fresh(&format!("{}_by_fields", src.fns[g].name));
+        // Named before it is lowered: it may call itself.
+        self.flat_copies.insert(g, name.clone());
+        let c = self.callee(&Origin::Def(g))?;
+        let mut f = (*c.func).clone();
+        f.name = name.clone();
+        self.add(f)?;
+        Ok(name)
     }
 
     fn add(&mut self, mut f: Function) -> Result<(), String> {

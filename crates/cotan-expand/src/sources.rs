@@ -109,6 +109,8 @@ pub(crate) struct TypeDef {
     pub fields: Vec<(String, Vis)>,
     /// The methods a trait declares.
     pub methods: Vec<String>,
+    /// A struct's definition (its fields' types), if it is a struct without generics.
+    pub structure: Option<Rc<syn::Fields>>,
 }
 
 pub(crate) struct ImplDef {
@@ -380,6 +382,9 @@ impl Sources {
                         syn::Fields::Unit => vec![],
                     };
                     self.add_type(st.ident.to_string(), m, &st.vis, fields);
+                    if st.generics.params.is_empty() {
+                        self.types.last_mut().unwrap().structure = Some(Rc::new(st.fields.clone()));
+                    }
                 }
                 syn::Item::Enum(e) => self.add_type(e.ident.to_string(), m, &e.vis, vec![]),
                 syn::Item::Type(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
@@ -448,7 +453,7 @@ impl Sources {
 
     fn add_type(&mut self, name: String, m: ModId, vis: &syn::Visibility, fields: Vec<(String, Vis)>) {
         let vis = self.vis(vis, m);
-        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields, methods: vec![] });
+        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields, methods: vec![], structure: None });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));
     }

@@ -24,10 +24,11 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
     // The activities, read as `autodiff_reverse` reads them (with REVERSE as its NAME).
     let rest: Punctuated<syn::Expr, syn::Token![,]> = items.into_iter().skip(1).collect();
     let args = crate::parse_args(Mode::Reverse, rest.to_token_stream())?;
-    let lowered = crate::lower_root(func)?;
+    let mut lowered = crate::lower_root(func)?;
     if lowered.func.generic_float.is_some() {
         return Err(syn::Error::new(func.sig.generics.span(), "`autodiff_split` does not support generic functions yet; put it on a function of `f64` that calls this one"));
     }
+    let mut program = crate::program_for(&mut lowered, func, crate::program::Rule::Body)?;
     let f = &lowered.func;
     let has_ret = !f.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -49,7 +50,6 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let mut program = crate::program_for(&lowered, func, crate::program::Rule::Body);
     program.reserve(&fwd_name.to_string());
     program.reserve(&rev_name.to_string());
     let site = |need| CallSite {
@@ -156,4 +156,110 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
         }
     };
     Ok(quote!(#forward #reverse))
+}
+
+/// `#[autodiff_reverse(NAME, W, ...)]`, std's batched reverse mode: `W` shadows per
+/// `Duplicated` argument, filled by one forward sweep and `W` reverse sweeps, each from the
+/// same record (the two sweeps `autodiff_split` makes, in one function).
+pub(crate) fn batched_reverse(
+    func: &syn::ItemFn,
+    args: &crate::Args,
+    spec: &cotan_ad::Spec,
+    lowered: &cotan_syntax::Lowered,
+    program: &mut crate::program::Program,
+) -> syn::Result<TokenStream> {
+    use cotan_ad::Activity;
+    let f = &lowered.func;
+    let w = args.width;
+    let inputs_ok = spec.inputs.iter().all(|a| matches!(a, Activity::Const | Activity::Duplicated));
+    if !inputs_ok || spec.ret.is_some_and(|r| r != Activity::Const) || f.generic_float.is_some() {
+        return Err(syn::Error::new(
+            args.name.span(),
+            "cotan's batched reverse mode (a width) takes `Duplicated` and `Const` arguments and a `Const` result (or none), in functions of `f64`/`f32`; write a loop over the seeds with `autodiff_split` for the rest",
+        ));
+    }
+    let site = |need| CallSite {
+        callee: f.name.clone(),
+        need,
+        active: spec.inputs.iter().map(|a| a.is_active()).collect(),
+        avail: vec![Avail::Absent; f.params.len()],
+        ret_active: false,
+        arg_tys: f.params.iter().map(|p| f.ty(*p)).collect(),
+        ret_tys: f.returns.clone(),
+        records: f.records.clone(),
+        tape: false,
+    };
+    let at = func.sig.ident.span();
+    let aug = program.link(&site(Need::Augmented), cotan_ir::SpanId::NONE).map_err(|e| syn::Error::new(at, e))?;
+    let rev = program.link(&site(Need::Reverse), cotan_ir::SpanId::NONE).map_err(|e| syn::Error::new(at, e))?;
+    program.check_visibility().map_err(|e| syn::Error::new(at, e))?;
+    let (aug, rev) = (program.made_fn(&aug), program.made_fn(&rev));
+    let duplicated: Vec<usize> = (0..f.params.len()).filter(|&k| spec.inputs[k] == Activity::Duplicated).collect();
+    if rev.params.len() != duplicated.len() {
+        return Err(syn::Error::new(at, "cotan's batched reverse mode cannot split this function's sweeps yet; write a loop over the seeds with `autodiff_split`"));
+    }
+    let krate = crate::cotan_path();
+    let items: TokenStream = program
+        .reachable(&aug)
+        .into_iter()
+        .chain(program.reachable(&rev))
+        .chain([&*aug, &*rev])
+        .map(|h| cotan_codegen::emit_fn_spanned(h, quote!(), &[], krate.clone()))
+        .collect();
+    let mut params = vec![];
+    let mut primal_args = vec![];
+    let mut lanes: Vec<Vec<syn::Ident>> = vec![vec![]; w];
+    for (k, &p) in f.params.iter().enumerate() {
+        let x = format_ident!("arg{}", k);
+        let t = cotan_codegen::param_ty_tokens(f, f.ty(p));
+        params.push(quote!(#x: #t));
+        primal_args.push(quote!(#x));
+        if duplicated.contains(&k) {
+            let dt = cotan_codegen::param_ty_tokens(
+                &rev,
+                rev.ty(rev.params[duplicated.iter().position(|&d| d == k).unwrap()]),
+            );
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                let d = format_ident!("d{}_{}", k, j);
+                params.push(quote!(#d: #dt));
+                lane.push(d);
+            }
+        }
+    }
+    let (aug_name, rev_name) = (format_ident!("{}", aug.name), format_ident!("{}", rev.name));
+    let of = f.name.clone();
+    let sweeps = lanes.iter().map(|lane| {
+        quote! {
+            let mut __tape = __record.replay(#of);
+            #rev_name(#(&mut *#lane,)* &mut __tape);
+            __tape.release();
+        }
+    });
+    let (ret, result) = match lowered.func.returns.as_slice() {
+        [] => (quote!(), quote!()),
+        _ => {
+            let t = match &func.sig.output {
+                syn::ReturnType::Type(_, t) => t.to_token_stream(),
+                syn::ReturnType::Default => quote!(()),
+            };
+            (quote!(-> #t), quote!(__result))
+        }
+    };
+    let name = &args.name;
+    let vis = &func.vis;
+    let doc =
+        format!(" Reverse-mode derivative of [`{of}`], batched over {w} seeds: one forward sweep, {w} reverse sweeps.");
+    Ok(quote! {
+        #[doc = #doc]
+        #[inline]
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #vis fn #name(#(#params),*) #ret {
+            #items
+            let mut __tape = #krate::rt::Tape::acquire();
+            let __result = #aug_name(#(#primal_args,)* &mut __tape);
+            let __record = #krate::Record::new(__tape, #of);
+            #(#sweeps)*
+            #result
+        }
+    })
 }

@@ -50,21 +50,24 @@ impl cotan_ir::Callees for Derivation {
     }
 }
 
-fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &cotan_syntax::Lowered) -> Program {
+/// The program around `lowered`, as `crate::program_at` makes it, with its callees' literals
+/// typed as rustc types them (before it lowers any).
+fn program(set: &SourceSet, func: &syn::ItemFn, lowered: &mut cotan_syntax::Lowered) -> syn::Result<Program> {
     let place = place(set, func);
     let mut program = Program::new(lowered, Rule::Body, place.src, place.at);
     program.literals_by_callees = true;
-    program
+    program.redirect_flat(&mut lowered.func).map_err(|(span, e)| syn::Error::new(lowered.span(span), e))?;
+    Ok(program)
 }
 
 fn place(set: &SourceSet, func: &syn::ItemFn) -> crate::Place {
     crate::place_in(func, set.src.clone(), set.file.clone())
 }
 
-/// `func` lowered as the macros lower it, with the crate's constants of `set`, and its
-/// integer literals typed by the functions it calls as rustc types them
+/// `func` lowered as the macros lower it, with the crate's constants and structs of `set`,
+/// and its literals typed by the functions it calls as rustc types them
 /// ([`type_literals_by_callees`]).
-fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+pub fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
     let place = place(set, func);
     let mut lowered = crate::lower_root_at(func, &place)?;
     if let (Some(src), Some((module, f))) = (&place.src, place.at) {
@@ -80,8 +83,8 @@ fn lower(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lower
 /// `func` as written, with the functions it calls (parsed from `set`, so that its spans
 /// give its lines there).
 pub fn primal(set: &SourceSet, func: &syn::ItemFn) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
-    let program = program(set, func, &lowered);
+    let mut lowered = lower(set, func)?;
+    let program = program(set, func, &mut lowered)?;
     Ok(Derivation { function: lowered.func, program: RefCell::new(program) })
 }
 
@@ -100,9 +103,9 @@ pub fn transform(
     name: &str,
     simplify: bool,
 ) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
+    let mut lowered = lower(set, func)?;
     cotan_ad::check(&lowered.func, spec).map_err(|e| syn::Error::new(func.sig.ident.span(), e.message))?;
-    let mut program = program(set, func, &lowered);
+    let mut program = program(set, func, &mut lowered)?;
     program.reserve(name);
     let function = if simplify {
         crate::differentiate(&lowered, spec, name, &mut program)?
@@ -153,9 +156,9 @@ pub fn seeds(f: &Function) -> usize {
 /// float parameter of the reverse derivative (the function's and their shadows) is `Dual`,
 /// the seed of the result constant. Its tangents are Hessian-vector products.
 pub fn second_order(set: &SourceSet, func: &syn::ItemFn, name: &str) -> syn::Result<Derivation> {
-    let lowered = lower(set, func)?;
+    let mut lowered = lower(set, func)?;
     let spec = all_active(&lowered.func, Mode::Reverse);
-    let mut program = program(set, func, &lowered);
+    let mut program = program(set, func, &mut lowered)?;
     program.reserve(name);
     let rev = crate::differentiate(&lowered, &spec, &format!("{name}_gradient"), &mut program)?;
     let seeds = seeds(&lowered.func);

@@ -57,6 +57,8 @@ pub enum Arg {
     /// A struct or tuple, field by field (a scalar field may be given as a scalar or as a
     /// one-element `Mem`; it comes back as the latter).
     Record(Vec<(String, Arg)>),
+    /// Nested memory (`&[Vec<f64>]`, `[[f64; 3]; 4]`), row by row.
+    Rows(Vec<Arg>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +92,7 @@ pub fn run_with_limit(f: &Function, args: &mut [Arg], limit: u64) -> Result<Vec<
     let results = exec(f, args, limit)?;
     let scalar = |a: Arg| match a {
         Arg::Scalar(v) => Ok(v),
-        Arg::Mem(_) | Arg::Record(_) => {
+        Arg::Mem(_) | Arg::Record(_) | Arg::Rows(_) => {
             Err(InterpError { op: None, message: "the function returns memory; use `exec`".into() })
         }
     };
@@ -145,6 +147,7 @@ fn exec_nested(
         vars: vec![None; f.vars.len()],
         mems: vec![],
         recs: vec![],
+        rows: vec![],
         tapes,
         steps: 0,
         limit,
@@ -175,6 +178,8 @@ enum Slot {
     },
     /// An index into `Machine::recs`.
     Rec(usize),
+    /// An index into `Machine::rows`: nested memory.
+    Rows(usize),
 }
 
 enum Flow {
@@ -209,6 +214,8 @@ struct Machine<'f> {
     mems: Vec<Vec<Val>>,
     /// Records: their fields' slots, by name.
     recs: Vec<Vec<(String, Slot)>>,
+    /// The rows of nested memory.
+    rows: Vec<Vec<Slot>>,
     /// One LIFO stack per scalar type, in the order of `Scalar::ALL`.
     tapes: Vec<Vec<Val>>,
     steps: u64,
@@ -222,17 +229,16 @@ fn tape_index(s: Scalar) -> usize {
 }
 
 fn int_range(s: Scalar) -> (i128, i128) {
-    let bits = s.int_bits();
-    if s.is_signed() {
-        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    } else {
-        (0, (1 << bits) - 1)
-    }
+    s.int_range()
 }
 
 /// Two's complement truncation to the width of `s`, as `as` does.
 fn wrap(v: i128, s: Scalar) -> i128 {
     let bits = s.int_bits();
+    if bits == 128 {
+        // (`u128` values above `i128::MAX` are out of the IR's range.)
+        return if s.is_signed() { v } else { v.max(0) };
+    }
     let low = (v as u128) & ((1u128 << bits) - 1);
     if s.is_signed() && low >> (bits - 1) == 1 {
         low as i128 - (1i128 << bits)
@@ -302,6 +308,7 @@ impl Machine<'_> {
                     Slot::Mem(self.mems.len() - 1)
                 }
                 (Ty::Mem(MemTy { kind: MemKind::Record(_), .. }), arg @ Arg::Record(_)) => self.lend_in(arg),
+                (Ty::Mem(MemTy { kind: MemKind::Nested(..), .. }), arg @ Arg::Rows(_)) => self.lend_in(arg),
                 (_, arg) => return Err(err(format!("argument {k}: expected {}, got {arg:?}", print_ty(ty)))),
             };
             self.values[p.0 as usize] = Some(slot);
@@ -330,6 +337,11 @@ impl Machine<'_> {
                 self.mems.push(std::mem::take(buf));
                 Slot::Mem(self.mems.len() - 1)
             }
+            Arg::Rows(rs) => {
+                let slots = rs.iter_mut().map(|a| self.lend_in(a)).collect();
+                self.rows.push(slots);
+                Slot::Rows(self.rows.len() - 1)
+            }
             Arg::Record(fields) => {
                 let slots = fields.iter_mut().map(|(n, a)| (n.clone(), self.lend_in(a))).collect();
                 self.recs.push(slots);
@@ -346,6 +358,12 @@ impl Machine<'_> {
             (Slot::Rec(id), Arg::Record(fields)) => {
                 let slots = self.recs[id].clone();
                 for ((_, s), (_, a)) in slots.into_iter().zip(fields.iter_mut()) {
+                    self.hand_back(s, a);
+                }
+            }
+            (Slot::Rows(id), Arg::Rows(rs)) => {
+                let slots = self.rows[id].clone();
+                for (s, a) in slots.into_iter().zip(rs.iter_mut()) {
                     self.hand_back(s, a);
                 }
             }
@@ -366,6 +384,12 @@ impl Machine<'_> {
                     self.take_back(s, a);
                 }
             }
+            (Slot::Rows(id), Arg::Rows(rs)) => {
+                let slots = self.rows[id].clone();
+                for (s, a) in slots.into_iter().zip(rs.iter_mut()) {
+                    self.take_back(s, a);
+                }
+            }
             _ => {}
         }
     }
@@ -381,6 +405,10 @@ impl Machine<'_> {
                 let fields = self.recs[id].clone();
                 Arg::Record(fields.into_iter().map(|(n, s)| (n, self.lend_out(s))).collect())
             }
+            Slot::Rows(id) => {
+                let rows = self.rows[id].clone();
+                Arg::Rows(rows.into_iter().map(|s| self.lend_out(s)).collect())
+            }
         }
     }
 
@@ -390,6 +418,40 @@ impl Machine<'_> {
             Slot::Mem(id) => Arg::Mem(self.mems[id].clone()),
             Slot::View { id, start, len } => Arg::Mem(self.mems[id][start..start + len].to_vec()),
             Slot::Rec(id) => Arg::Record(self.recs[id].iter().map(|(n, s)| (n.clone(), self.to_arg(*s))).collect()),
+            Slot::Rows(id) => Arg::Rows(self.rows[id].iter().map(|s| self.to_arg(*s)).collect()),
+        }
+    }
+
+    /// A copy of memory `s` (the rows of nested memory are copied too).
+    fn deep_copy(&mut self, s: Slot) -> Res<Slot> {
+        Ok(match s {
+            Slot::Mem(id) => {
+                let buf = self.mems[id].clone();
+                self.charge(buf.len() as u64)?;
+                self.mems.push(buf);
+                Slot::Mem(self.mems.len() - 1)
+            }
+            Slot::View { id, start, len } => {
+                let buf = self.mems[id][start..start + len].to_vec();
+                self.mems.push(buf);
+                Slot::Mem(self.mems.len() - 1)
+            }
+            Slot::Rows(id) => {
+                let rows = self.rows[id].clone();
+                let copies = rows.into_iter().map(|r| self.deep_copy(r)).collect::<Res<Vec<Slot>>>()?;
+                self.rows.push(copies);
+                Slot::Rows(self.rows.len() - 1)
+            }
+            s => return Err(format!("cannot copy {s:?} as a row")),
+        })
+    }
+
+    /// Whether memory `a` and `b` overlap (the same buffer, or one a row of the other).
+    fn same_slot(&self, a: Slot, b: Slot) -> bool {
+        match (a, b) {
+            (Slot::Rows(x), Slot::Rows(y)) if x == y => true,
+            (Slot::Rows(x), s) | (s, Slot::Rows(x)) => self.rows[x].iter().any(|r| self.same_slot(*r, s)),
+            (a, b) => same_slot(a, b),
         }
     }
 
@@ -411,17 +473,20 @@ impl Machine<'_> {
         let first: Vec<Option<usize>> = (0..slots.len())
             .map(|k| match slots[k] {
                 Slot::Scalar(_) => None,
-                s => (0..k).find(|&j| same_slot(slots[j], s)),
+                s => (0..k).find(|&j| self.same_slot(slots[j], s)),
             })
             .collect();
+        // Copies of the repeated ones (their own part of the buffer), made while every
+        // buffer is still here.
+        let copies: Vec<Option<Arg>> = (0..slots.len()).map(|k| first[k].map(|_| self.to_arg(slots[k]))).collect();
         let mut call_args: Vec<Arg> = vec![];
         for (k, &s) in slots.iter().enumerate() {
-            let arg = match first[k] {
-                Some(j) if args[k].1 || args[j].1 => {
+            let arg = match (first[k], &copies[k]) {
+                (Some(j), _) if args[k].1 || args[j].1 => {
                     return Err(format!("`{callee}` gets the same memory twice, once as `&mut`"))
                 }
-                Some(j) => call_args[j].clone(),
-                None => self.lend_out(s),
+                (Some(_), Some(copy)) => copy.clone(),
+                _ => self.lend_out(s),
             };
             call_args.push(arg);
         }
@@ -479,7 +544,9 @@ impl Machine<'_> {
     fn scalar(&self, v: Value) -> Res<Val> {
         match self.get(v)? {
             Slot::Scalar(x) => Ok(x),
-            Slot::Mem(_) | Slot::View { .. } | Slot::Rec(_) => Err(format!("%{} is memory, not a scalar", v.0)),
+            Slot::Mem(_) | Slot::View { .. } | Slot::Rec(_) | Slot::Rows(_) => {
+                Err(format!("%{} is memory, not a scalar", v.0))
+            }
         }
     }
 
@@ -489,6 +556,7 @@ impl Machine<'_> {
             Slot::Scalar(_) => Err(format!("%{} is a scalar, not memory", v.0)),
             Slot::Rec(_) => Err(format!("%{} is a struct; reach its fields with `field`", v.0)),
             Slot::View { .. } => Err(format!("%{} is part of a buffer, not a whole one", v.0)),
+            Slot::Rows(_) => Err(format!("%{} is nested memory; reach its rows with `elem`", v.0)),
         }
     }
 
@@ -692,7 +760,21 @@ impl Machine<'_> {
                 }
                 return Ok(Some(slot));
             }
-            Len(a) => Val::Int(self.range(*a)?.2 as i128, Scalar::Usize),
+            Len(a) => match self.get(*a)? {
+                Slot::Rows(id) => Val::Int(self.rows[id].len() as i128, Scalar::Usize),
+                _ => Val::Int(self.range(*a)?.2 as i128, Scalar::Usize),
+            },
+            Elem { base, index } => {
+                let Slot::Rows(id) = self.get(*base)? else {
+                    return Err(format!("%{} is not nested memory", base.0));
+                };
+                let i = self.usize(*index)?;
+                let n = self.rows[id].len();
+                if i >= n {
+                    return Err(format!("index out of bounds: the len is {n} but the index is {i}"));
+                }
+                return Ok(Some(self.rows[id][i]));
+            }
             Slice { base, start, end } => {
                 let (id, s0, l0) = self.range(*base)?;
                 let (s, e) = (self.usize(*start)?, self.usize(*end)?);
@@ -703,6 +785,19 @@ impl Machine<'_> {
                     return Err(format!("range end index {e} out of range for slice of length {l0}"));
                 }
                 return Ok(Some(Slot::View { id, start: s0 + s, len: e - s }));
+            }
+            Alloc { len, init } if self.result_ty(op)?.mem().is_some_and(|m| m.kind.row().is_some()) => {
+                // Nested memory: `n` copies of the row.
+                let n = self.usize(*len)?;
+                if let Some(MemKind::Nested(crate::Dim::Array(k), ..)) = self.result_ty(op)?.mem().map(|m| m.kind) {
+                    if k != n as u64 {
+                        return Err(format!("allocates {n} rows for an array of {k}"));
+                    }
+                }
+                let row = self.get(*init)?;
+                let rows = (0..n).map(|_| self.deep_copy(row)).collect::<Res<Vec<Slot>>>()?;
+                self.rows.push(rows);
+                return Ok(Some(Slot::Rows(self.rows.len() - 1)));
             }
             Alloc { len, init } => {
                 let n = self.usize(*len)?;
@@ -780,6 +875,7 @@ fn zeroed(a: Arg) -> Arg {
         Arg::Scalar(v) => Arg::Scalar(zero(v)),
         Arg::Mem(m) => Arg::Mem(m.into_iter().map(zero).collect()),
         Arg::Record(fields) => Arg::Record(fields.into_iter().map(|(n, f)| (n, zeroed(f))).collect()),
+        Arg::Rows(rs) => Arg::Rows(rs.into_iter().map(zeroed).collect()),
     }
 }
 

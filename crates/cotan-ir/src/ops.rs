@@ -136,6 +136,12 @@ pub enum OpKind {
         start: Value,
         end: Value,
     },
+    /// A row of nested memory, `&base[index]` (or `&mut`, as the result's access says):
+    /// memory that aliases part of `base`, like a sub-slice.
+    Elem {
+        base: Value,
+        index: Value,
+    },
     /// A new local buffer: `vec![init; len]`, or `[init; N]` when the result is an array.
     Alloc {
         len: Value,
@@ -230,6 +236,7 @@ impl OpKind {
             Store { mem, index, value } => std::iter::once(*mem).chain(*index).chain([*value]).collect(),
             Alloc { len, init } => vec![*len, *init],
             Slice { base, start, end } => vec![*base, *start, *end],
+            Elem { base, index } => vec![*base, *index],
             Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
             Call { args, .. } => args.iter().map(|a| a.0).collect(),
             DeclVar { init, .. } => vec![*init],
@@ -255,6 +262,7 @@ impl OpKind {
             Store { mem, index, value } => std::iter::once(mem).chain(index.as_mut()).chain([value]).collect(),
             Alloc { len, init } => vec![len, init],
             Slice { base, start, end } => vec![base, start, end],
+            Elem { base, index } => vec![base, index],
             Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
             Call { args, .. } => args.iter_mut().map(|a| &mut a.0).collect(),
             DeclVar { init, .. } => vec![init],

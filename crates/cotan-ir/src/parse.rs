@@ -17,6 +17,7 @@
 //!            | "store" VALUE ["[" VALUE "]"] "," VALUE [SPAN]
 //!            | "alloc" "[" VALUE ";" VALUE "]" [SPAN]    alloc [init; len]
 //!            | "slice" VALUE "[" VALUE ".." VALUE "]" [SPAN]    &base[start..end]
+//!            | "elem" VALUE "[" VALUE "]" [SPAN]    &base[index], a row of nested memory
 //!            | "fill" VALUE "," VALUE [SPAN]
 //!            | "var" VAR STRING ":" scalar "=" VALUE [SPAN]
 //!            | "get" VAR [SPAN]  |  "set" VAR "," VALUE [SPAN]
@@ -26,7 +27,8 @@
 //!            | "for" valuedef "in" VALUE (".." | "..=") VALUE ["step" VALUE] ["rev"] ["exit" VAR] [SPAN] region
 //!            | "while" ["exit" VAR] [SPAN] region "cond" VALUE "do" region
 //! ty        := scalar | "&" ["mut"] mem | mem | "Box" "<" scalar ">"
-//! mem       := "[" scalar [";" INT] "]" | "Vec" "<" scalar ">" | scalar (a cell, only after "&")
+//! mem       := "[" elem [";" INT] "]" | "Vec" "<" elem ">" | scalar (a cell, only after "&")
+//! elem      := scalar | "[" elem [";" INT] "]" | "Vec" "<" elem ">"   (rows of nested memory)
 //! literal   := ["-"] (INT | FLOAT | "inf" | "NaN" ["(" INT ")"]) | "true" | "false"
 //! ```
 //!
@@ -39,8 +41,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::{
-    Access, BinOp, CmpOp, Const, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value,
-    ValueData, Var, VarData,
+    Access, BinOp, CmpOp, Const, Dim, Function, MathFn, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp,
+    Value, ValueData, Var, VarData,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -451,6 +453,49 @@ impl Parser {
         }
     }
 
+    /// `[X]`, `[X; N]` or `Vec<X>`, `X` a scalar or (for nested memory) another container.
+    fn container(&mut self) -> PResult<Option<(Scalar, MemKind)>> {
+        let (dim, (elem, inner)) = if self.eat_punct("[") {
+            let inner = self.element()?;
+            let dim = if self.eat_punct(";") {
+                let at = self.here();
+                match self.next() {
+                    Tok::Num(n) => {
+                        Dim::Array(n.parse().map_err(|_| self.error_at(at, format!("bad array length `{n}`")))?)
+                    }
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.expected("an array length"));
+                    }
+                }
+            } else {
+                Dim::Slice
+            };
+            self.expect_punct("]")?;
+            (dim, inner)
+        } else if self.eat_keyword("Vec") {
+            self.expect_punct("<")?;
+            let inner = self.element()?;
+            self.expect_punct(">")?;
+            (Dim::Vec, inner)
+        } else {
+            return Ok(None);
+        };
+        let kind = match inner {
+            None => dim.kind(),
+            Some(row) => MemKind::nest(dim, row).ok_or_else(|| self.expected("rows that are arrays or vectors"))?,
+        };
+        Ok(Some((elem, kind)))
+    }
+
+    /// The element of a container: a scalar, or rows (`None` for a scalar).
+    fn element(&mut self) -> PResult<(Scalar, Option<MemKind>)> {
+        match self.container()? {
+            Some((elem, kind)) => Ok((elem, Some(kind))),
+            None => Ok((self.scalar()?, None)),
+        }
+    }
+
     fn ty(&mut self) -> PResult<Ty> {
         let access = if self.eat_punct("&") {
             if self.eat_keyword("mut") {
@@ -472,31 +517,14 @@ impl Parser {
                 _ => Err(self.error_at(at, "expected a struct number".to_string())),
             };
         }
-        if self.eat_punct("[") {
-            let elem = self.scalar()?;
-            let kind = if self.eat_punct(";") {
-                let at = self.here();
-                match self.next() {
-                    Tok::Num(n) => {
-                        MemKind::Array(n.parse().map_err(|_| self.error_at(at, format!("bad array length `{n}`")))?)
-                    }
-                    _ => {
-                        self.pos -= 1;
-                        return Err(self.expected("an array length"));
-                    }
-                }
-            } else {
-                MemKind::Slice
-            };
-            self.expect_punct("]")?;
+        if let Some((elem, kind)) = self.container()? {
             return mem(elem, kind);
         }
-        let boxed = access == Access::Owned && self.eat_keyword("Box");
-        if boxed || self.eat_keyword("Vec") {
+        if access == Access::Owned && self.eat_keyword("Box") {
             self.expect_punct("<")?;
             let elem = self.scalar()?;
             self.expect_punct(">")?;
-            return mem(elem, if boxed { MemKind::Cell } else { MemKind::Vec });
+            return mem(elem, MemKind::Cell);
         }
         let s = self.scalar().map_err(|_| self.expected("a type like `f64`, `&[f64]`, `&mut f64` or `Vec<f32>`"))?;
         match access {
@@ -703,6 +731,13 @@ impl Parser {
                 let len = self.value()?;
                 self.expect_punct("]")?;
                 OpKind::Alloc { len, init }
+            }
+            "elem" => {
+                let base = self.value()?;
+                self.expect_punct("[")?;
+                let index = self.value()?;
+                self.expect_punct("]")?;
+                OpKind::Elem { base, index }
             }
             "slice" => {
                 let base = self.value()?;

@@ -46,12 +46,8 @@ pub fn print_ty(ty: Ty) -> String {
         Ty::Mem(m) => m,
     };
     let inner = match (m.kind, m.access) {
-        (MemKind::Slice, _) => format!("[{}]", m.elem),
-        (MemKind::Array(n), _) => format!("[{}; {}]", m.elem, n),
-        (MemKind::Vec, _) => format!("Vec<{}>", m.elem),
         (MemKind::Cell, Access::Owned) => format!("Box<{}>", m.elem),
-        (MemKind::Cell, _) => m.elem.to_string(),
-        (MemKind::Record(n), _) => format!("struct {n}"),
+        (kind, _) => kind.rust(m.elem),
     };
     match m.access {
         Access::Shared => format!("&{inner}"),
@@ -298,6 +294,7 @@ impl Printer<'_> {
             }
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Slice { base, start, end } => write!(o, "slice %{}[%{}..%{}]", base.0, start.0, end.0).unwrap(),
+            OpKind::Elem { base, index } => write!(o, "elem %{}[%{}]", base.0, index.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::Call { callee, args, outs, tape } => {

@@ -11,28 +11,32 @@ pub enum Scalar {
     I16,
     I32,
     I64,
+    I128,
     Isize,
     U8,
     U16,
     U32,
     U64,
+    U128,
     Usize,
     Bool,
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 13] = [
+    pub const ALL: [Scalar; 15] = [
         Scalar::F32,
         Scalar::F64,
         Scalar::I8,
         Scalar::I16,
         Scalar::I32,
         Scalar::I64,
+        Scalar::I128,
         Scalar::Isize,
         Scalar::U8,
         Scalar::U16,
         Scalar::U32,
         Scalar::U64,
+        Scalar::U128,
         Scalar::Usize,
         Scalar::Bool,
     ];
@@ -46,7 +50,18 @@ impl Scalar {
     }
 
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::Isize)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::I128 | Scalar::Isize)
+    }
+
+    /// The values an integer type holds, as far as an `i128` does (`u128` values above
+    /// `i128::MAX` are out of the IR's range).
+    pub fn int_range(self) -> (i128, i128) {
+        match (self.int_bits(), self.is_signed()) {
+            (128, true) => (i128::MIN, i128::MAX),
+            (128, false) => (0, i128::MAX),
+            (bits, true) => (-(1 << (bits - 1)), (1 << (bits - 1)) - 1),
+            (bits, false) => (0, (1 << bits) - 1),
+        }
     }
 
     /// Width in bits of an integer type (usize/isize are taken as 64 bits).
@@ -55,6 +70,7 @@ impl Scalar {
             Scalar::I8 | Scalar::U8 => 8,
             Scalar::I16 | Scalar::U16 => 16,
             Scalar::I32 | Scalar::U32 => 32,
+            Scalar::I128 | Scalar::U128 => 128,
             _ => 64,
         }
     }
@@ -68,6 +84,8 @@ impl Scalar {
             Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::I128 => "i128",
+            Scalar::U128 => "u128",
             Scalar::Isize => "isize",
             Scalar::U8 => "u8",
             Scalar::U16 => "u16",
@@ -104,6 +122,80 @@ pub enum MemKind {
     /// [`Function::records`](crate::Function::records), which holds its Rust type. Its fields
     /// are reached with `Field`; `elem` is a placeholder (F64: it may hold floats).
     Record(u32),
+    /// Memory of memory (`&[Vec<f64>]`, `[[f64; 3]; 4]`, `&[[[f32; 2]; 2]; 2]`): the
+    /// container, its rows, and their rows if they have any; `elem` is the numbers at the
+    /// bottom. A row is reached with `Elem`.
+    Nested(Dim, Dim, Option<Dim>),
+}
+
+/// One level of a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `[T]` behind a reference (the outer level only: rows have a size).
+    Slice,
+    Array(u64),
+    Vec,
+}
+
+impl Dim {
+    /// The memory kind of a container of numbers of this shape.
+    pub fn kind(self) -> MemKind {
+        match self {
+            Dim::Slice => MemKind::Slice,
+            Dim::Array(n) => MemKind::Array(n),
+            Dim::Vec => MemKind::Vec,
+        }
+    }
+
+    /// `[R]`, `[R; n]`, `Vec<R>` around the row type `row`.
+    fn around(self, row: &str) -> String {
+        match self {
+            Dim::Slice => format!("[{row}]"),
+            Dim::Array(n) => format!("[{row}; {n}]"),
+            Dim::Vec => format!("Vec<{row}>"),
+        }
+    }
+}
+
+impl MemKind {
+    /// The kind of the rows of nested memory.
+    pub fn row(self) -> Option<MemKind> {
+        match self {
+            MemKind::Nested(_, r, None) => Some(r.kind()),
+            MemKind::Nested(_, r, Some(rr)) => Some(MemKind::Nested(r, rr, None)),
+            _ => None,
+        }
+    }
+
+    /// The container level of memory that holds numbers or rows (not cells and records).
+    pub fn dim(self) -> Option<Dim> {
+        match self {
+            MemKind::Slice => Some(Dim::Slice),
+            MemKind::Array(n) => Some(Dim::Array(n)),
+            MemKind::Vec => Some(Dim::Vec),
+            MemKind::Nested(d, ..) => Some(d),
+            MemKind::Cell | MemKind::Record(_) => None,
+        }
+    }
+
+    /// Memory whose elements are `row` (of numbers `elem`), in a container `outer`.
+    pub fn nest(outer: Dim, row: MemKind) -> Option<MemKind> {
+        match row {
+            MemKind::Array(_) | MemKind::Vec => Some(MemKind::Nested(outer, row.dim()?, None)),
+            MemKind::Nested(r, rr, None) if rr != Dim::Slice => Some(MemKind::Nested(outer, r, Some(rr))),
+            _ => None,
+        }
+    }
+
+    /// The Rust type of this memory around numbers `elem` (without the reference).
+    pub fn rust(self, elem: Scalar) -> String {
+        match self {
+            MemKind::Slice | MemKind::Array(_) | MemKind::Vec => self.dim().unwrap().around(&elem.to_string()),
+            MemKind::Cell => elem.to_string(),
+            MemKind::Record(n) => format!("struct {n}"),
+            MemKind::Nested(outer, ..) => outer.around(&self.row().unwrap().rust(elem)),
+        }
+    }
 }
 
 /// How the function holds the memory.
@@ -133,13 +225,7 @@ impl MemTy {
 
 impl fmt::Display for MemTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = match self.kind {
-            MemKind::Slice => format!("[{}]", self.elem),
-            MemKind::Array(n) => format!("[{}; {}]", self.elem, n),
-            MemKind::Vec => format!("Vec<{}>", self.elem),
-            MemKind::Cell => self.elem.to_string(),
-            MemKind::Record(n) => format!("struct {n}"),
-        };
+        let inner = self.kind.rust(self.elem);
         match self.access {
             Access::Shared => write!(f, "&{inner}"),
             Access::Mut => write!(f, "&mut {inner}"),

@@ -55,12 +55,7 @@ fn tuple(tys: &[Ty]) -> String {
 }
 
 fn int_range(s: Scalar) -> (i128, i128) {
-    let bits = s.int_bits();
-    if s.is_signed() {
-        (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    } else {
-        (0, (1 << bits) - 1)
-    }
+    s.int_range()
 }
 
 struct Verifier<'f> {
@@ -237,6 +232,7 @@ impl Verifier<'_> {
             (MemKind::Cell, None) => Ok(()),
             (MemKind::Cell, Some(_)) => Err("a cell is accessed without an index".into()),
             (MemKind::Record(_), _) => Err("a struct is accessed through its fields".into()),
+            (MemKind::Nested(..), _) => Err("nested memory is accessed through its rows (`elem`)".into()),
             (_, None) => Err("an array is accessed with an index".into()),
             (_, Some(i)) => self.expect(i, Ty::USIZE, "index"),
         }
@@ -269,6 +265,7 @@ impl Verifier<'_> {
                 | ZeroRecord(_)
                 | Alloc { .. }
                 | Slice { .. }
+                | Elem { .. }
                 | GetVar(_)
                 | Pop
                 | VecPush { .. }
@@ -420,14 +417,39 @@ impl Verifier<'_> {
                 }
             }
             Alloc { len, init } => {
-                let m = r
-                    .mem()
-                    .filter(|m| m.access == crate::Access::Owned && matches!(m.kind, MemKind::Vec | MemKind::Array(_)));
+                let m = r.mem().filter(|m| {
+                    m.access == crate::Access::Owned
+                        && matches!(
+                            m.kind,
+                            MemKind::Vec
+                                | MemKind::Array(_)
+                                | MemKind::Nested(crate::Dim::Vec | crate::Dim::Array(_), ..)
+                        )
+                });
                 let m = m.ok_or_else(|| {
                     format!("allocates a {}; only owned Vec<T> and [T; N] can be allocated", print_ty(r))
                 })?;
-                self.expect(*init, Ty::Scalar(m.elem), "initial value")?;
+                // Nested memory starts as copies of a row.
+                let init_ty = match m.kind.row() {
+                    Some(row) => Ty::Mem(MemTy { kind: row, elem: m.elem, access: crate::Access::Owned }),
+                    None => Ty::Scalar(m.elem),
+                };
+                self.expect(*init, init_ty, "initial value")?;
                 self.expect(*len, Ty::USIZE, "length")?;
+            }
+            Elem { base, index } => {
+                let m = self.mem(*base)?;
+                let Some(row) = m.kind.row() else {
+                    return Err(format!("%{} has no rows: it is not nested memory", base.0));
+                };
+                let v = r.mem().filter(|v| v.kind == row && v.elem == m.elem && v.access != crate::Access::Owned);
+                let v = v.ok_or_else(|| {
+                    format!("a row of {} is a reference to {}", print_ty(Ty::Mem(m)), row.rust(m.elem))
+                })?;
+                if v.access == crate::Access::Mut {
+                    self.writable(*base, m)?;
+                }
+                self.expect(*index, Ty::USIZE, "index")?;
             }
             Slice { base, start, end } => {
                 let m = self.mem(*base)?;
@@ -449,8 +471,8 @@ impl Verifier<'_> {
             Fill { mem, value } => {
                 let m = self.mem(*mem)?;
                 self.writable(*mem, m)?;
-                if m.kind == MemKind::Cell {
-                    return Err("fill needs an array, not a cell".into());
+                if matches!(m.kind, MemKind::Cell | MemKind::Nested(..)) {
+                    return Err("fill needs an array of numbers".into());
                 }
                 self.expect(*value, Ty::Scalar(m.elem), "fill value")?;
             }

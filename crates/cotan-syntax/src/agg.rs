@@ -20,6 +20,9 @@ pub(crate) enum Tree<L> {
     /// A value of a fieldless enum made in the function (`Mode::A`): a `usize` numbering
     /// the variant names the function uses (see `Lower::variant`).
     Enum(L),
+    /// A struct of numbers (see `env.rs`): its type's path, as the function writes it, and
+    /// its fields by name, in declaration order.
+    Struct(String, Vec<(String, Tree<L>)>),
 }
 
 /// An aggregate value.
@@ -47,6 +50,7 @@ impl<L: Copy> Tree<L> {
                 f(*flag);
                 p.each_leaf(f)
             }
+            Tree::Struct(_, fs) => fs.iter().for_each(|(_, e)| e.each_leaf(f)),
         }
     }
 
@@ -59,6 +63,7 @@ impl<L: Copy> Tree<L> {
                 let flag = f(*flag);
                 Tree::Option(flag, Box::new(p.map(f)))
             }
+            Tree::Struct(ty, fs) => Tree::Struct(ty.clone(), fs.iter().map(|(n, e)| (n.clone(), e.map(f))).collect()),
         }
     }
 
@@ -71,6 +76,10 @@ impl<L: Copy> Tree<L> {
                 let flag = f(*flag)?;
                 Tree::Option(flag, Box::new(p.try_map(f)?))
             }
+            Tree::Struct(ty, fs) => Tree::Struct(
+                ty.clone(),
+                fs.iter().map(|(n, e)| Ok((n.clone(), e.try_map(f)?))).collect::<syn::Result<_>>()?,
+            ),
         })
     }
 
@@ -79,6 +88,9 @@ impl<L: Copy> Tree<L> {
             (Tree::Leaf(_), Tree::Leaf(_)) | (Tree::Enum(_), Tree::Enum(_)) => true,
             (Tree::Tuple(a), Tree::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_shape(y)),
             (Tree::Option(_, a), Tree::Option(_, b)) => a.same_shape(b),
+            (Tree::Struct(s, a), Tree::Struct(t, b)) => {
+                s == t && a.len() == b.len() && a.iter().zip(b).all(|((m, x), (n, y))| m == n && x.same_shape(y))
+            }
             _ => false,
         }
     }
@@ -90,6 +102,7 @@ impl<L: Copy> Tree<L> {
             Tree::Tuple(_) => "a tuple",
             Tree::Option(..) => "an `Option`",
             Tree::Enum(_) => "an enum value",
+            Tree::Struct(..) => "a struct",
         }
     }
 
@@ -100,6 +113,7 @@ impl<L: Copy> Tree<L> {
             Tree::Enum(_) => "enum value".into(),
             Tree::Tuple(es) => format!("({})", es.iter().map(|e| e.shape_text()).collect::<Vec<_>>().join(", ")),
             Tree::Option(_, p) => format!("Option<{}>", p.shape_text()),
+            Tree::Struct(ty, _) => ty.clone(),
         }
     }
 
@@ -108,6 +122,13 @@ impl<L: Copy> Tree<L> {
         match (self, member) {
             (Tree::Tuple(es), syn::Member::Unnamed(i)) if (i.index as usize) < es.len() => Ok(&es[i.index as usize]),
             (Tree::Tuple(es), _) => err_at(member, format!("this tuple has the fields 0 to {}", es.len().max(1) - 1)),
+            (Tree::Struct(ty, fs), m) => {
+                let name = crate::record::member_name(m);
+                match fs.iter().find(|(n, _)| *n == name) {
+                    Some((_, e)) => Ok(e),
+                    None => err_at(member, format!("`{ty}` has no field `{name}`")),
+                }
+            }
             (t, _) => err_at(member, format!("this is {}, which has no fields", t.describe())),
         }
     }
@@ -369,6 +390,12 @@ impl Lower {
                 }
                 Ok(())
             }
+            // A struct of numbers: its type, as the crate names it, has its fields' types.
+            (syn::Type::Path(p), Tree::Struct(..)) if p.qself.is_none() => match self.env.structure(&p.path) {
+                Some(st) => self.leaves_of(a.clone(), &st, ty.span()).map(|_| ()),
+                None => err_at(ty, format!("this type does not fit {}", a.describe())),
+            },
+            (syn::Type::Reference(r), Tree::Struct(..)) => self.annotate(&r.elem, a),
             (ty, a) => err_at(ty, format!("this type does not fit {}", a.describe())),
         }
     }

@@ -170,10 +170,15 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
     }
     let count = l.emit_s(OpKind::Len(mem), USIZE);
     let elem = l.elem_sty(mem);
+    let nested = l.is_nested(mem);
     Ok(Chain {
         count,
         item: Box::new(move |l, k, cont| {
-            if writable {
+            if nested {
+                // The rows of nested memory: each memory, like a slice.
+                let row = l.row(mem, k);
+                cont(l, Item::Val(row))
+            } else if writable {
                 cont(l, Item::Place(mem, k))
             } else {
                 let v = l.emit_s(OpKind::Load { mem, index: Some(k) }, elem);

@@ -98,7 +98,7 @@ impl Lower {
                 Ok(Some(Tree::Tuple(es)))
             }
             E::Field(f) => self.field_expr(f).map(Some),
-            E::Struct(_) => err_at(&e, "cotan does not build structs in differentiated code; pass the struct as a parameter (`&S` or `&mut S`) and write its fields"),
+            E::Struct(s) => self.struct_literal(s).map(Some),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
             E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `let ... else` and `match`, not in `while let` or `&&` chains; write the loop with `loop` and `let ... else { break };`"),
             E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
@@ -167,6 +167,7 @@ impl Lower {
                     let t = self.elem_sty(mem);
                     Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
                 }
+                Some(Binding::SliceVar { root, start, end, ty }) => Ok(self.read_slice_var(root, start, end, ty)),
                 Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
@@ -374,14 +375,16 @@ impl Lower {
     }
 
     /// True if `e` names memory (checked without lowering anything).
-    fn is_memory(&self, e: &syn::Expr) -> bool {
+    pub(crate) fn is_memory(&self, e: &syn::Expr) -> bool {
         let e = match e {
             syn::Expr::Reference(r) => &*r.expr,
             e => e,
         };
         match e {
-            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
-                matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell))
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
+                Some(Binding::Value(v)) => self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell),
+                Some(Binding::SliceVar { .. }) => true,
+                _ => false,
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
             syn::Expr::Paren(p) => self.is_memory(&p.expr),
@@ -416,8 +419,11 @@ impl Lower {
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
-        let elem = self.elem_sty(m);
         self.at(i.span());
+        if self.is_nested(m) {
+            return Ok(self.row(m, idx));
+        }
+        let elem = self.elem_sty(m);
         Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, elem))
     }
 
@@ -455,6 +461,9 @@ impl Lower {
                         format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
                     ),
                     Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
+                    Some(Binding::SliceVar { .. }) => {
+                        err_at(&e, "assign a slice variable a part of its buffer (`s = &x[a..b];`)")
+                    }
                     Some(Binding::Agg(_) | Binding::Closure(_)) => {
                         err_at(&e, format!("cotan cannot use `{name}` as a number here"))
                     }
@@ -534,6 +543,9 @@ impl Lower {
         if whole_agg {
             let v = self.agg(&a.right)?;
             return self.assign_agg(&a.left, v);
+        }
+        if self.assign_slice_var(&a.left, &a.right)? {
+            return Ok(());
         }
         self.check_assignable(&a.left)?;
         let (v, vt) = self.scalar(&a.right)?;
@@ -653,12 +665,22 @@ impl Lower {
         if let Some(r) = crate::chain::consume(self, m) {
             return r;
         }
+        if let Some(r) = self.struct_method(m) {
+            return r;
+        }
         if let Some(r) = self.record_method(m, 1) {
             return r.map(|mut v| v.pop().map(Tree::Leaf));
         }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         match (name.as_str(), args.as_slice()) {
+            ("as_ref" | "as_mut" | "as_slice" | "as_mut_slice", []) if self.is_memory(&m.receiver) => {
+                let v = self.memory(&m.receiver)?;
+                if matches!(name.as_str(), "as_mut" | "as_mut_slice") && !self.mem_ty(v).unwrap().is_writable() {
+                    return err_at(&m.receiver, format!("`{name}` needs `&mut` access"));
+                }
+                return Ok(Some(Tree::Leaf(v)));
+            }
             ("split_at", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Shared).map(Some),
             ("split_at_mut", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Mut).map(Some),
             ("sin_cos", []) => {
@@ -907,6 +929,15 @@ impl Lower {
                 }
             }
         }
+        if let Some(r) = self.struct_constructor(c) {
+            return r.map(Some);
+        }
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(shape) = self.flat_shape(&p.path) {
+                let args: Vec<&syn::Expr> = c.args.iter().collect();
+                return self.flat_call(&p.path, &args, &shape, c.span());
+            }
+        }
         if self.is_user_call(c) {
             return leaf(self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one")));
         }
@@ -927,17 +958,36 @@ impl Lower {
     /// A user call with `n` results (a tuple when `n > 1`).
     pub(crate) fn user_call_n(&mut self, c: &syn::ExprCall, n: usize) -> syn::Result<Vec<Value>> {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
-        let callee = quote::ToTokens::to_token_stream(&p.path).to_string().replace(' ', "");
-        let mut args = vec![];
-        for a in &c.args {
-            args.push(self.call_arg(a)?);
-        }
-        self.at(c.span());
+        let args: Vec<&syn::Expr> = c.args.iter().collect();
+        let shape = self.flat_shape(&p.path);
+        self.call_path(&p.path, &args, shape.as_ref(), n, None, c.span())
+    }
+
+    /// A call of the crate's function `path` with `n` results, of `types` where known;
+    /// `shape` says which arguments go field by field.
+    pub(crate) fn call_path(
+        &mut self,
+        path: &syn::Path,
+        args: &[&syn::Expr],
+        shape: Option<&crate::env::CalleeShape>,
+        n: usize,
+        types: Option<&[Scalar]>,
+        span: Span,
+    ) -> syn::Result<Vec<Value>> {
+        let callee = quote::ToTokens::to_token_stream(path).to_string().replace(' ', "");
+        let args = match shape {
+            Some(s) => self.flat_args(args, s, span)?,
+            None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,
+        };
+        self.at(span);
         let outs: Vec<(cotan_ir::Var, STy)> = (0..n)
-            .map(|_| {
-                let t = self.infer.fresh(Class::Any);
+            .map(|k| {
+                let t = match types {
+                    Some(ts) => STy::Known(ts[k]),
+                    None => self.infer.fresh(Class::Any),
+                };
                 let zero = self.pending_zero(t);
-                let name = format!("{}_result", p.path.segments.last().unwrap().ident);
+                let name = format!("{}_result", path.segments.last().unwrap().ident);
                 let var = self.new_var(&name, t);
                 self.effect(OpKind::DeclVar { var, init: zero });
                 (var, t)
@@ -951,13 +1001,13 @@ impl Lower {
         });
         let results: Vec<Value> = outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect();
         for &r in &results {
-            self.call_results.insert(r, (callee.clone(), c.span()));
+            self.call_results.insert(r, (callee.clone(), span));
         }
         Ok(results)
     }
 
     /// An argument of a call: a number, or memory with whether it is passed as `&mut`.
-    fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
+    pub(crate) fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
         let (inner, by_mut) = match a {
             syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
             e => (e, false),
@@ -1107,6 +1157,11 @@ impl Lower {
         let Some(n) = crate::signature::array_len(&r.len) else {
             return err_at(&r.len, "cotan needs the length of `[x; N]` to be a literal");
         };
+        if self.makes_row(&r.expr) {
+            let row = self.memory(&r.expr)?;
+            let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+            return self.nested_alloc(row, len, cotan_ir::Dim::Array(n), r.span());
+        }
         let (init, t) = self.scalar(&r.expr)?;
         let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
         self.alloc(init, t, len, MemKind::Array(n), r.span())
@@ -1131,6 +1186,9 @@ impl Lower {
 
     /// A new `Vec` holding a copy of `src` (`to_vec`, `clone`).
     fn copy_of(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        if self.is_nested(src) {
+            return err(span, "cotan copies vectors of numbers, not nested ones; make the copy with `vec![vec![0.0; m]; n]` and a loop");
+        }
         let t = self.elem_sty(src);
         let init = self.pending_zero(t);
         let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
@@ -1206,6 +1264,12 @@ impl Lower {
                 Ok((init, input.parse()?))
             };
             if let Ok((init_e, len_e)) = mac.parse_body_with(repeat) {
+                if self.makes_row(&init_e) {
+                    let row = self.memory(&init_e)?;
+                    let (len, lt) = self.scalar(&len_e)?;
+                    self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
+                    return self.nested_alloc(row, len, cotan_ir::Dim::Vec, mac.span()).map(Some);
+                }
                 let (init, t) = self.scalar(&init_e)?;
                 let (len, lt) = self.scalar(&len_e)?;
                 self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
@@ -1418,12 +1482,12 @@ pub fn float_constant(ty: Option<Scalar>, name: &str) -> Option<f64> {
 
 /// The value of `i32::MAX` and the like.
 pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
-    let bits = s.int_bits();
-    match (name, s.is_signed()) {
-        ("MAX", true) => Some((1i128 << (bits - 1)) - 1),
-        ("MIN", true) => Some(-(1i128 << (bits - 1))),
-        ("MAX", false) => Some((1i128 << bits) - 1),
-        ("MIN", false) => Some(0),
+    let (lo, hi) = s.int_range();
+    match name {
+        // (Above the IR's range.)
+        "MAX" if s == Scalar::U128 => None,
+        "MAX" => Some(hi),
+        "MIN" => Some(lo),
         _ => None,
     }
 }

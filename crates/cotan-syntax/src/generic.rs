@@ -12,6 +12,14 @@ use crate::lower::err_at;
 /// Float bounds that make a type parameter the function's float type.
 const FLOAT_TRAITS: [&str; 3] = ["Float", "Real", "FloatCore"];
 
+/// std's arithmetic traits: a type parameter bound by some of them (and by markers only
+/// otherwise) is a number type, which cotan takes for the float type
+/// (`T: Mul<Output = T> + Copy`).
+const ARITHMETIC: [&str; 10] =
+    ["Add", "Sub", "Mul", "Div", "Neg", "Rem", "AddAssign", "SubAssign", "MulAssign", "DivAssign"];
+const MARKERS: [&str; 11] =
+    ["Copy", "Clone", "PartialOrd", "PartialEq", "Debug", "Default", "Sum", "Product", "Display", "Send", "Sync"];
+
 /// A generic function as cotan lowers it: the signature and body rewritten for `f64` in
 /// place of the float type parameter (if there is one), and the other type parameters kept
 /// as they are declared.
@@ -49,7 +57,14 @@ pub(crate) fn monomorphic(sig: &syn::Signature, body: &syn::Block) -> syn::Resul
             .flatten()
             .collect()
     };
-    let is_float = |t: &syn::TypeParam| t.bounds.iter().chain(where_bounds(t).iter()).any(float_bound);
+    let is_float = |t: &syn::TypeParam| {
+        let bounds: Vec<syn::TypeParamBound> = t.bounds.iter().cloned().chain(where_bounds(t)).collect();
+        bounds.iter().any(float_bound)
+            || number_bounds(&bounds)
+            // An unbounded parameter that is only the element type of slices (`&mut [T]`,
+            // moved or swapped around): the float type the function is called with.
+            || (bounds.is_empty() && element_only(sig, &t.ident))
+    };
     let floats: Vec<&&syn::TypeParam> = types.iter().filter(|t| is_float(t)).collect();
     if floats.len() > 1 {
         return err_at(&sig.generics, "cotan supports one float type parameter (`T: num_traits::Float`)");
@@ -83,6 +98,47 @@ pub(crate) fn monomorphic(sig: &syn::Signature, body: &syn::Block) -> syn::Resul
     r.visit_signature_mut(&mut sig);
     r.visit_block_mut(&mut body);
     Ok(Some(Generic { float: Some(name), others, sig, body }))
+}
+
+/// Bounds of std's arithmetic traits and markers, at least one arithmetic.
+fn number_bounds(bounds: &[syn::TypeParamBound]) -> bool {
+    let names: Vec<String> = bounds
+        .iter()
+        .filter_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    names.len() == bounds.len()
+        && names.iter().any(|n| ARITHMETIC.contains(&n.as_str()))
+        && names.iter().all(|n| ARITHMETIC.contains(&n.as_str()) || MARKERS.contains(&n.as_str()))
+}
+
+/// Whether type parameter `t` appears in the signature only as the element of slices,
+/// arrays and vectors.
+fn element_only(sig: &syn::Signature, t: &syn::Ident) -> bool {
+    struct Uses<'a> {
+        t: &'a syn::Ident,
+        elem: bool,
+        other: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
+        fn visit_type(&mut self, ty: &'ast syn::Type) {
+            match ty {
+                syn::Type::Slice(s) if matches!(&*s.elem, syn::Type::Path(p) if p.path.is_ident(self.t)) => {
+                    self.elem = true
+                }
+                syn::Type::Array(a) if matches!(&*a.elem, syn::Type::Path(p) if p.path.is_ident(self.t)) => {
+                    self.elem = true
+                }
+                syn::Type::Path(p) if p.path.is_ident(self.t) => self.other = true,
+                ty => syn::visit::visit_type(self, ty),
+            }
+        }
+    }
+    let mut u = Uses { t, elem: false, other: false };
+    syn::visit::Visit::visit_signature(&mut u, sig);
+    u.elem && !u.other
 }
 
 fn float_bound(b: &syn::TypeParamBound) -> bool {

@@ -145,6 +145,26 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
     let Some(m) = spec.elems else {
         return bind_index(l, pat, index);
     };
+    if l.is_nested(m) {
+        // Rows: memory, bound by name.
+        let row = l.row(m, index);
+        let pat = match (spec.enumerate, strip(pat)) {
+            (true, syn::Pat::Tuple(t)) if t.elems.len() == 2 => {
+                bind_index(l, &t.elems[0], index)?;
+                &t.elems[1]
+            }
+            (true, _) => return err_at(&pat, "expected a pattern `(i, row)` for `enumerate()`"),
+            (false, p) => p,
+        };
+        return match strip(pat) {
+            syn::Pat::Ident(pi) if pi.subpat.is_none() => {
+                l.bind(pi.ident.to_string(), Binding::Value(row));
+                Ok(())
+            }
+            syn::Pat::Wild(_) => Ok(()),
+            p => l.bind_agg(p, crate::agg::Tree::Leaf(row)),
+        };
+    }
     let elem = l.elem_sty(m);
     if spec.enumerate {
         let syn::Pat::Tuple(t) = strip(pat) else {

@@ -6,6 +6,7 @@
 mod agg;
 mod chain;
 mod closure;
+mod env;
 mod exits;
 mod expr;
 mod generic;
@@ -13,12 +14,15 @@ mod infer;
 mod iter;
 mod lower;
 mod matching;
+mod nested;
 mod print;
 mod record;
 mod signature;
 mod slices;
+mod structs;
 
+pub use env::{CalleeShape, Env, FieldShape, NoEnv, Structure};
 pub use expr::{float_constant, int_constant};
-pub use lower::{lower_fn, lower_fn_with_tuples, lower_signature, Lowered};
+pub use lower::{lower_fn, lower_fn_in, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
 pub use signature::{param_type, return_type, scalar_type, ResultShape};

@@ -5,12 +5,14 @@
 //! statements after a possible exit run under `if !flag { .. }`. The IR stays structured.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Merge, Slot, Tree};
+use crate::env::{Env, NoEnv};
 use crate::exits::{exits_of_block, exits_of_expr, exits_of_stmt, Exit};
 use crate::infer::{Class, Infer, STy};
 use crate::signature;
@@ -48,6 +50,14 @@ pub(crate) enum Binding {
     Var(Var),
     /// An element reached through `iter_mut`: `mem[index]`.
     Place(Value, Value),
+    /// A `let mut` slice reference, which assignments point at other parts of the same
+    /// buffer: `root[start..end]`, with the bounds in variables.
+    SliceVar {
+        root: Value,
+        start: Var,
+        end: Var,
+        ty: MemTy,
+    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -105,18 +115,39 @@ pub(crate) struct Lower {
     pub(crate) none_payloads: std::collections::HashSet<Value>,
     /// The results of calls, with the callee (for messages).
     pub(crate) call_results: HashMap<Value, (String, Span)>,
+    /// Sub-slices made so far: `(base, start, end)`.
+    pub(crate) views: HashMap<Value, (Value, Value, Value)>,
+    /// What the crate says about its structs and functions.
+    pub(crate) env: Rc<dyn Env>,
+    /// Parameters and results that are structs of numbers are taken field by field (for a
+    /// function that cotan calls, whose derivatives only cotan calls).
+    pub(crate) flatten: bool,
+    /// The struct of numbers the function returns, field by field.
+    pub(crate) ret_struct: Option<crate::env::Structure>,
+}
+
+fn no_env() -> Rc<dyn Env> {
+    Rc::new(NoEnv)
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
 pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
-    lower(sig, body, false)
+    lower(sig, body, false, &no_env(), false)
+}
+
+/// [`lower_fn`] with what `env` knows of the crate: structs of numbers built and passed
+/// around in the body. With `flatten`, the function's own parameters and result that are
+/// structs of numbers are taken field by field (see `env.rs`), as for functions that cotan
+/// calls; tuple results are lowered too.
+pub fn lower_fn_in(sig: &syn::Signature, body: &syn::Block, env: Rc<dyn Env>, flatten: bool) -> syn::Result<Lowered> {
+    lower(sig, body, flatten, &env, flatten)
 }
 
 /// [`lower_fn`], also for functions returning a tuple of scalars (as custom reverse rules
 /// and generated derivatives do): tools run them in the interpreter, while the macros do
 /// not differentiate them.
 pub fn lower_fn_with_tuples(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
-    lower(sig, body, true)
+    lower(sig, body, true, &no_env(), false)
 }
 
 /// The parameters and results of a function, without its body (for functions whose body
@@ -129,7 +160,7 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
         f.type_params = g.others;
         return Ok(f);
     }
-    let mut l = Lower::new(sig, &empty);
+    let mut l = Lower::new(sig, &empty, Rc::new(NoEnv), false);
     signature::lower_params(&mut l, sig)?;
     l.func.returns = match signature::tuple_return_types(sig) {
         Some(tys) => tys.iter().map(|s| Ty::Scalar(*s)).collect(),
@@ -139,14 +170,20 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
     Ok(l.func)
 }
 
-fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<Lowered> {
+fn lower(
+    sig: &syn::Signature,
+    body: &syn::Block,
+    tuples: bool,
+    env: &Rc<dyn Env>,
+    flatten: bool,
+) -> syn::Result<Lowered> {
     if let Some(g) = crate::generic::monomorphic(sig, body)? {
-        let mut lowered = lower(&g.sig, &g.body, tuples)?;
+        let mut lowered = lower(&g.sig, &g.body, tuples, env, flatten)?;
         lowered.func.generic_float = g.float;
         lowered.func.type_params = g.others;
         return Ok(lowered);
     }
-    let mut l = Lower::new(sig, body);
+    let mut l = Lower::new(sig, body, env.clone(), flatten);
     signature::lower_params(&mut l, sig)?;
     if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
@@ -154,6 +191,20 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
         l.finalize();
         let ret_shape = Some(signature::ResultShape::Tuple);
         return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape });
+    }
+    let returned = match &sig.output {
+        syn::ReturnType::Type(_, t) => l.flat_struct_type(t),
+        syn::ReturnType::Default => None,
+    };
+    if let Some(st) = returned {
+        // A struct of numbers, returned field by field.
+        let tys = st.leaves();
+        l.ret_tys = tys.iter().map(|s| STy::Known(*s)).collect();
+        l.ret_struct = Some(st);
+        l.func.returns = tys.into_iter().map(Ty::Scalar).collect();
+        l.body(body)?;
+        l.finalize();
+        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape: None });
     }
     let (tys, shape) = signature::result_types(sig)?;
     l.ret_tys = tys.iter().map(|s| STy::Known(*s)).collect();
@@ -165,7 +216,7 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
 }
 
 impl Lower {
-    fn new(sig: &syn::Signature, body: &syn::Block) -> Lower {
+    fn new(sig: &syn::Signature, body: &syn::Block, env: Rc<dyn Env>, flatten: bool) -> Lower {
         Lower {
             func: Function::new(sig.ident.to_string()),
             spans: vec![Span::call_site()],
@@ -193,6 +244,10 @@ impl Lower {
             variants: vec![],
             none_payloads: Default::default(),
             call_results: HashMap::new(),
+            views: HashMap::new(),
+            env,
+            flatten,
+            ret_struct: None,
         }
     }
 }
@@ -483,6 +538,9 @@ impl Lower {
     fn result_values(&mut self, a: Agg, span: Span) -> syn::Result<Vec<Value>> {
         use crate::signature::ResultShape;
         let n = self.ret_tys.len();
+        if let Some(st) = self.ret_struct.clone() {
+            return self.leaves_of(a, &st, span);
+        }
         let vals = match (self.ret_shape, a) {
             (None, Tree::Leaf(v)) if self.func.ty(v).mem().is_none() => vec![v],
             (Some(ResultShape::Tuple), Tree::Tuple(es)) if es.len() == n => {
@@ -742,6 +800,9 @@ impl Lower {
                     let var = self.new_var(&name, t);
                     self.effect(OpKind::DeclVar { var, init: v });
                     self.bind(name, Binding::Var(var));
+                } else if pi.mutability.is_some() && self.is_slice_ref(v) {
+                    let binding = self.slice_var(&name, v);
+                    self.bind(name, binding);
                 } else {
                     self.bind(name, Binding::Value(v));
                 }

@@ -1,6 +1,6 @@
 //! Parameter and return types: which Rust types cotan understands and how they map to IR types.
 
-use cotan_ir::{Access, MemKind, OpKind, Scalar, Ty};
+use cotan_ir::{Access, Dim, MemKind, OpKind, Scalar, Ty};
 use syn::spanned::Spanned;
 
 use crate::infer::STy;
@@ -8,7 +8,7 @@ use crate::lower::{err_at, mem, Binding, Lower};
 
 const SUPPORTED: &str = "cotan supports parameters of the types f64, f32, the integer types, bool, \
 &f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64> (and the same for f32 and integers), \
-and structs and tuples of these (`&S`, `&mut S`, `S`)";
+nested ones (`&[Vec<f64>]`, `&[[f64; 3]]`, `[[f64; 3]; 4]`), and structs and tuples of these (`&S`, `&mut S`, `S`)";
 
 /// The scalar a type path names (`f64`, `usize`, ...).
 pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
@@ -19,22 +19,37 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
     }
 }
 
-/// The element type of `Vec<T>`, `[T; N]` or `[T]` (also behind a reference).
+/// The element type of `Vec<T>`, `[T; N]` or `[T]` (also behind a reference), the
+/// numbers at the bottom of nested ones.
 pub fn elem_type(ty: &syn::Type) -> Option<Scalar> {
     match ty {
         syn::Type::Reference(r) => elem_type(&r.elem),
-        syn::Type::Slice(s) => scalar_type(&s.elem),
-        syn::Type::Array(a) => scalar_type(&a.elem),
-        syn::Type::Path(p) => {
+        ty => container_type(ty).map(|c| c.0),
+    }
+}
+
+/// `[T]`, `[T; N]` or `Vec<T>`, with `T` a number or (nested memory: `&[Vec<f64>]`,
+/// `[[f64; 3]; 4]`) another of these: the numbers' type and the memory's kind.
+pub fn container_type(ty: &syn::Type) -> Option<(Scalar, MemKind)> {
+    let (dim, inner) = match ty {
+        syn::Type::Paren(p) => return container_type(&p.elem),
+        syn::Type::Slice(s) => (Dim::Slice, &*s.elem),
+        syn::Type::Array(a) => (Dim::Array(array_len(&a.len)?), &*a.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
             match (last.ident == "Vec", args.args.first()?) {
-                (true, syn::GenericArgument::Type(t)) => scalar_type(t),
-                _ => None,
+                (true, syn::GenericArgument::Type(t)) => (Dim::Vec, t),
+                _ => return None,
             }
         }
-        _ => None,
+        _ => return None,
+    };
+    if let Some(s) = scalar_type(inner) {
+        return Some((s, dim.kind()));
     }
+    let (s, row) = container_type(inner)?;
+    Some((s, MemKind::nest(dim, row)?))
 }
 
 /// The IR type of a parameter, or `None` if cotan does not support it.
@@ -42,9 +57,10 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(ty) {
         return Some(Ty::Scalar(s));
     }
-    if let syn::Type::Array(a) = ty {
+    if let syn::Type::Array(_) = ty {
         // `[f64; N]` by value: the function's own copy.
-        return Some(mem(scalar_type(&a.elem)?, MemKind::Array(array_len(&a.len)?), Access::Owned));
+        let (s, kind) = container_type(ty)?;
+        return Some(mem(s, kind, Access::Owned));
     }
     let syn::Type::Reference(r) = ty else {
         return None;
@@ -58,24 +74,8 @@ pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(&r.elem) {
         return Some(mem(s, MemKind::Cell, access));
     }
-    match &*r.elem {
-        syn::Type::Slice(sl) => Some(mem(scalar_type(&sl.elem)?, MemKind::Slice, access)),
-        syn::Type::Array(a) => Some(mem(scalar_type(&a.elem)?, MemKind::Array(array_len(&a.len)?), access)),
-        syn::Type::Path(p) => {
-            let last = p.path.segments.last()?;
-            if last.ident != "Vec" {
-                return None;
-            }
-            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-                return None;
-            };
-            match args.args.first()? {
-                syn::GenericArgument::Type(t) => Some(mem(scalar_type(t)?, MemKind::Vec, access)),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
+    let (s, kind) = container_type(&r.elem)?;
+    Some(mem(s, kind, access))
 }
 
 /// `T` of `Box<T>`.
@@ -184,12 +184,22 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 if r.colon_token.is_some() {
                     return err_at(&r, "cotan supports the receivers `self`, `&self` and `&mut self`");
                 }
+                let self_ty: syn::Type = syn::parse_quote!(Self);
+                let ty = if access == Access::Shared { syn::parse_quote!(&Self) } else { self_ty };
+                if access != Access::Mut && l.flat_param("self", &ty, r.mutability.is_some(), r.span())? {
+                    continue;
+                }
                 l.record_param("self", "Self", access, r.span());
                 continue;
             }
             syn::FnArg::Typed(pt) => pt,
         };
         let span = pt.span();
+        if let syn::Pat::Ident(pi) = &*pt.pat {
+            if pi.subpat.is_none() && l.flat_param(&pi.ident.to_string(), &pt.ty, pi.mutability.is_some(), span)? {
+                continue;
+            }
+        }
         let Some(ty) = param_type(&pt.ty) else {
             if let (Some((rust_type, access)), syn::Pat::Ident(pi)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
                 if pi.mutability.is_some() {

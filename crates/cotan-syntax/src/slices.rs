@@ -34,7 +34,79 @@ impl Lower {
         let v = self.emit(OpKind::Slice { base: mem, start, end }, Ty::Mem(ty));
         let elem = self.elem_sty(mem);
         self.set_elem_sty(v, elem);
+        self.views.insert(v, (mem, start, end));
         v
+    }
+
+    /// Whether `v` is a reference to a slice, an array or a vector (not a buffer the
+    /// function owns): what a `let mut` may point elsewhere.
+    pub(crate) fn is_slice_ref(&self, v: Value) -> bool {
+        self.mem_ty(v).is_some_and(|m| {
+            matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) && m.access != Access::Owned
+        })
+    }
+
+    /// `v` as `root[start..end]`, with `root` a buffer that is no sub-slice (the bounds are
+    /// computed here).
+    fn in_root(&mut self, v: Value) -> (Value, Value, Value) {
+        match self.views.get(&v).copied() {
+            Some((base, start, end)) => {
+                if !self.views.contains_key(&base) {
+                    return (base, start, end);
+                }
+                let (root, s0, _) = self.in_root(base);
+                let s = self.emit_s(OpKind::Binary(BinOp::Add, s0, start), USIZE);
+                let e = self.emit_s(OpKind::Binary(BinOp::Add, s0, end), USIZE);
+                (root, s, e)
+            }
+            None => {
+                let zero = self.emit_s(OpKind::Const(cotan_ir::Const::Int(0)), USIZE);
+                let len = self.emit_s(OpKind::Len(v), USIZE);
+                (v, zero, len)
+            }
+        }
+    }
+
+    /// The binding of `let mut name = v;` for a slice reference `v`.
+    pub(crate) fn slice_var(&mut self, name: &str, v: Value) -> crate::lower::Binding {
+        let mut ty = self.mem_ty(v).unwrap();
+        ty.kind = MemKind::Slice;
+        let (root, s, e) = self.in_root(v);
+        let start = self.new_var(&format!("{name}_start"), USIZE);
+        self.effect(OpKind::DeclVar { var: start, init: s });
+        let end = self.new_var(&format!("{name}_end"), USIZE);
+        self.effect(OpKind::DeclVar { var: end, init: e });
+        crate::lower::Binding::SliceVar { root, start, end, ty }
+    }
+
+    /// The current value of a slice variable.
+    pub(crate) fn read_slice_var(&mut self, root: Value, start: cotan_ir::Var, end: cotan_ir::Var, ty: MemTy) -> Value {
+        let s = self.emit_s(OpKind::GetVar(start), USIZE);
+        let e = self.emit_s(OpKind::GetVar(end), USIZE);
+        self.slice_of(root, s, e, ty)
+    }
+
+    /// `name = e;` for a slice variable: `e` must be part of the same buffer.
+    pub(crate) fn assign_slice_var(&mut self, target: &syn::Expr, e: &syn::Expr) -> syn::Result<bool> {
+        let syn::Expr::Path(p) = strip(target) else { return Ok(false) };
+        let Some(ident) = p.path.get_ident() else { return Ok(false) };
+        let Some(crate::lower::Binding::SliceVar { root, start, end, ty }) = self.lookup(&ident.to_string()) else {
+            return Ok(false);
+        };
+        let v = self.memory(e)?;
+        let (r, s, en) = self.in_root(v);
+        if r != root {
+            return err_at(
+                e,
+                format!("cotan can point the slice variable `{ident}` only at parts of the buffer it starts in; use a second variable for this one"),
+            );
+        }
+        if ty.access == Access::Mut && self.mem_ty(v).is_some_and(|m| !m.is_writable()) {
+            return err_at(e, "this slice is shared, and the variable holds `&mut` slices");
+        }
+        self.effect(OpKind::SetVar(start, s));
+        self.effect(OpKind::SetVar(end, en));
+        Ok(true)
     }
 
     /// `x[range]` (an index expression whose index is a range) as a sub-slice: `&mut`

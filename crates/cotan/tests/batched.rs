@@ -84,3 +84,57 @@ fn jacobian_of_a_vector_function_in_one_call() {
     }
     assert_eq!(out, [x[0] * x[1], x[1].sin() + x[2] * x[2], x[0] / x[2]]);
 }
+
+/// `Dualv`: one tangent buffer per slice holding all the directions, one after the other.
+#[cotan::autodiff_forward(lanes_v, 3, Dualv, Dualv)]
+#[cotan::autodiff_forward(lanes_d, 3, Dual, Dual)]
+fn lanes(x: &[f64], y: &mut [f64]) {
+    for i in 0..y.len() {
+        y[i] = x[i].sin() * x[(i + 1) % x.len()] + y[i] * x[0];
+    }
+}
+
+#[test]
+fn dualv_takes_one_buffer_of_lanes() {
+    let x = [0.3, -1.2, 0.7];
+    let u: Vec<f64> = (0..9).map(|k| ((k as f64) * 0.61).cos()).collect();
+    let mut y = [0.5, 1.5, -0.5];
+    let mut dy = vec![0.0; 9];
+    lanes_v(&x, &u, &mut y, &mut dy);
+    let mut y2 = [0.5, 1.5, -0.5];
+    let (mut d0, mut d1, mut d2) = ([0.0; 3], [0.0; 3], [0.0; 3]);
+    lanes_d(&x, &u[0..3], &u[3..6], &u[6..9], &mut y2, &mut d0, &mut d1, &mut d2);
+    assert_eq!(y, y2);
+    let joined: Vec<f64> = [d0, d1, d2].concat();
+    assert_eq!(dy, joined);
+}
+
+/// A width in reverse mode: one forward sweep, one reverse sweep per seed.
+#[cotan::autodiff_reverse(vjp2, 2, Duplicated, Const, Duplicated)]
+#[cotan::autodiff_reverse(vjp1, Duplicated, Const, Duplicated)]
+fn model(x: &[f64; 3], a: &[f64; 3], y: &mut [f64; 2]) {
+    y[0] = x.iter().map(|v| a[0] * v.powi(2)).sum();
+    y[1] = x.windows(2).map(|w| (a[1] - w[0]).powi(2) + a[2] * (w[1] - w[0].powi(2)).powi(2)).sum();
+}
+
+#[test]
+fn reverse_mode_with_a_width() {
+    let x = [3.0, 5.0, 7.0];
+    let a = [2.0, 1.0, 100.0];
+    let (mut g0, mut g1) = ([0.0; 3], [0.0; 3]);
+    let mut y = [0.0; 2];
+    let (mut s0, mut s1) = ([1.0, 0.0], [0.0, 1.0]);
+    vjp2(&x, &mut g0, &mut g1, &a, &mut y, &mut s0, &mut s1);
+    assert_eq!(y, [166.0, 34020.0]);
+    // std's documented values.
+    assert_eq!(g0, [12.0, 20.0, 28.0]);
+    assert_eq!(g1, [4804.0, 35208.0, -3600.0]);
+    // The same as two single reverse calls.
+    for (seed, want) in [([1.0, 0.0], g0), ([0.0, 1.0], g1)] {
+        let mut g = [0.0; 3];
+        let mut y = [0.0; 2];
+        let mut s = seed;
+        vjp1(&x, &mut g, &a, &mut y, &mut s);
+        assert_eq!(g, want);
+    }
+}

@@ -84,3 +84,48 @@ fn generic_functions_call_each_other() {
     let (y32, _) = d_model(&[0.5f32, -0.25, 1.5], &mut dx32, 1.3f32, 1.0f32);
     assert!((y32 as f64 - y).abs() < 1e-4);
 }
+
+/// Bound by std's arithmetic traits only, as std::autodiff's own test writes it: the type
+/// parameter is the float type.
+#[autodiff_reverse(d_square, Duplicated, Active)]
+#[autodiff_forward(t_square, Dual, Dual)]
+fn square<T: std::ops::Mul<Output = T> + std::ops::Add<Output = T> + Copy>(x: &T) -> T {
+    *x * *x + *x
+}
+
+/// Unbounded, and only moved around: the element type the caller passes.
+fn reverse_pairs<T>(data: &mut [T]) {
+    let n = data.len();
+    for i in 0..n / 2 {
+        data.swap(i, n - 1 - i);
+    }
+}
+
+#[autodiff_reverse(d_permuted, Duplicated, Active)]
+fn permuted(x: &[f64]) -> f64 {
+    let mut y = x.to_vec();
+    reverse_pairs(&mut y);
+    let mut s = 0.0;
+    for i in 0..y.len() {
+        s += (i as f64 + 1.0) * y[i] * y[i];
+    }
+    s
+}
+
+#[test]
+fn type_parameters_bound_by_arithmetic_or_unbounded_elements() {
+    let mut dx = 0.0;
+    assert_eq!(d_square::<f64>(&3.0, &mut dx, 1.0), 12.0);
+    assert_eq!(dx, 7.0);
+    let mut dx32 = 0.0f32;
+    d_square::<f32>(&2.0, &mut dx32, 1.0);
+    assert_eq!(dx32, 5.0);
+    assert_eq!(t_square::<f64>(&3.0, &1.0), (12.0, 7.0));
+    // y = reverse(x): d/dx_k of sum (i+1) y_i^2 = 2 (n - k) x_k.
+    let x = [0.5, -1.0, 2.0, 0.25];
+    let mut g = [0.0; 4];
+    d_permuted(&x, &mut g, 1.0);
+    for k in 0..4 {
+        assert!((g[k] - 2.0 * (4 - k) as f64 * x[k]).abs() < 1e-12, "{g:?}");
+    }
+}

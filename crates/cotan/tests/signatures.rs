@@ -23,6 +23,65 @@ fn integers_marked_active_or_dual() {
     assert_eq!((v, t), (1.5f64.powi(3), 2.0 * 3.0 * 1.5 * 1.5));
 }
 
+#[autodiff_reverse(d_square_i32, Duplicated, Active)]
+fn square_i32(x: &i32) -> i32 {
+    x * x
+}
+
+#[autodiff_reverse(d_scaled, Active, Const, Active)]
+fn scaled(x: f64, n: u8) -> u8 {
+    (x * n as f64) as u8
+}
+
+#[autodiff_reverse(d_square_i128, Duplicated, Active)]
+fn square_i128(x: &i128) -> i128 {
+    *x * *x
+}
+
+/// A 128-bit counter the reverse sweep needs (its values are saved on the tape).
+#[autodiff_reverse(d_wide_loop, Active, Active, Active)]
+fn wide_loop(x: f64, n: u128) -> f64 {
+    let mut s = 0.0;
+    let mut k = n;
+    while k > 0 {
+        s += x.sin() * (k as f64) + (k >> 100) as f64;
+        k -= 1;
+    }
+    s
+}
+
+#[test]
+fn integer_results_marked_active() {
+    let mut dx = 0;
+    assert_eq!(d_square_i128(&(1i128 << 62), &mut dx, 1), 1i128 << 124);
+    let (v, dx, dn) = d_wide_loop(0.5, 4, 1.0);
+    assert_eq!(v, wide_loop(0.5, 4));
+    assert!((dx - 10.0 * 0.5f64.cos()).abs() < 1e-12);
+    assert_eq!(dn, 0);
+    // std's signature: a seed of the result's type, which nothing reads; the shadow of an
+    // integer stays as it was.
+    let mut dx = 5;
+    assert_eq!(d_square_i32(&7, &mut dx, 1), 49);
+    assert_eq!(dx, 5);
+    // No derivative flows through the cast to an integer.
+    assert_eq!(d_scaled(2.5, 3, 1), (7, 0.0));
+}
+
+/// No number anywhere: with every activity `Const`, the derivative is the function itself.
+pub struct NotANumber(u8);
+
+#[autodiff_forward(d_make, Const, Const)]
+#[autodiff_reverse(r_make, Const, Const)]
+fn make(k: u8) -> NotANumber {
+    NotANumber(k + 1)
+}
+
+#[test]
+fn every_activity_const() {
+    assert_eq!(d_make(3).0, 4);
+    assert_eq!(r_make(4).0, 5);
+}
+
 #[autodiff_reverse(d_gather, Duplicated, Duplicated, Active)]
 #[autodiff_forward(t_gather, Dual, Dual, Dual)]
 fn gather(x: &[f64], idx: &[usize]) -> f64 {

@@ -194,3 +194,71 @@ fn out_of_range_sub_slices_panic_as_in_rust() {
     });
     assert!(r.is_err(), "x[1..0] must panic");
 }
+
+/// A `let mut` slice that moves along its buffer, as ADBench's LSTM reads its input.
+fn window_sum(w: &[f64]) -> f64 {
+    w.iter().map(|v| v.sin()).sum()
+}
+
+slice_case!(
+    slice_variables_move_along_their_buffer,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let b = 2;
+        let mut input = &x[..b];
+        let mut total = 0.0;
+        for j in 0..x.len() / b {
+            total += window_sum(input) * input[0] + input[input.len() - 1];
+            if j + 2 <= x.len() / b {
+                input = &x[(j + 1) * b..];
+                input = &input[..b];
+            }
+        }
+        let mut all = x;
+        all = &all[1..];
+        total + all[0] * all.as_ref()[1]
+    }
+);
+
+slice_case!(
+    writes_through_sub_slices_are_seen_by_reads_of_the_buffer,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, -0.25]],
+    fn f(x: &[f64]) -> f64 {
+        let mut buf = vec![0.0; 4];
+        buf[2] = x[0];
+        let a = buf[2];
+        let w = &mut buf[2..4];
+        w[0] = x[1] * x[2];
+        let b = buf[2];
+        a * b + b.sin()
+    }
+);
+
+/// Sub-slices of constant data whose reads the reverse sweep repeats: their bounds are
+/// needed there too.
+#[cotan::autodiff_reverse(d_const_views, Active, Const, Active)]
+#[cotan::autodiff_forward(t_const_views, Dual, Const, Dual)]
+fn const_views(s: f64, x: &[f64]) -> f64 {
+    let mut lp = 0.0;
+    for row in x.chunks(2) {
+        lp += row[0] * s * row[row.len() - 1];
+    }
+    for i in 1..x.len() {
+        let head = &x[i / 2..i];
+        lp += (head[head.len() - 1] * s).sin();
+    }
+    lp
+}
+
+#[test]
+fn views_of_constant_data() {
+    let x = [1.0, 2.0, 3.0, -0.5, 0.25];
+    let s = 0.7;
+    let (v, ds) = d_const_views(s, &x, 1.0);
+    assert_eq!(v, const_views(s, &x));
+    let h = 1e-6;
+    let fd = (const_views(s + h, &x) - const_views(s - h, &x)) / (2.0 * h);
+    assert!((ds - fd).abs() < 1e-7 * fd.abs().max(1.0), "{ds} vs {fd}");
+    let t = t_const_views(s, 1.0, &x).1;
+    assert!((t - ds).abs() < 1e-14, "forward {t} vs reverse {ds}");
+}

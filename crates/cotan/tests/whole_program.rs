@@ -42,6 +42,14 @@ mod util {
         }
     }
 
+    /// Scales in place (ADBench's FFT calls it as `rescale(data, data.len() / 2)`).
+    pub fn rescale(data: &mut [f64], scale: usize) {
+        let scale = 1. / scale as f64;
+        for elm in data {
+            *elm *= scale * *elm;
+        }
+    }
+
     /// In place, recursive: halves of the range, then a butterfly.
     pub fn mix(x: &mut [f64], lo: usize, n: usize) {
         if n == 1 {
@@ -80,6 +88,15 @@ inplace_case!(
     fn f(x: &mut [f64]) {
         let n = x.len();
         crate::util::mix(x, 0, n);
+    }
+);
+
+inplace_case!(
+    memory_lent_mut_and_read_in_one_call,
+    [[0.3, -1.2, 2.5, 0.8]],
+    fn f(x: &mut [f64]) {
+        crate::util::rescale(x, x.len() / 2);
+        crate::util::rescale(x, x.len() - (x[0] > 0.0) as usize);
     }
 );
 

@@ -253,7 +253,7 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         match a {
             Arg::Mem(vs) => vs.iter().map(|v| v.as_f64().unwrap()).collect(),
             Arg::Scalar(v) => vec![v.as_f64().unwrap()],
-            Arg::Record(_) => unreachable!("the harness passes no structs"),
+            Arg::Record(_) | Arg::Rows(_) => unreachable!("the harness passes no structs or rows"),
         }
     };
     let ret_f = |vals: &[Val]| -> Vec<f64> { vals.iter().map(|v| v.as_f64().unwrap()).collect() };

@@ -1,13 +1,15 @@
 use cotan::autodiff_reverse;
 
-struct Point {
-    a: f64,
+// cotan builds structs of numbers; one with a vector field stays out.
+struct Layer {
+    w: Vec<f64>,
+    b: f64,
 }
 
 #[autodiff_reverse(d_f, Active, Active)]
 fn f(x: f64) -> f64 {
-    let p = Point { a: x };
-    p.a * x
+    let l = Layer { w: vec![x; 2], b: x };
+    l.b * x
 }
 
 fn main() {}

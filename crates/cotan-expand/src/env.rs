@@ -1,0 +1,146 @@
+//! What lowering may ask about the crate (`cotan_syntax::Env`), answered from its
+//! sources: which types are structs of numbers, and which functions take or return them
+//! field by field (those cotan lowers and differentiates itself; not those whose
+//! derivatives are exported, which keep Rust's signatures).
+
+use std::rc::Rc;
+
+use cotan_syntax::{CalleeShape, FieldShape, Structure};
+
+use crate::sources::{FnId, ImplId, ModId, Ns, Res, Sources, TypeId};
+
+/// The crate as seen from one function: `scope` is where its names resolve, `imp` the
+/// `impl` block it is a method of (for `Self`).
+pub(crate) struct SourceEnv {
+    pub src: Rc<Sources>,
+    pub scope: ModId,
+    pub imp: Option<ImplId>,
+}
+
+impl cotan_syntax::Env for SourceEnv {
+    fn structure(&self, ty: &syn::Path) -> Option<Structure> {
+        let t = self.type_named(ty)?;
+        let mut s = structure(&self.src, t, &mut vec![])?;
+        s.path = path_text(ty);
+        Some(s)
+    }
+
+    fn callee(&self, path: &syn::Path) -> Option<CalleeShape> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let res = match (segs.as_slice(), self.imp) {
+            ([s, m], Some(i)) if s == "Self" => self.src.method(self.src.impl_type(i)?, m),
+            _ => self.src.resolve(self.scope, &segs, Ns::Value),
+        };
+        let Res::Fn(f) = res else { return None };
+        flat_shape(&self.src, f).map(|mut shape| {
+            // The result as the caller names it.
+            if let Some(r) = &mut shape.ret {
+                if r.path == "Self" && segs.len() >= 2 {
+                    r.path = segs[..segs.len() - 1].join("::");
+                }
+            }
+            shape
+        })
+    }
+}
+
+impl SourceEnv {
+    fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {
+        let segs: Vec<String> = ty.segments.iter().map(|s| s.ident.to_string()).collect();
+        if ty.segments.iter().any(|s| !s.arguments.is_none()) {
+            return None;
+        }
+        match (segs.as_slice(), self.imp) {
+            ([s], Some(i)) if s == "Self" => self.src.impl_type(i),
+            _ => match self.src.resolve(self.scope, &segs, Ns::Type) {
+                Res::Type(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// How function `f` takes and returns structs of numbers field by field, if it does: a
+/// function whose body cotan differentiates (no exported derivatives, no type parameters).
+pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
+    let def = &src.fns[f];
+    if src.exports(f) || def.item.sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
+        return None;
+    }
+    let of_type = |ty: &syn::Type| -> Option<Structure> {
+        let inner = match ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+            syn::Type::Reference(_) => return None,
+            t => t,
+        };
+        let syn::Type::Path(p) = inner else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let t = match (segs.as_slice(), def.imp) {
+            ([s], Some(i)) if s == "Self" => src.impl_type(i)?,
+            _ => match src.resolve(def.module, &segs, Ns::Type) {
+                Res::Type(t) => t,
+                _ => return None,
+            },
+        };
+        let mut s = structure(src, t, &mut vec![])?;
+        s.path = path_text(&p.path);
+        Some(s)
+    };
+    let params = def
+        .item
+        .sig
+        .inputs
+        .iter()
+        .map(|a| match a {
+            syn::FnArg::Receiver(r) if r.mutability.is_some() && r.reference.is_some() => None,
+            syn::FnArg::Receiver(r) => of_type(&r.ty),
+            syn::FnArg::Typed(t) => of_type(&t.ty),
+        })
+        .collect();
+    let (ret, results) = match &def.item.sig.output {
+        syn::ReturnType::Default => (None, 0),
+        syn::ReturnType::Type(_, t) => match (of_type(t), &**t) {
+            (Some(s), _) => (Some(s), 0),
+            (None, syn::Type::Tuple(tt)) => (None, tt.elems.len()),
+            _ => (None, 1),
+        },
+    };
+    let shape = CalleeShape { params, ret, results };
+    shape.flattens().then_some(shape)
+}
+
+/// Type `t` as a struct of numbers: a struct without generics whose fields are numbers or
+/// structs of numbers (`seen`: the structs around it, against recursion).
+fn structure(src: &Sources, t: TypeId, seen: &mut Vec<TypeId>) -> Option<Structure> {
+    let def = &src.types[t];
+    let fields = def.structure.clone()?;
+    if seen.contains(&t) {
+        return None;
+    }
+    seen.push(t);
+    let mut out = vec![];
+    for (k, f) in fields.iter().enumerate() {
+        let name = f.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string());
+        let shape = match cotan_syntax::scalar_type(&f.ty) {
+            Some(s) => FieldShape::Number(s),
+            None => {
+                let syn::Type::Path(p) = &f.ty else { return None };
+                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                match src.resolve(def.module, &segs, Ns::Type) {
+                    Res::Type(inner) => FieldShape::Struct(structure(src, inner, seen)?),
+                    _ => return None,
+                }
+            }
+        };
+        out.push((name, shape));
+    }
+    seen.pop();
+    Some(Structure { path: def.name.clone(), fields: out })
+}
+
+fn path_text(p: &syn::Path) -> String {
+    p.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
+}

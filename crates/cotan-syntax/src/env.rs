@@ -1,0 +1,77 @@
+//! What lowering may ask about the crate outside the function it lowers: the structs of
+//! numbers it builds and passes around (`Wishart { gamma, m }`, `Normal::new(mu, s)`),
+//! and how the functions it calls take and return them. cotan-expand answers from the
+//! crate's sources; without them (`NoEnv`) nothing is known and such structs stay out.
+//!
+//! A struct of numbers (its fields numbers, or structs of numbers) is not memory in the
+//! IR: lowering keeps it as its fields (a tree of values, like a tuple), passes it to
+//! functions of the crate field by field and gets it back from them the same way.
+
+use cotan_ir::Scalar;
+
+/// A struct of numbers: its Rust path (as the function that uses it may write it) and its
+/// fields in declaration order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Structure {
+    pub path: String,
+    pub fields: Vec<(String, FieldShape)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldShape {
+    Number(Scalar),
+    Struct(Structure),
+}
+
+impl Structure {
+    /// The number types of its fields, depth first (the order they are passed in).
+    pub fn leaves(&self) -> Vec<Scalar> {
+        let mut out = vec![];
+        for (_, f) in &self.fields {
+            match f {
+                FieldShape::Number(s) => out.push(*s),
+                FieldShape::Struct(s) => out.extend(s.leaves()),
+            }
+        }
+        out
+    }
+}
+
+/// How a function of the crate takes and returns structs of numbers, field by field:
+/// per parameter (`self` first), the struct it takes by value or by `&`.
+#[derive(Clone, Debug, Default)]
+pub struct CalleeShape {
+    pub params: Vec<Option<Structure>>,
+    pub ret: Option<Structure>,
+    /// How many numbers it returns otherwise: 0 for `()`, 1 for a number, more for a tuple.
+    pub results: usize,
+}
+
+impl CalleeShape {
+    /// Whether anything is passed field by field.
+    pub fn flattens(&self) -> bool {
+        self.ret.is_some() || self.params.iter().any(Option::is_some)
+    }
+}
+
+pub trait Env {
+    /// The struct of numbers a type path names, as written in the function (`Self` too).
+    fn structure(&self, ty: &syn::Path) -> Option<Structure>;
+    /// How the function a call names (as written in the function) takes and returns
+    /// structs of numbers, if it is a function of the crate that lowering passes them to
+    /// field by field.
+    fn callee(&self, path: &syn::Path) -> Option<CalleeShape>;
+}
+
+/// No knowledge of the crate.
+pub struct NoEnv;
+
+impl Env for NoEnv {
+    fn structure(&self, _: &syn::Path) -> Option<Structure> {
+        None
+    }
+
+    fn callee(&self, _: &syn::Path) -> Option<CalleeShape> {
+        None
+    }
+}

@@ -1,0 +1,350 @@
+//! Structs of numbers as values (see `env.rs`): literals (`Wishart { gamma, m }`,
+//! `Point(x, y)`), the structs functions of the crate take and return (`Normal::new(mu, s)`,
+//! `n.logpdf(x)`), copies of struct parameters (`*w`). Each is a tree of its fields'
+//! values; functions of the crate get and give them field by field.
+
+use cotan_ir::{MemKind, OpKind, Scalar, Value};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use crate::agg::{Agg, Tree};
+use crate::env::{CalleeShape, FieldShape, Structure};
+use crate::infer::STy;
+use crate::lower::{err, err_at, mem, Binding, Lower};
+
+impl Lower {
+    /// `Path { a: x, b, ..rest }`.
+    pub(crate) fn struct_literal(&mut self, s: &syn::ExprStruct) -> syn::Result<Agg> {
+        let Some(st) = self.env.structure(&s.path) else {
+            return err_at(
+                &s.path,
+                "cotan builds structs whose fields are numbers (or such structs) and whose definition it can read; pass this struct as a parameter (`&S` or `&mut S`) instead",
+            );
+        };
+        let rest = match &s.rest {
+            Some(r) => Some(self.struct_value(r, &st)?),
+            None => None,
+        };
+        for f in &s.fields {
+            let name = crate::record::member_name(&f.member);
+            if !st.fields.iter().any(|(n, _)| *n == name) {
+                return err_at(&f.member, format!("`{}` has no field `{name}`", st.path));
+            }
+        }
+        let mut fields = vec![];
+        for (name, shape) in &st.fields {
+            let given = s.fields.iter().find(|f| crate::record::member_name(&f.member) == *name);
+            let value = match (given, &rest) {
+                (Some(f), _) => self.field_value(&f.expr, shape)?,
+                (None, Some(Tree::Struct(_, fs))) => fs.iter().find(|(n, _)| n == name).unwrap().1.clone(),
+                _ => return err_at(&s.path, format!("missing the field `{name}`")),
+            };
+            fields.push((name.clone(), value));
+        }
+        Ok(Tree::Struct(st.path.clone(), fields))
+    }
+
+    /// A field's value in a literal: a number, or a struct of numbers.
+    fn field_value(&mut self, e: &syn::Expr, shape: &FieldShape) -> syn::Result<Agg> {
+        match shape {
+            FieldShape::Number(t) => {
+                let (v, vt) = self.scalar(e)?;
+                self.unify(STy::Known(*t), vt, e.span())?;
+                Ok(Tree::Leaf(v))
+            }
+            FieldShape::Struct(s) => self.struct_value(e, s),
+        }
+    }
+
+    /// The value of `e` as a struct of numbers `st`: a struct value, or a struct parameter
+    /// (`w`, `*w`, `&w`) whose fields are read.
+    pub(crate) fn struct_value(&mut self, e: &syn::Expr, st: &Structure) -> syn::Result<Agg> {
+        let inner = strip_refs(e);
+        if let Some(rec) = self.record_named(inner) {
+            return self.record_fields(rec, st, &field_prefix(inner), e.span());
+        }
+        let a = self.agg(inner)?;
+        // The same struct, perhaps written by another path: its fields take its types.
+        self.leaves_of(a.clone(), st, e.span())?;
+        Ok(a)
+    }
+
+    /// The values of the fields of struct value `a`, which must be a `st`.
+    pub(crate) fn leaves_of(&mut self, a: Agg, st: &Structure, span: Span) -> syn::Result<Vec<Value>> {
+        match &a {
+            Tree::Struct(_, fs) if fits(fs, st) => {
+                let leaves = a.leaves();
+                for (v, t) in leaves.iter().zip(st.leaves()) {
+                    let vt = self.scalar_sty(*v, span)?;
+                    self.unify(STy::Known(t), vt, span)?;
+                }
+                Ok(leaves)
+            }
+            a => err(span, format!("expected a `{}` here, found {}", st.path, a.describe())),
+        }
+    }
+
+    /// A record parameter (or a field of one) that `e` names, if it does.
+    fn record_named(&mut self, e: &syn::Expr) -> Option<Value> {
+        let is_record = match e {
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if crate::record::is_record(self.func.ty(v)))
+            }),
+            syn::Expr::Field(f) => self.record_named(&f.base).is_some(),
+            _ => false,
+        };
+        if !is_record {
+            return None;
+        }
+        match e {
+            syn::Expr::Field(f) => self.field(f).ok().filter(|v| crate::record::is_record(self.func.ty(*v))),
+            e => self.expr(e).ok(),
+        }
+    }
+
+    /// The fields of record `rec` (a struct parameter), read, as a struct value.
+    fn record_fields(&mut self, rec: Value, st: &Structure, path: &str, span: Span) -> syn::Result<Agg> {
+        let access = self.mem_ty(rec).unwrap().access;
+        let mut fields = vec![];
+        for (name, shape) in &st.fields {
+            let field_path = format!("{path}.{name}");
+            let v = match self.fields.get(&(rec, name.clone())).copied() {
+                Some(v) => v,
+                None => {
+                    let ty = match shape {
+                        FieldShape::Number(t) => mem(*t, MemKind::Cell, access),
+                        FieldShape::Struct(_) => {
+                            let id = self.func.record("_");
+                            mem(Scalar::F64, MemKind::Record(id), access)
+                        }
+                    };
+                    let at = self.at(span);
+                    let v = self.func.new_value(ty, Some(field_path.replace('.', "_")), at);
+                    self.hoist(cotan_ir::Op {
+                        kind: OpKind::Field { base: rec, name: name.clone() },
+                        result: Some(v),
+                        span: at,
+                    });
+                    if let FieldShape::Number(t) = shape {
+                        self.set_elem_sty(v, STy::Known(*t));
+                    }
+                    self.fields.insert((rec, name.clone()), v);
+                    self.field_paths.insert(v, field_path.clone());
+                    v
+                }
+            };
+            let value = match shape {
+                FieldShape::Number(t) => {
+                    if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
+                        return err(span, format!("the field `{name}` of `{}` is not a number here", st.path));
+                    }
+                    let x = self.emit_s(OpKind::Load { mem: v, index: None }, STy::Known(*t));
+                    Tree::Leaf(x)
+                }
+                FieldShape::Struct(s) => self.record_fields(v, s, &field_path, span)?,
+            };
+            fields.push((name.clone(), value));
+        }
+        Ok(Tree::Struct(st.path.clone(), fields))
+    }
+
+    /// `Point(x, y)`: a tuple struct built by its constructor, if `c` is one.
+    pub(crate) fn struct_constructor(&mut self, c: &syn::ExprCall) -> Option<syn::Result<Agg>> {
+        let syn::Expr::Path(p) = &*c.func else { return None };
+        let st = self.env.structure(&p.path)?;
+        Some((|| {
+            if st.fields.len() != c.args.len() || st.fields.iter().any(|(n, _)| n.parse::<usize>().is_err()) {
+                return err_at(c, format!("`{}` takes {} fields", st.path, st.fields.len()));
+            }
+            let mut fields = vec![];
+            for ((name, shape), a) in st.fields.iter().zip(&c.args) {
+                fields.push((name.clone(), self.field_value(a, shape)?));
+            }
+            Ok(Tree::Struct(st.path.clone(), fields))
+        })())
+    }
+
+    /// How the crate's function `path` takes and returns structs of numbers, if it takes or
+    /// returns any.
+    pub(crate) fn flat_shape(&self, path: &syn::Path) -> Option<CalleeShape> {
+        self.env.callee(path).filter(CalleeShape::flattens)
+    }
+
+    /// The arguments of a call of a function that takes structs of numbers field by field.
+    pub(crate) fn flat_args(
+        &mut self,
+        args: &[&syn::Expr],
+        shape: &CalleeShape,
+        span: Span,
+    ) -> syn::Result<Vec<(Value, bool)>> {
+        if args.len() != shape.params.len() {
+            return err(span, format!("this function takes {} arguments", shape.params.len()));
+        }
+        let mut out = vec![];
+        for (a, p) in args.iter().zip(&shape.params) {
+            match p {
+                Some(st) => {
+                    let v = self.struct_value(a, st)?;
+                    out.extend(v.leaves().into_iter().map(|v| (v, false)));
+                }
+                None => out.push(self.call_arg(a)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A struct of numbers `st` from the values of its fields, depth first.
+    pub(crate) fn struct_of_leaves(st: &Structure, leaves: &mut impl Iterator<Item = Value>) -> Agg {
+        let fields = st
+            .fields
+            .iter()
+            .map(|(n, f)| {
+                let v = match f {
+                    FieldShape::Number(_) => Tree::Leaf(leaves.next().expect("one value per field")),
+                    FieldShape::Struct(s) => Lower::struct_of_leaves(s, leaves),
+                };
+                (n.clone(), v)
+            })
+            .collect();
+        Tree::Struct(st.path.clone(), fields)
+    }
+
+    /// `v.method(args)` on a struct of numbers: `Type::method(v, args)`.
+    pub(crate) fn struct_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
+        let ty = self.struct_type_of(&m.receiver)?;
+        let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
+        let shape = self.flat_shape(&path)?;
+        let mut args: Vec<&syn::Expr> = vec![&m.receiver];
+        args.extend(m.args.iter());
+        Some(self.flat_call(&path, &args, &shape, m.method.span()))
+    }
+
+    /// The path of the struct-of-numbers type `e` is (without lowering it), if it is one.
+    fn struct_type_of(&self, e: &syn::Expr) -> Option<String> {
+        match e {
+            syn::Expr::Paren(p) => self.struct_type_of(&p.expr),
+            syn::Expr::Reference(r) => self.struct_type_of(&r.expr),
+            syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string()) {
+                Some(Binding::Agg(Tree::Struct(ty, _))) => Some(ty),
+                _ => None,
+            },
+            syn::Expr::Struct(s) => self.env.structure(&s.path).map(|s| s.path),
+            syn::Expr::Call(c) => match &*c.func {
+                syn::Expr::Path(p) => self.flat_shape(&p.path).and_then(|s| s.ret).map(|s| s.path),
+                _ => None,
+            },
+            syn::Expr::MethodCall(m) => {
+                let ty = self.struct_type_of(&m.receiver)?;
+                let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
+                self.flat_shape(&path)?.ret.map(|s| s.path)
+            }
+            _ => None,
+        }
+    }
+
+    /// A call of the crate's function `path` that takes or returns structs of numbers.
+    pub(crate) fn flat_call(
+        &mut self,
+        path: &syn::Path,
+        args: &[&syn::Expr],
+        shape: &CalleeShape,
+        span: Span,
+    ) -> syn::Result<Option<Agg>> {
+        let ret = shape.ret.clone();
+        let n = ret.as_ref().map_or(shape.results, |s| s.leaves().len());
+        let types = ret.as_ref().map(|s| s.leaves());
+        let vals = self.call_path(path, args, Some(shape), n, types.as_deref(), span)?;
+        Ok(Some(match ret {
+            Some(st) => Lower::struct_of_leaves(&st, &mut vals.into_iter()),
+            None => match vals.as_slice() {
+                [] => return Ok(None),
+                [v] => Tree::Leaf(*v),
+                vs => Tree::Tuple(vs.iter().map(|v| Tree::Leaf(*v)).collect()),
+            },
+        }))
+    }
+}
+
+impl Lower {
+    /// With `flatten`, a parameter that is a struct of numbers (by value or `&`) is taken
+    /// field by field: its fields become parameters, and its name a struct value. Returns
+    /// whether it was.
+    pub(crate) fn flat_param(&mut self, name: &str, ty: &syn::Type, mutable: bool, span: Span) -> syn::Result<bool> {
+        let Some(st) = self.flat_struct_type(ty) else { return Ok(false) };
+        let at = self.at(span);
+        let mut params = vec![];
+        fn add(l: &mut Lower, st: &Structure, prefix: &str, at: cotan_ir::SpanId, out: &mut Vec<Value>) {
+            for (n, f) in &st.fields {
+                let name = format!("{prefix}_{n}");
+                match f {
+                    FieldShape::Number(t) => {
+                        let v = l.func.add_param(cotan_ir::Ty::Scalar(*t), name, at);
+                        l.set_sty(v, STy::Known(*t));
+                        out.push(v);
+                    }
+                    FieldShape::Struct(s) => add(l, s, &name, at, out),
+                }
+            }
+        }
+        add(self, &st, name, at, &mut params);
+        let value = Lower::struct_of_leaves(&st, &mut params.into_iter());
+        let slots = if mutable {
+            self.declare_vars(name, &value, span)?.map(&mut crate::agg::Slot::Var)
+        } else {
+            value.map(&mut crate::agg::Slot::Value)
+        };
+        self.bind(name.to_string(), Binding::Agg(slots));
+        Ok(true)
+    }
+
+    /// The struct of numbers a parameter or result type takes field by field (`W`, `&W`,
+    /// `Self`), when the function is lowered to be called by cotan.
+    pub(crate) fn flat_struct_type(&self, ty: &syn::Type) -> Option<Structure> {
+        if !self.flatten {
+            return None;
+        }
+        let inner = match ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+            syn::Type::Reference(_) => return None,
+            t => t,
+        };
+        match inner {
+            syn::Type::Path(p) if p.qself.is_none() => self.env.structure(&p.path),
+            syn::Type::Paren(p) => self.flat_struct_type(&p.elem),
+            _ => None,
+        }
+    }
+}
+
+/// `e` without `&`, `&mut`, `*` and parentheses.
+fn strip_refs(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Reference(r) => strip_refs(&r.expr),
+        syn::Expr::Paren(p) => strip_refs(&p.expr),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => strip_refs(expr),
+        e => e,
+    }
+}
+
+/// The field path (`p.inner`) of a record expression, for names of its fields.
+fn field_prefix(e: &syn::Expr) -> String {
+    crate::record::field_path(e)
+        .or_else(|| match e {
+            syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Whether struct value fields `fs` have the fields of `st`.
+fn fits(fs: &[(String, Agg)], st: &Structure) -> bool {
+    fs.len() == st.fields.len()
+        && fs.iter().zip(&st.fields).all(|((n, v), (m, f))| {
+            n == m
+                && match (v, f) {
+                    (Tree::Leaf(_), FieldShape::Number(_)) => true,
+                    (Tree::Struct(_, inner), FieldShape::Struct(s)) => fits(inner, s),
+                    _ => false,
+                }
+        })
+}
