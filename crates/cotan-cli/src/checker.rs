@@ -269,6 +269,7 @@ fn leaf<'a>(a: &'a Arg, path: &[usize]) -> Option<&'a Arg> {
     match (a, path.split_first()) {
         (_, None) => Some(a),
         (Arg::Record(fields), Some((k, rest))) => leaf(&fields.get(*k)?.1, rest),
+        (Arg::Rows(rows), Some((k, rest))) => leaf(rows.get(*k)?, rest),
         _ => None,
     }
 }
@@ -277,6 +278,7 @@ fn leaf_mut<'a>(a: &'a mut Arg, path: &[usize]) -> Option<&'a mut Arg> {
     match (a, path.split_first()) {
         (a, None) => Some(a),
         (Arg::Record(fields), Some((k, rest))) => leaf_mut(&mut fields.get_mut(*k)?.1, rest),
+        (Arg::Rows(rows), Some((k, rest))) => leaf_mut(rows.get_mut(*k)?, rest),
         _ => None,
     }
 }
@@ -316,6 +318,13 @@ fn float_slots(a: &Arg, param: usize, path: &mut Vec<usize>, out: &mut Vec<Slot>
                 path.pop();
             }
         }
+        Arg::Rows(rows) => {
+            for (k, r) in rows.iter().enumerate() {
+                path.push(k);
+                float_slots(r, param, path, out);
+                path.pop();
+            }
+        }
         _ => {}
     }
 }
@@ -330,6 +339,7 @@ fn floats_replaced(a: &Arg, value: &mut dyn FnMut() -> f64) -> Arg {
         Arg::Record(fields) => {
             Arg::Record(fields.iter().map(|(n, f)| (n.clone(), floats_replaced(f, value))).collect())
         }
+        Arg::Rows(rows) => Arg::Rows(rows.iter().map(|r| floats_replaced(r, value)).collect()),
         other => other.clone(),
     }
 }
@@ -350,9 +360,16 @@ fn slot_name(args: &[Arg], s: &Slot, param_name: &str) -> String {
     let mut name = param_name.to_string();
     let mut a = &args[s.param];
     for &k in &s.path {
-        if let Arg::Record(fields) = a {
-            name = format!("{name}.{}", fields[k].0);
-            a = &fields[k].1;
+        match a {
+            Arg::Record(fields) => {
+                name = format!("{name}.{}", fields[k].0);
+                a = &fields[k].1;
+            }
+            Arg::Rows(rows) => {
+                name = format!("{name}[{k}]");
+                a = &rows[k];
+            }
+            _ => {}
         }
     }
     if matches!(a, Arg::Mem(_)) {
@@ -378,6 +395,11 @@ fn weight(k: usize) -> f64 {
 enum Primal {
     Value(f64, f64),
     Failed(String),
+}
+
+/// Element `elem` of the argument at `path` in `a` (a number, or memory).
+fn at_path(a: Option<&Arg>, path: &[usize], elem: usize) -> f64 {
+    as_f64(a.and_then(|a| leaf(a, path)), elem)
 }
 
 fn as_f64(a: Option<&Arg>, elem: usize) -> f64 {
@@ -729,7 +751,7 @@ impl Prepared {
                 (Role::Shadowed, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
                 (Role::Scalar | Role::Array, _) => {
                     let r = returned.iter().position(|k| *k == s.param).expect("a returned gradient");
-                    as_f64(tangents.get(r).copied(), s.elem)
+                    at_path(tangents.get(r).copied(), &s.path, s.elem)
                 }
                 _ => f64::NAN,
             });
@@ -767,7 +789,7 @@ impl Prepared {
                 (Role::Shadowed, Some(p)) => get(&call, &Slot { param: p, ..s.clone() }),
                 (Role::Scalar | Role::Array, _) => {
                     let r = returned.iter().position(|k| *k == s.param).expect("a returned gradient");
-                    as_f64(grads.get(r), s.elem)
+                    at_path(grads.get(r), &s.path, s.elem)
                 }
                 _ => f64::NAN,
             });

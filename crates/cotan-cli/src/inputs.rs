@@ -18,6 +18,10 @@ pub fn from_json(f: &Function, text: &str) -> Result<Vec<Arg>, CliError> {
         Json::Array(a) if ps.len() == 1 && !matches!(ps[0].1, Ty::Scalar(_)) && a.iter().all(|v| !v.is_array()) => {
             vec![Json::Array(a)]
         }
+        // The rows of the one nested parameter (`[[1, 2], [3, 4]]` for `m: &[[f64; 2]]`).
+        Json::Array(a) if ps.len() == 1 && a.len() != 1 && ps[0].1.mem().is_some_and(|m| m.kind.row().is_some()) => {
+            vec![Json::Array(a)]
+        }
         Json::Array(a) => a,
         Json::Object(o) => {
             let mut out = vec![];
@@ -64,21 +68,37 @@ fn arg(name: &str, ty: Ty, v: &Json) -> Result<Arg, CliError> {
     match ty {
         Ty::Scalar(s) => Ok(Arg::Scalar(scalar(name, s, v)?)),
         Ty::Mem(m) if matches!(m.kind, MemKind::Record(_)) => record(name, v),
-        Ty::Mem(m) => {
-            let items: Vec<Json> = match (m.kind, v) {
-                (MemKind::Cell, Json::Array(a)) if a.len() == 1 => a.clone(),
-                (MemKind::Cell, other) => vec![other.clone()],
-                (_, Json::Array(a)) => flatten(a),
-                _ => return Err(CliError::new(format!("`{name}` expects an array, got `{v}`"))),
-            };
-            if let MemKind::Array(n) = m.kind {
-                if items.len() as u64 != n {
-                    return Err(CliError::new(format!("`{name}` expects {n} elements, got {}", items.len())));
-                }
+        Ty::Mem(m) => memory(name, m.kind, m.elem, v),
+    }
+}
+
+/// Memory of `kind` from JSON: an array of numbers (nested arrays read row by row), or for
+/// nested memory (`[[f64; 2]; 3]`, `&[Vec<f64>]`) an array of rows.
+fn memory(name: &str, kind: MemKind, elem: Scalar, v: &Json) -> Result<Arg, CliError> {
+    if let Some(row) = kind.row() {
+        let Json::Array(rows) = v else {
+            return Err(CliError::new(format!("`{name}` expects an array of rows, got `{v}`")));
+        };
+        if let Some(cotan_ir::Dim::Array(n)) = kind.dim() {
+            if rows.len() as u64 != n {
+                return Err(CliError::new(format!("`{name}` expects {n} rows, got {}", rows.len())));
             }
-            Ok(Arg::Mem(items.iter().map(|x| scalar(name, m.elem, x)).collect::<Result<_, _>>()?))
+        }
+        let rows = rows.iter().enumerate().map(|(k, r)| memory(&format!("{name}[{k}]"), row, elem, r));
+        return Ok(Arg::Rows(rows.collect::<Result<_, _>>()?));
+    }
+    let items: Vec<Json> = match (kind, v) {
+        (MemKind::Cell, Json::Array(a)) if a.len() == 1 => a.clone(),
+        (MemKind::Cell, other) => vec![other.clone()],
+        (_, Json::Array(a)) => flatten(a),
+        _ => return Err(CliError::new(format!("`{name}` expects an array, got `{v}`"))),
+    };
+    if let MemKind::Array(n) = kind {
+        if items.len() as u64 != n {
+            return Err(CliError::new(format!("`{name}` expects {n} elements, got {}", items.len())));
         }
     }
+    Ok(Arg::Mem(items.iter().map(|x| scalar(name, elem, x)).collect::<Result<_, _>>()?))
 }
 
 /// A struct or tuple from a JSON object (`{"w": [..], "b": 0.5}`; a tuple's fields are

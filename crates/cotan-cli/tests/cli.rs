@@ -257,7 +257,7 @@ fn fuzz_smoke_and_show() {
     let o = cotan(&["fuzz", "--seed", "1", "--show", "3"]);
     assert_eq!(o.status.code(), Some(0));
     let program = stdout(&o);
-    assert!(program.contains("fn f(x: &[f64], y: &mut [f64], a: f64, n: usize) -> (f64, f64)"), "{program}");
+    assert!(program.contains("fn f(x: &[f64], y: &mut [f64], a: f64, n: usize) -> f64"), "{program}");
     // A generated program is checked like any file.
     let file = scratch("p3.rs");
     std::fs::write(&file, &program).unwrap();
@@ -413,4 +413,24 @@ fn fuzz_generates_valid_programs_with_every_construct() {
     // And cotan lowers them: no generator bugs.
     let o = cotan(&["fuzz", "--count", "24", "--seed", "11", "--out", &scratch("fuzz11")]);
     assert!(stdout(&o).contains("0 generator bugs"), "{}", stdout(&o));
+}
+
+#[test]
+fn check_nested_memory() {
+    let file = fixture("rustc_typing.rs");
+    for f in ["matrices", "rows_in_place", "vectors"] {
+        let o = cotan(&["check", &file, "--fn", f, "--trials", "2"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+        // Every parameter is checked: a row with its errors for each.
+        assert!(!stdout(&o).contains("0.000e0        0.000e0"), "{f}: {}", stdout(&o));
+    }
+    // Rows in JSON, also for the one parameter alone.
+    let at = "[[[0.3, -1.4, -1.2], [-0.5, -1.2, -0.5]], [[0.4, -0.4], [0.6, 0.6]], [0.1, 0.2, 0.3]]";
+    let o = cotan(&["check", &file, "--fn", "matrices", "--at", at]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = cotan(&["check", &file, "--fn", "rows_in_place", "--at", "{\"p\": [[1, 2], [3, 4]], \"dt\": 0.1}"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = cotan(&["check", &file, "--fn", "vectors", "--at", "[[0.3, -1.4], [0.1, 0.2]]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`m[0]` expects an array"), "{}", stderr(&o));
 }

@@ -127,10 +127,12 @@ pub fn transform(
 /// floats (a tuple with an integer).
 pub fn all_active(f: &Function, mode: Mode) -> Spec {
     use cotan_ad::Activity::{Active, Const, Dual, Duplicated};
-    use cotan_ir::{Access, MemKind, Ty};
+    use cotan_ir::{Access, Ty};
+    // Arrays by value, of numbers or of rows (`[f64; 3]`, `[[f64; 2]; 3]`).
+    let array = |m: cotan_ir::MemTy| m.kind.dim().is_some_and(|d| matches!(d, cotan_ir::Dim::Array(_)));
     let active = |t: Ty| match (t, mode) {
         (t, _) if !t.carries_derivative() => Const,
-        (Ty::Mem(m), _) if m.access == Access::Owned && !matches!(m.kind, MemKind::Array(_)) => Const,
+        (Ty::Mem(m), _) if m.access == Access::Owned && !array(m) => Const,
         (_, Mode::Forward) => Dual,
         (Ty::Scalar(_), Mode::Reverse) => Active,
         (Ty::Mem(m), Mode::Reverse) if m.access == Access::Owned => Active,
