@@ -55,6 +55,8 @@ enum Shape {
     Counted,
     /// `hK(y: &mut [T], a: T)`.
     InPlace,
+    /// `rK(q: &[[T; 2]], a: T) -> T`: rows.
+    Rows,
     /// `pK(x: &[T], a: T) -> (T, T)`.
     Pair,
 }
@@ -75,6 +77,20 @@ struct Buf {
     min: usize,
     max: usize,
     writable: bool,
+}
+
+/// Nested memory in scope (`[[T; 2]; 3]`, `&[[T; 2]]`, `&[Vec<T>]`): the rows it may have,
+/// the length of its rows, whether it may be written, whether its rows are arrays (so that
+/// it can be passed as `&[[T; 2]]`), and whether it is passed by reference as `&name`.
+#[derive(Clone)]
+struct Mat {
+    name: String,
+    rows: usize,
+    max_rows: usize,
+    cols: usize,
+    writable: bool,
+    array_rows: bool,
+    owned: bool,
 }
 
 /// A loop index in scope: its largest value, and the slice whose length bounds it.
@@ -103,6 +119,7 @@ struct Gen {
     t: &'static str,
     scopes: Vec<Scope>,
     bufs: Vec<Buf>,
+    mats: Vec<Mat>,
     indices: Vec<Index>,
     ret: Ret,
     helpers: Vec<(String, Shape)>,
@@ -166,17 +183,51 @@ impl Gen {
         self.bufs.iter().filter(|b| b.writable).cloned().collect()
     }
 
-    /// Runs `f` with slice `name` out of scope (borrowed mutably elsewhere meanwhile).
+    fn readable_mats(&self) -> Vec<Mat> {
+        self.mats.iter().filter(|m| !(self.in_closure && m.writable)).cloned().collect()
+    }
+
+    fn writable_mats(&self) -> Vec<Mat> {
+        if self.in_closure {
+            return vec![];
+        }
+        self.mats.iter().filter(|m| m.writable).cloned().collect()
+    }
+
+    /// Runs `f` with slice or nested memory `name` out of scope (borrowed mutably elsewhere
+    /// meanwhile).
     fn without<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> R) -> R {
-        let saved = self.bufs.clone();
+        let (bufs, mats) = (self.bufs.clone(), self.mats.clone());
         self.bufs.retain(|b| b.name != name);
+        self.mats.retain(|m| m.name != name);
         let r = f(self);
-        self.bufs = saved;
+        (self.bufs, self.mats) = (bufs, mats);
         r
+    }
+
+    /// A row index of `m` in bounds (for a write, one that does not borrow a `Vec` again).
+    fn row_index(&mut self, m: &Mat, write: bool) -> String {
+        let b = Buf { name: m.name.clone(), min: m.rows, max: m.max_rows, writable: m.writable };
+        self.index_into_with(&b, !write || m.array_rows)
+    }
+
+    /// `m[i][j]`, in bounds.
+    fn mat_element(&mut self, m: &Mat, write: bool) -> String {
+        let i = self.row_index(m, write);
+        let row = format!("{}[{i}]", m.name);
+        let b = Buf { name: row.clone(), min: m.cols, max: m.cols, writable: m.writable };
+        let j = self.index_into_with(&b, !write || m.array_rows);
+        format!("{row}[{j}]")
     }
 
     /// An index that is in bounds for `b`.
     fn index_into(&mut self, b: &Buf) -> String {
+        self.index_into_with(b, true)
+    }
+
+    /// An index in bounds for `b`; `b.len() - 1` only where `len` (not where a `Vec` is
+    /// borrowed mutably by the indexing itself: `v[v.len() - 1] += 1.0` is a borrow error).
+    fn index_into_with(&mut self, b: &Buf, len: bool) -> String {
         let ok: Vec<String> = self
             .indices
             .iter()
@@ -185,7 +236,7 @@ impl Gen {
             .collect();
         match self.rng.u8(0..7) {
             0..=3 if !ok.is_empty() => self.pick(&ok).expect("not empty"),
-            4 => format!("{}.len() - 1", b.name),
+            4 if len => format!("{}.len() - 1", b.name),
             _ => self.rng.usize(0..b.min).to_string(),
         }
     }
@@ -203,8 +254,12 @@ impl Gen {
     fn leaf(&mut self) -> (String, bool) {
         let vars = self.floats();
         let typed = |s: String| (s, true);
-        match self.rng.u8(0..9) {
+        match self.rng.u8(0..10) {
             0..=2 if !vars.is_empty() => typed(self.pick(&vars).expect("not empty").0),
+            8 if !self.readable_mats().is_empty() => {
+                let m = self.pick(&self.readable_mats()).expect("not empty");
+                typed(self.mat_element(&m, false))
+            }
             3 | 4 => match self.pick(&self.readable()) {
                 Some(b) => typed(self.element(&b)),
                 None => typed("a".to_string()),
@@ -332,9 +387,16 @@ impl Gen {
     /// sub-slice of one, the constant `c`, or a constant array.
     fn slice_arg(&mut self) -> String {
         let bufs: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
-        match self.rng.u8(0..8) {
+        let mats: Vec<Mat> = self.readable_mats().into_iter().filter(|m| m.cols >= MIN_SUB).collect();
+        match self.rng.u8(0..9) {
             0 => "&c".to_string(),
             1 if !self.const_arrays.is_empty() => format!("&{}", self.pick(&self.const_arrays.clone()).unwrap().0),
+            // A row of nested memory.
+            8 if !mats.is_empty() => {
+                let m = self.pick(&mats).expect("not empty");
+                let i = self.row_index(&m, false);
+                format!("&{}[{i}]", m.name)
+            }
             2 | 3 => match self.pick(&bufs) {
                 Some(b) => self.sub_slice(&b, false),
                 None => "&c".to_string(),
@@ -365,16 +427,34 @@ impl Gen {
     }
 
     fn call_expr(&mut self, d: usize) -> String {
-        let values: Vec<(String, Shape)> =
-            self.helpers.iter().filter(|h| matches!(h.1, Shape::Value | Shape::Counted)).cloned().collect();
+        let rows = self.rows_arg().is_some();
+        let values: Vec<(String, Shape)> = self
+            .helpers
+            .iter()
+            .filter(|h| matches!(h.1, Shape::Value | Shape::Counted) || (h.1 == Shape::Rows && rows))
+            .cloned()
+            .collect();
         match self.pick(&values) {
             Some((g, shape)) => self.call_of(&g, shape, d),
             None => self.expr(0),
         }
     }
 
+    /// Nested memory to pass as `&[[T; 2]]` (at least two rows), if any is in scope.
+    fn rows_arg(&mut self) -> Option<String> {
+        let mats: Vec<Mat> =
+            self.readable_mats().into_iter().filter(|m| m.array_rows && m.cols == 2 && m.rows >= 2).collect();
+        let m = self.pick(&mats)?;
+        Some(if m.owned { format!("&{}", m.name) } else { m.name })
+    }
+
     /// A call of value helper `g`.
     fn call_of(&mut self, g: &str, shape: Shape, d: usize) -> String {
+        if shape == Shape::Rows {
+            let q = self.rows_arg().unwrap_or_else(|| "&[[0.5, 1.0], [-1.0, 0.25]]".to_string());
+            let e = self.expr(d);
+            return format!("(1.0 * {g}({q}, {e}))");
+        }
         let mem = self.slice_arg();
         let e = self.expr(d);
         // `1.0 * g(..)`: the lowering does not know a callee's result type, so a method on
@@ -457,7 +537,7 @@ impl Gen {
         }
         self.budget -= 1;
         let nested = depth > 0;
-        match self.rng.u8(0..30) {
+        match self.rng.u8(0..35) {
             0 | 1 => {
                 let v = self.name("v");
                 let e = self.expr(3);
@@ -703,6 +783,61 @@ impl Gen {
                     self.scope().floats.push((k, false));
                 }
             }
+            29 | 30 => match self.pick(&self.writable_mats()) {
+                Some(m) => {
+                    let at = self.mat_element(&m, true);
+                    let e = self.expr(3);
+                    if self.rng.bool() {
+                        self.line(&format!("{at} += ({e}).tanh();"));
+                    } else {
+                        self.line(&format!("{at} = 0.5 * {at} + 0.25 * ({e}).tanh();"));
+                    }
+                }
+                None => self.stmt(depth),
+            },
+            31 if nested => {
+                // The rows of nested memory, read (`iter`) or written (`iter_mut`).
+                let Some(m) = self.pick(&self.readable_mats()) else { return self.stmt(depth) };
+                let write = m.writable && self.rng.bool();
+                let row = self.name("row");
+                let method = if write { "iter_mut" } else { "iter" };
+                self.line(&format!("for {row} in {}.{method}() {{", m.name));
+                self.without(&m.name, |g| {
+                    g.bufs.push(Buf { name: row.clone(), min: m.cols, max: m.cols, writable: write });
+                    if write {
+                        g.indent += 1;
+                        let j = g.rng.usize(0..m.cols);
+                        let e = g.expr(2);
+                        g.line(&format!("{row}[{j}] = 0.5 * {row}[{j}] + 0.25 * ({e}).tanh();"));
+                        g.indent -= 1;
+                    }
+                    g.loop_body(depth - 1);
+                });
+                self.line("}");
+            }
+            32 => {
+                // A row written by a helper: `h(&mut m[i], e)`.
+                let inplace: Vec<String> =
+                    self.helpers.iter().filter(|h| h.1 == Shape::InPlace).map(|h| h.0.clone()).collect();
+                let mats: Vec<Mat> = self.writable_mats().into_iter().filter(|m| m.cols >= MIN_SUB).collect();
+                let (Some(h), Some(m)) = (self.pick(&inplace), self.pick(&mats)) else { return self.stmt(depth) };
+                let i = self.row_index(&m, true);
+                let e = self.without(&m.name, |g| g.expr(2));
+                self.line(&format!("{h}(&mut {}[{i}], {e});", m.name));
+            }
+            33 => {
+                // A chain over rows.
+                let Some(m) = self.pick(&self.readable_mats()) else { return self.stmt(depth) };
+                let (s, row) = (self.name("s"), self.name("row"));
+                let was = self.in_closure;
+                self.in_closure = true;
+                self.bufs.push(Buf { name: row.clone(), min: m.cols, max: m.cols, writable: false });
+                let e = self.expr(2);
+                self.bufs.pop();
+                self.in_closure = was;
+                self.line(&format!("let {s}: {} = {}.iter().map(|{row}| {e}).sum();", self.t, m.name));
+                self.scope().floats.push((s, false));
+            }
             _ => {
                 if self.in_for && self.rng.u8(0..6) == 0 {
                     let c = self.expr(2);
@@ -861,8 +996,23 @@ impl Gen {
             Some(Shape::Counted) => (format!("x: &[{t}], a: {t}, m: usize"), Ret::Scalar),
             Some(Shape::InPlace) => (format!("y: &mut [{t}], a: {t}"), Ret::Unit),
             Some(Shape::Pair) => (format!("x: &[{t}], a: {t}"), Ret::Pair),
+            Some(Shape::Rows) => (format!("q: &[[{t}; 2]], a: {t}"), Ret::Scalar),
             None => {
-                let w = if with_w { format!(", w: [{t}; 3]") } else { String::new() };
+                let mut w = if with_w { format!(", w: [{t}; 3]") } else { String::new() };
+                // Sometimes nested memory: rows of two, a matrix by value, vectors.
+                let nested = match self.rng.u8(0..12) {
+                    0 => Some((format!("q: &[[{t}; 2]]"), LEN, 2, false, true, false)),
+                    1 => Some((format!("q: &mut [[{t}; 2]]"), LEN, 2, true, true, false)),
+                    2 => Some((format!("q: [[{t}; 2]; 2]"), 2, 2, false, true, true)),
+                    3 => Some((format!("q: &[Vec<{t}>]"), LEN, LEN, false, false, false)),
+                    _ => None,
+                };
+                self.mats.clear();
+                if let Some((p, rows, cols, writable, array_rows, owned)) = nested {
+                    w += &format!(", {p}");
+                    let name = "q".to_string();
+                    self.mats.push(Mat { name, rows, max_rows: rows, cols, writable, array_rows, owned });
+                }
                 let ret = match self.rng.u8(0..12) {
                     0 | 1 => Ret::Pair,
                     2 => Ret::Array,
@@ -873,6 +1023,22 @@ impl Gen {
         };
         self.ret = ret;
         self.root = shape.is_none();
+        match shape {
+            Some(Shape::Rows) => {
+                let q = Mat {
+                    name: "q".into(),
+                    rows: 2,
+                    max_rows: LEN,
+                    cols: 2,
+                    writable: false,
+                    array_rows: true,
+                    owned: false,
+                };
+                self.mats = vec![q];
+            }
+            Some(_) => self.mats.clear(),
+            None => {}
+        }
         self.scopes = vec![Scope::default()];
         self.indices.clear();
         self.in_for = false;
@@ -907,6 +1073,9 @@ impl Gen {
         }
         // A constant slice, for calls with constant memory arguments.
         self.line(&format!("let c: [{t}; {LEN}] = [0.5, -0.25, 1.0, 0.75, -1.5];"));
+        if shape.is_none() && self.rng.u8(0..3) == 0 {
+            self.local_matrix();
+        }
         let acc = self.name("s");
         // The last value helper is called first: helpers call each other, so calls chain.
         let last = self.helpers.iter().rev().find(|h| matches!(h.1, Shape::Value | Shape::Counted)).cloned();
@@ -954,6 +1123,30 @@ impl Gen {
         self.out.push_str("}\n\n");
     }
 
+    /// A local matrix, `[[T; 2]; 3]` or `Vec<Vec<T>>`, filled row by row.
+    fn local_matrix(&mut self) {
+        let t = self.t;
+        let m = self.name("m");
+        let (rows, cols, array_rows) = if self.rng.bool() { (3, 2, true) } else { (2, 3, false) };
+        if array_rows {
+            self.line(&format!("let mut {m}: [[{t}; {cols}]; {rows}] = [[0.0; {cols}]; {rows}];"));
+        } else {
+            self.line(&format!("let mut {m}: Vec<Vec<{t}>> = vec![vec![0.0; {cols}]; {rows}];"));
+        }
+        let i = self.name("i");
+        self.line(&format!("for {i} in 0..{rows} {{"));
+        self.indices.push(Index { name: i.clone(), max: rows - 1, over: Some(m.clone()) });
+        self.indent += 1;
+        for j in 0..cols {
+            let e = self.expr(2);
+            self.line(&format!("{m}[{i}][{j}] = ({e}).sin();"));
+        }
+        self.indent -= 1;
+        self.indices.pop();
+        self.line("}");
+        self.mats.push(Mat { name: m, rows, max_rows: rows, cols, writable: true, array_rows, owned: true });
+    }
+
     /// Module constants: numbers (one defined from another), an array, a count.
     fn constants(&mut self) {
         let t = self.t;
@@ -995,6 +1188,7 @@ pub fn program(seed: u64, index: usize) -> String {
         t: "f64",
         scopes: vec![],
         bufs: vec![],
+        mats: vec![],
         indices: vec![],
         ret: Ret::Scalar,
         helpers: vec![],
@@ -1014,10 +1208,11 @@ pub fn program(seed: u64, index: usize) -> String {
     // Two value helpers at least, the second calling the first: calls two deep or more.
     let n_helpers = g.rng.usize(2..5);
     for k in 0..n_helpers {
-        let shape = match (k, g.rng.u8(0..6)) {
+        let shape = match (k, g.rng.u8(0..7)) {
             (0, 0..=1) | (1.., 0) => Shape::Counted,
             (0 | 1, _) | (_, 1 | 2) => Shape::Value,
             (_, 3) => Shape::Pair,
+            (_, 4) => Shape::Rows,
             _ => Shape::InPlace,
         };
         let name = format!(
@@ -1026,6 +1221,7 @@ pub fn program(seed: u64, index: usize) -> String {
                 Shape::Value | Shape::Counted => "g",
                 Shape::InPlace => "h",
                 Shape::Pair => "p",
+                Shape::Rows => "r",
             }
         );
         g.function(&name, Some(shape));

@@ -396,6 +396,15 @@ fn fuzz_generates_valid_programs_with_every_construct() {
         "const K",
         "const W",
         "const M",
+        "q: &[[f64; 2]]",
+        "q: &mut [[f64; 2]]",
+        "q: [[f64; 2]; 2]",
+        "q: &[Vec<f64>]",
+        "[[0.0; 2]; 3]",
+        "vec![vec![0.0",
+        "fn r",
+        "for row",
+        ".map(|row",
     ] {
         assert!(all.contains(construct), "no program of 80 has `{construct}`");
     }
