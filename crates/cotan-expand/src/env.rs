@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use cotan_syntax::{CalleeShape, FieldShape, Structure};
+use cotan_syntax::{CalleeShape, FieldShape, FieldType, Structure};
 
 use crate::sources::{FnId, ImplId, ModId, Ns, Res, Sources, TypeId};
 
@@ -23,6 +23,11 @@ impl cotan_syntax::Env for SourceEnv {
         let mut s = structure(&self.src, t, &mut vec![])?;
         s.path = path_text(ty);
         Some(s)
+    }
+
+    fn record_fields(&self, ty: &str) -> Option<Vec<(String, FieldType)>> {
+        let path: syn::Path = syn::parse_str(ty).ok()?;
+        self.fields(self.type_named(&path)?)
     }
 
     fn callee(&self, path: &syn::Path) -> Option<CalleeShape> {
@@ -45,6 +50,39 @@ impl cotan_syntax::Env for SourceEnv {
 }
 
 impl SourceEnv {
+    /// The fields of struct `t` and what lowering can use of their types.
+    fn fields(&self, t: TypeId) -> Option<Vec<(String, FieldType)>> {
+        let def = &self.src.types[t];
+        let fields = def.structure.clone()?;
+        let mut out = vec![];
+        for (k, f) in fields.iter().enumerate() {
+            let name = f.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string());
+            let ty = if let Some(s) = cotan_syntax::scalar_type(&f.ty) {
+                FieldType::Number(s)
+            } else if let Some((s, kind)) = cotan_syntax::container_type(&f.ty) {
+                FieldType::Memory(s, kind)
+            } else {
+                match &f.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                        match self.src.resolve(def.module, &segs, Ns::Type) {
+                            Res::Type(inner) if self.src.types[inner].structure.is_some() => {
+                                match self.src.type_path(self.scope, inner) {
+                                    Some(path) => FieldType::Record(path),
+                                    None => FieldType::Other,
+                                }
+                            }
+                            _ => FieldType::Other,
+                        }
+                    }
+                    _ => FieldType::Other,
+                }
+            };
+            out.push((name, ty));
+        }
+        Some(out)
+    }
+
     fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {
         let segs: Vec<String> = ty.segments.iter().map(|s| s.ident.to_string()).collect();
         if ty.segments.iter().any(|s| !s.arguments.is_none()) {
@@ -89,7 +127,7 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
         s.path = path_text(&p.path);
         Some(s)
     };
-    let params = def
+    let params: Vec<Option<Structure>> = def
         .item
         .sig
         .inputs
@@ -100,6 +138,25 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
             syn::FnArg::Typed(t) => of_type(&t.ty),
         })
         .collect();
+    // Values the IR takes by reference: structs (not of numbers), enums, tuples, arrays.
+    let by_value = |ty: &syn::Type| match ty {
+        syn::Type::Reference(_) => false,
+        ty => cotan_syntax::scalar_type(ty).is_none() && cotan_syntax::param_type(ty).is_none_or(|t| t.mem().is_some()),
+    };
+    let by_ref = def
+        .item
+        .sig
+        .inputs
+        .iter()
+        .zip(&params)
+        .map(|(a, st)| {
+            st.is_none()
+                && match a {
+                    syn::FnArg::Receiver(r) => r.reference.is_none(),
+                    syn::FnArg::Typed(t) => by_value(&t.ty) && !matches!(&*t.ty, syn::Type::ImplTrait(_)),
+                }
+        })
+        .collect();
     let (ret, results) = match &def.item.sig.output {
         syn::ReturnType::Default => (None, 0),
         syn::ReturnType::Type(_, t) => match (of_type(t), &**t) {
@@ -108,7 +165,7 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
             _ => (None, 1),
         },
     };
-    let shape = CalleeShape { params, ret, results };
+    let shape = CalleeShape { params, ret, results, by_ref };
     shape.flattens().then_some(shape)
 }
 

@@ -3,7 +3,7 @@
 //! `n.logpdf(x)`), copies of struct parameters (`*w`). Each is a tree of its fields'
 //! values; functions of the crate get and give them field by field.
 
-use cotan_ir::{MemKind, OpKind, Scalar, Value};
+use cotan_ir::{Access, MemKind, OpKind, Scalar, Value};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -181,11 +181,18 @@ impl Lower {
             return err(span, format!("this function takes {} arguments", shape.params.len()));
         }
         let mut out = vec![];
-        for (a, p) in args.iter().zip(&shape.params) {
+        for (k, (a, p)) in args.iter().zip(&shape.params).enumerate() {
             match p {
                 Some(st) => {
                     let v = self.struct_value(a, st)?;
                     out.extend(v.leaves().into_iter().map(|v| (v, false)));
+                }
+                // A value the callee takes by value, lent to it (it cannot change the
+                // caller's: its copy cotan makes takes it by reference and copies it if it
+                // writes it).
+                None if shape.by_ref.get(k).copied().unwrap_or(false) => {
+                    let v = self.memory(strip_refs(a))?;
+                    out.push((v, false));
                 }
                 None => out.push(self.call_arg(a)?),
             }
@@ -266,6 +273,16 @@ impl Lower {
 }
 
 impl Lower {
+    /// How a parameter held as `access` is taken: with `flatten`, one taken by value is
+    /// taken by reference (its callers lend it; see `CalleeShape::by_ref`).
+    pub(crate) fn by_ref(&self, access: Access) -> Access {
+        if self.flatten && access == Access::Owned {
+            Access::Shared
+        } else {
+            access
+        }
+    }
+
     /// With `flatten`, a parameter that is a struct of numbers (by value or `&`) is taken
     /// field by field: its fields become parameters, and its name a struct value. Returns
     /// whether it was.
