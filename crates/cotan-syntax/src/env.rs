@@ -48,13 +48,18 @@ pub struct CalleeShape {
     /// Per parameter: taken by value in Rust (a struct that is not of numbers, an enum, an
     /// array), by reference in the IR.
     pub by_ref: Vec<bool>,
+    /// It returns an array of numbers (`-> [f64; 3]`), as its elements in the IR.
+    pub ret_array: Option<(Scalar, u64)>,
 }
 
 impl CalleeShape {
     /// Whether its IR signature differs from its Rust one: anything passed field by field
     /// or by reference for a value.
     pub fn flattens(&self) -> bool {
-        self.ret.is_some() || self.params.iter().any(Option::is_some) || self.by_ref.contains(&true)
+        self.ret.is_some()
+            || self.ret_array.is_some()
+            || self.params.iter().any(Option::is_some)
+            || self.by_ref.contains(&true)
     }
 }
 

@@ -95,8 +95,8 @@ pub struct GroupedData {
 /// mu ~ N(0, 10), tau ~ half-Cauchy(0, 2.5), sigma ~ half-Cauchy(0, 2.5),
 /// theta_j ~ N(mu, tau), y_ij ~ N(theta_j, sigma).
 /// Unconstrained parameters `[mu, log tau, log sigma, theta[0..J]]`.
-#[cfg_attr(feature = "pending", autodiff_reverse(hierarchical_normal_grad, Duplicated, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(hierarchical_normal_tangent, Dual, Const, Dual))]
+#[autodiff_reverse(hierarchical_normal_grad, Duplicated, Const, Active)]
+#[autodiff_forward(hierarchical_normal_tangent, Dual, Const, Dual)]
 pub fn hierarchical_normal(params: &[f64], data: &GroupedData) -> f64 {
     let (mu, log_tau, log_sigma) = (params[0], params[1], params[2]);
     let (tau, sigma) = (log_tau.exp(), log_sigma.exp());
@@ -129,8 +129,8 @@ pub struct CountData {
 
 /// Poisson GLM with log link: log E[count_i] = log(exposure_i) + beta_0 + x_i·beta_1..,
 /// with N(0, 2.5) priors; parameters `beta = [intercept, slopes..]`.
-#[cfg_attr(feature = "pending", autodiff_reverse(poisson_glm_grad, Duplicated, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(poisson_glm_tangent, Dual, Const, Dual))]
+#[autodiff_reverse(poisson_glm_grad, Duplicated, Const, Active)]
+#[autodiff_forward(poisson_glm_tangent, Dual, Const, Dual)]
 pub fn poisson_glm(beta: &[f64], data: &CountData) -> f64 {
     let (intercept, slopes) = beta.split_first().expect("at least an intercept");
     let log_prior: f64 = beta.iter().map(|&b| normal_lpdf(b, 0.0, 2.5)).sum();

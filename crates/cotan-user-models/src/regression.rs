@@ -48,8 +48,8 @@ impl Dataset {
 
 /// Log posterior (up to a constant) of Bayesian linear regression with a
 /// N(0, prior_sd²) prior on every coefficient and Gaussian noise of known sd.
-#[cfg_attr(feature = "pending", autodiff_reverse(blr_log_posterior_grad, Duplicated, Const, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(blr_log_posterior_tangent, Dual, Const, Const, Const, Dual))]
+#[autodiff_reverse(blr_log_posterior_grad, Duplicated, Const, Const, Const, Active)]
+#[autodiff_forward(blr_log_posterior_tangent, Dual, Const, Const, Const, Dual)]
 pub fn blr_log_posterior(beta: &[f64], data: &Dataset, prior_sd: f64, noise_sd: f64) -> f64 {
     let log_prior: f64 = beta.iter().map(|&b| normal_lpdf(b, 0.0, prior_sd)).sum();
     let log_lik: f64 = data.x.iter().zip(&data.y).map(|(xi, &yi)| normal_lpdf(yi, dot(xi, beta), noise_sd)).sum();
@@ -58,11 +58,8 @@ pub fn blr_log_posterior(beta: &[f64], data: &Dataset, prior_sd: f64, noise_sd: 
 
 /// Same model with the noise scale unknown (on the log scale, N(0, 1) prior), data
 /// passed as plain slices.
-#[cfg_attr(
-    feature = "pending",
-    autodiff_reverse(blr_log_posterior_sigma_grad, Duplicated, Active, Const, Const, Active)
-)]
-#[cfg_attr(feature = "pending", autodiff_forward(blr_log_posterior_sigma_tangent, Dual, Dual, Const, Const, Dual))]
+#[autodiff_reverse(blr_log_posterior_sigma_grad, Duplicated, Active, Const, Const, Active)]
+#[autodiff_forward(blr_log_posterior_sigma_tangent, Dual, Dual, Const, Const, Dual)]
 pub fn blr_log_posterior_sigma(beta: &[f64], log_sigma: f64, x: &[Vec<f64>], y: &[f64]) -> f64 {
     let sigma = log_sigma.exp();
     let mut lp = normal_lpdf(log_sigma, 0.0, 1.0);
@@ -87,8 +84,8 @@ fn log1p_exp(z: f64) -> f64 {
 
 /// Negative log likelihood of logistic regression plus an L2 penalty on the weights
 /// (the bias is not penalised).
-#[cfg_attr(feature = "pending", autodiff_reverse(logistic_nll_grad, Duplicated, Active, Const, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(logistic_nll_tangent, Dual, Dual, Const, Const, Const, Dual))]
+#[autodiff_reverse(logistic_nll_grad, Duplicated, Active, Const, Const, Const, Active)]
+#[autodiff_forward(logistic_nll_tangent, Dual, Dual, Const, Const, Const, Dual)]
 pub fn logistic_nll(w: &[f64], bias: f64, x: &[Vec<f64>], labels: &[bool], lambda: f64) -> f64 {
     let nll: f64 = x
         .iter()

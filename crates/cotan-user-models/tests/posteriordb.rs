@@ -32,7 +32,6 @@ fn eight_schools_gradient() {
     check("eight schools", eight_schools_noncentered, eight_schools_grad, eight_schools_tangent, &params, &data);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn hierarchical_normal_gradient() {
     let data = GroupedData {
@@ -54,7 +53,6 @@ fn hierarchical_normal_gradient() {
     );
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn poisson_glm_gradient() {
     let data = synthetic_counts(30, &[0.5, 0.3, -0.2], 7);

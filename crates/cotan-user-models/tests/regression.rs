@@ -13,7 +13,6 @@ fn data() -> Dataset {
     Dataset::synthetic(20, &[1.0, -2.0, 0.5], 0.3, 1)
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn blr_log_posterior_gradient() {
     let data = data();
@@ -43,7 +42,6 @@ fn blr_log_posterior_gradient() {
     assert_dot_product("blr", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn blr_log_posterior_sigma_gradient() {
     let data = data();
@@ -66,7 +64,6 @@ fn blr_log_posterior_sigma_gradient() {
     assert_dot_product("blr sigma", &ad, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn logistic_nll_gradient() {
     let (x, labels) = synthetic_classification(40, &[1.5, -1.0, 0.5], 0.2, 3);

@@ -255,7 +255,8 @@ pub fn dataset_loss(w: &[f64], data: &Dataset, act: Act) -> f64 {
 
 #[test]
 fn fields_typed_by_their_struct_and_values_passed_by_value() {
-    let data = Dataset { x: vec![vec![1.0, 2.0], vec![3.0, -4.0]], y: vec![0.5, 0.25], idx: vec![1, 0], name: "d".into() };
+    let data =
+        Dataset { x: vec![vec![1.0, 2.0], vec![3.0, -4.0]], y: vec![0.5, 0.25], idx: vec![1, 0], name: "d".into() };
     for act in [Act::Tanh, Act::Relu] {
         let f = |w: &[f64]| dataset_loss(w, &data, act);
         let fwd = |w: &[f64], u: &[f64]| t_dataset_loss(w, u, &data, act);
