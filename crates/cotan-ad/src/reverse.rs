@@ -278,7 +278,8 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
         if l.memory.contains(&v) {
             // Memory is not saved, but a view (a sub-slice or a row) is taken again from its
             // base in the reverse sweep: its bounds or index are needed there.
-            if let Some(op) = l.def_op.get(&v).filter(|o| matches!(o.kind, OpKind::Slice { .. } | OpKind::Elem { .. })) {
+            if let Some(op) = l.def_op.get(&v).filter(|o| matches!(o.kind, OpKind::Slice { .. } | OpKind::Elem { .. }))
+            {
                 work.extend(op.kind.operands());
             }
             continue;

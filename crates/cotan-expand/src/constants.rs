@@ -485,4 +485,24 @@ impl VisitMut for Substitute<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {
         // A function declared in the body has its own scope.
     }
+
+    fn visit_type_mut(&mut self, t: &mut syn::Type) {
+        // A type alias of the crate (`type State = [f64; 2]`, `type Real = f64`) is the type
+        // it stands for.
+        for _ in 0..8 {
+            let syn::Type::Path(p) = &*t else { break };
+            if p.qself.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+                break;
+            }
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let Res::Type(id) = self.eval.src.resolve(self.scope, &segs, Ns::Type) else { break };
+            let Some(alias) = self.eval.src.types[id].alias.clone() else { break };
+            // Written again as text: the sources' tokens are not the compiler's.
+            let text = crate::sources::with_fallback(|| quote::ToTokens::to_token_stream(&*alias).to_string());
+            let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else { break };
+            let Ok(ty) = syn::parse2(crate::respan(tokens, t.span())) else { break };
+            *t = ty;
+        }
+        syn::visit_mut::visit_type_mut(self, t);
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use cotan_syntax::{CalleeShape, FieldShape, Structure};
+use cotan_syntax::{CalleeShape, FieldShape, FieldType, Structure};
 
 use crate::sources::{FnId, ImplId, ModId, Ns, Res, Sources, TypeId};
 
@@ -25,6 +25,11 @@ impl cotan_syntax::Env for SourceEnv {
         Some(s)
     }
 
+    fn record_fields(&self, ty: &str) -> Option<Vec<(String, FieldType)>> {
+        let path: syn::Path = syn::parse_str(ty).ok()?;
+        self.fields(self.type_named(&path)?)
+    }
+
     fn callee(&self, path: &syn::Path) -> Option<CalleeShape> {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         let res = match (segs.as_slice(), self.imp) {
@@ -32,7 +37,7 @@ impl cotan_syntax::Env for SourceEnv {
             _ => self.src.resolve(self.scope, &segs, Ns::Value),
         };
         let Res::Fn(f) = res else { return None };
-        flat_shape(&self.src, f).map(|mut shape| {
+        callee_shape(&self.src, f).map(|mut shape| {
             // The result as the caller names it.
             if let Some(r) = &mut shape.ret {
                 if r.path == "Self" && segs.len() >= 2 {
@@ -45,6 +50,40 @@ impl cotan_syntax::Env for SourceEnv {
 }
 
 impl SourceEnv {
+    /// The fields of struct `t` and what lowering can use of their types.
+    fn fields(&self, t: TypeId) -> Option<Vec<(String, FieldType)>> {
+        let def = &self.src.types[t];
+        let fields = def.structure.clone()?;
+        let mut out = vec![];
+        for (k, f) in fields.iter().enumerate() {
+            let name = f.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string());
+            let fty = without_aliases(&self.src, def.module, &f.ty);
+            let ty = if let Some(s) = cotan_syntax::scalar_type(&fty) {
+                FieldType::Number(s)
+            } else if let Some((s, kind)) = cotan_syntax::container_type(&fty) {
+                FieldType::Memory(s, kind)
+            } else {
+                match &f.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                        match self.src.resolve(def.module, &segs, Ns::Type) {
+                            Res::Type(inner) if self.src.types[inner].structure.is_some() => {
+                                match self.src.type_path(self.scope, inner) {
+                                    Some(path) => FieldType::Record(path),
+                                    None => FieldType::Other,
+                                }
+                            }
+                            _ => FieldType::Other,
+                        }
+                    }
+                    _ => FieldType::Other,
+                }
+            };
+            out.push((name, ty));
+        }
+        Some(out)
+    }
+
     fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {
         let segs: Vec<String> = ty.segments.iter().map(|s| s.ident.to_string()).collect();
         if ty.segments.iter().any(|s| !s.arguments.is_none()) {
@@ -60,9 +99,15 @@ impl SourceEnv {
     }
 }
 
-/// How function `f` takes and returns structs of numbers field by field, if it does: a
-/// function whose body cotan differentiates (no exported derivatives, no type parameters).
+/// How function `f` takes and returns structs of numbers field by field, if it does (so
+/// that its IR signature differs from its Rust one and callers call a copy of it).
 pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
+    callee_shape(src, f).filter(CalleeShape::flattens)
+}
+
+/// How function `f`, whose body cotan differentiates (no exported derivatives, no type
+/// parameters), takes and returns its values.
+fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
     let def = &src.fns[f];
     if src.exports(f) || def.item.sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
         return None;
@@ -89,7 +134,7 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
         s.path = path_text(&p.path);
         Some(s)
     };
-    let params = def
+    let params: Vec<Option<Structure>> = def
         .item
         .sig
         .inputs
@@ -97,19 +142,44 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
         .map(|a| match a {
             syn::FnArg::Receiver(r) if r.mutability.is_some() && r.reference.is_some() => None,
             syn::FnArg::Receiver(r) => of_type(&r.ty),
-            syn::FnArg::Typed(t) => of_type(&t.ty),
+            syn::FnArg::Typed(t) => of_type(&without_aliases(src, def.module, &t.ty)),
         })
         .collect();
-    let (ret, results) = match &def.item.sig.output {
-        syn::ReturnType::Default => (None, 0),
-        syn::ReturnType::Type(_, t) => match (of_type(t), &**t) {
-            (Some(s), _) => (Some(s), 0),
-            (None, syn::Type::Tuple(tt)) => (None, tt.elems.len()),
-            _ => (None, 1),
+    // Values the IR takes by reference: structs (not of numbers), enums, tuples, arrays.
+    let by_value = |ty: &syn::Type| match ty {
+        syn::Type::Reference(_) => false,
+        ty => cotan_syntax::scalar_type(ty).is_none() && cotan_syntax::param_type(ty).is_none_or(|t| t.mem().is_some()),
+    };
+    let by_ref = def
+        .item
+        .sig
+        .inputs
+        .iter()
+        .zip(&params)
+        .map(|(a, st)| {
+            st.is_none()
+                && match a {
+                    syn::FnArg::Receiver(r) => r.reference.is_none(),
+                    syn::FnArg::Typed(t) => {
+                        let ty = without_aliases(src, def.module, &t.ty);
+                        by_value(&ty) && !matches!(ty, syn::Type::ImplTrait(_))
+                    }
+                }
+        })
+        .collect();
+    let (ret, results, ret_array) = match &def.item.sig.output {
+        syn::ReturnType::Default => (None, 0, None),
+        syn::ReturnType::Type(_, t) => match (of_type(t), &without_aliases(src, def.module, t)) {
+            (Some(s), _) => (Some(s), 0, None),
+            (None, syn::Type::Tuple(tt)) => (None, tt.elems.len(), None),
+            (None, t @ syn::Type::Array(_)) => match cotan_syntax::container_type(t) {
+                Some((s, cotan_ir::MemKind::Array(n))) => (None, 0, Some((s, n))),
+                _ => (None, 1, None),
+            },
+            _ => (None, 1, None),
         },
     };
-    let shape = CalleeShape { params, ret, results };
-    shape.flattens().then_some(shape)
+    Some(CalleeShape { params, ret, results, by_ref, ret_array })
 }
 
 /// Type `t` as a struct of numbers: a struct without generics whose fields are numbers or
@@ -124,10 +194,11 @@ fn structure(src: &Sources, t: TypeId, seen: &mut Vec<TypeId>) -> Option<Structu
     let mut out = vec![];
     for (k, f) in fields.iter().enumerate() {
         let name = f.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string());
-        let shape = match cotan_syntax::scalar_type(&f.ty) {
+        let fty = without_aliases(src, def.module, &f.ty);
+        let shape = match cotan_syntax::scalar_type(&fty) {
             Some(s) => FieldShape::Number(s),
             None => {
-                let syn::Type::Path(p) = &f.ty else { return None };
+                let syn::Type::Path(p) = &fty else { return None };
                 let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
                 match src.resolve(def.module, &segs, Ns::Type) {
                     Res::Type(inner) => FieldShape::Struct(structure(src, inner, seen)?),
@@ -139,6 +210,40 @@ fn structure(src: &Sources, t: TypeId, seen: &mut Vec<TypeId>) -> Option<Structu
     }
     seen.pop();
     Some(Structure { path: def.name.clone(), fields: out })
+}
+
+/// `ty` (written in `module`) with the crate's type aliases replaced by what they stand for.
+pub(crate) fn without_aliases(src: &Sources, module: ModId, ty: &syn::Type) -> syn::Type {
+    struct Aliases<'a> {
+        src: &'a Sources,
+        module: ModId,
+        depth: usize,
+    }
+    impl syn::visit_mut::VisitMut for Aliases<'_> {
+        fn visit_type_mut(&mut self, t: &mut syn::Type) {
+            if let syn::Type::Path(p) = &*t {
+                let plain = p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none());
+                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                if plain && self.depth < 8 {
+                    if let Res::Type(id) = self.src.resolve(self.module, &segs, Ns::Type) {
+                        if let Some(alias) = self.src.types[id].alias.clone() {
+                            *t = (*alias).clone();
+                            let module = std::mem::replace(&mut self.module, self.src.types[id].module);
+                            self.depth += 1;
+                            self.visit_type_mut(t);
+                            self.depth -= 1;
+                            self.module = module;
+                            return;
+                        }
+                    }
+                }
+            }
+            syn::visit_mut::visit_type_mut(self, t);
+        }
+    }
+    let mut t = ty.clone();
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Aliases { src, module, depth: 0 }, &mut t);
+    t
 }
 
 fn path_text(p: &syn::Path) -> String {

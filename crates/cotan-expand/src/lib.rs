@@ -1091,7 +1091,7 @@ fn internal_check(f: &cotan_ir::Function, stage: &str) -> syn::Result<()> {
     })
 }
 
-fn respan(ts: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(ts: TokenStream, span: Span) -> TokenStream {
     ts.into_iter()
         .map(|mut tt| {
             if let proc_macro2::TokenTree::Group(g) = &tt {

@@ -111,6 +111,8 @@ pub(crate) struct TypeDef {
     pub methods: Vec<String>,
     /// A struct's definition (its fields' types), if it is a struct without generics.
     pub structure: Option<Rc<syn::Fields>>,
+    /// The type a type alias without generics stands for.
+    pub alias: Option<Rc<syn::Type>>,
 }
 
 pub(crate) struct ImplDef {
@@ -166,9 +168,19 @@ fn mtime(p: &Path) -> Option<SystemTime> {
 
 /// Runs `f` with proc-macro2's own implementation, whose spans know their lines.
 pub(crate) fn with_fallback<T>(f: impl FnOnce() -> T) -> T {
+    thread_local! {
+        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    // (Nested calls keep it forced until the outermost one ends.)
     proc_macro2::fallback::force();
+    DEPTH.with(|d| d.set(d.get() + 1));
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    proc_macro2::fallback::unforce();
+    if DEPTH.with(|d| {
+        d.set(d.get() - 1);
+        d.get() == 0
+    }) {
+        proc_macro2::fallback::unforce();
+    }
     r.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
@@ -387,7 +399,12 @@ impl Sources {
                     }
                 }
                 syn::Item::Enum(e) => self.add_type(e.ident.to_string(), m, &e.vis, vec![]),
-                syn::Item::Type(t) => self.add_type(t.ident.to_string(), m, &t.vis, vec![]),
+                syn::Item::Type(t) => {
+                    self.add_type(t.ident.to_string(), m, &t.vis, vec![]);
+                    if t.generics.params.is_empty() {
+                        self.types.last_mut().unwrap().alias = Some(Rc::new((*t.ty).clone()));
+                    }
+                }
                 syn::Item::Trait(t) => {
                     self.add_type(t.ident.to_string(), m, &t.vis, vec![]);
                     let methods = t.items.iter().filter_map(|i| match i {
@@ -453,7 +470,15 @@ impl Sources {
 
     fn add_type(&mut self, name: String, m: ModId, vis: &syn::Visibility, fields: Vec<(String, Vis)>) {
         let vis = self.vis(vis, m);
-        self.types.push(TypeDef { name: name.clone(), module: m, vis, fields, methods: vec![], structure: None });
+        self.types.push(TypeDef {
+            name: name.clone(),
+            module: m,
+            vis,
+            fields,
+            methods: vec![],
+            structure: None,
+            alias: None,
+        });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));
     }

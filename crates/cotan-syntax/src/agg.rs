@@ -318,6 +318,15 @@ impl Lower {
                 self.bind(name, Binding::Agg(slots));
                 Ok(())
             }
+            // A tuple parameter (a record): its elements.
+            (syn::Pat::Tuple(t), Tree::Leaf(m)) if crate::record::is_record(self.func.ty(m)) => {
+                match self.tuple_record(m, t.span()) {
+                    Some(a) => self.bind_agg(pat, a),
+                    None => {
+                        err_at(t, "cotan destructures tuples of numbers and slices; read the elements with `.0`, `.1`")
+                    }
+                }
+            }
             (syn::Pat::Tuple(t), Tree::Tuple(es)) => {
                 let pats: Vec<&syn::Pat> = t.elems.iter().collect();
                 for (p, e) in spread(&pats, es.len(), t.span())?.into_iter().zip(es) {

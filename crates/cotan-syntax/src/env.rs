@@ -45,12 +45,21 @@ pub struct CalleeShape {
     pub ret: Option<Structure>,
     /// How many numbers it returns otherwise: 0 for `()`, 1 for a number, more for a tuple.
     pub results: usize,
+    /// Per parameter: taken by value in Rust (a struct that is not of numbers, an enum, an
+    /// array), by reference in the IR.
+    pub by_ref: Vec<bool>,
+    /// It returns an array of numbers (`-> [f64; 3]`), as its elements in the IR.
+    pub ret_array: Option<(Scalar, u64)>,
 }
 
 impl CalleeShape {
-    /// Whether anything is passed field by field.
+    /// Whether its IR signature differs from its Rust one: anything passed field by field
+    /// or by reference for a value.
     pub fn flattens(&self) -> bool {
-        self.ret.is_some() || self.params.iter().any(Option::is_some)
+        self.ret.is_some()
+            || self.ret_array.is_some()
+            || self.params.iter().any(Option::is_some)
+            || self.by_ref.contains(&true)
     }
 }
 
@@ -61,6 +70,23 @@ pub trait Env {
     /// structs of numbers, if it is a function of the crate that lowering passes them to
     /// field by field.
     fn callee(&self, path: &syn::Path) -> Option<CalleeShape>;
+    /// The fields of a struct (its type as a record of the function names it) and their
+    /// types, as far as lowering can use them.
+    fn record_fields(&self, _ty: &str) -> Option<Vec<(String, FieldType)>> {
+        None
+    }
+}
+
+/// The type of a struct's field.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldType {
+    Number(Scalar),
+    /// Numbers in a container (`Vec<f64>`, `[f64; 3]`, `Vec<Vec<f64>>`, `Vec<usize>`).
+    Memory(Scalar, cotan_ir::MemKind),
+    /// Another struct, by a path the function can name it with.
+    Record(String),
+    /// Anything else (`String`, a map): passed on, never read.
+    Other,
 }
 
 /// No knowledge of the crate.

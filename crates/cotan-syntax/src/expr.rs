@@ -453,9 +453,10 @@ impl Lower {
                     Some(Binding::Value(v)) if matches!(self.mem_ty(v), Some(m) if m.kind == MemKind::Cell) => {
                         Ok(Place::Mem(v, None))
                     }
-                    Some(Binding::Value(v)) if self.mem_ty(v).is_some() => {
-                        err_at(&e, "cotan does not support assigning a whole array; assign its elements")
-                    }
+                    Some(Binding::Value(v)) if self.mem_ty(v).is_some() => err_at(
+                        &e,
+                        "cotan assigns whole arrays, not whole vectors (whose length may change); assign the elements",
+                    ),
                     Some(Binding::Value(_)) => err_at(
                         &e,
                         format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut`"),
@@ -528,7 +529,7 @@ impl Lower {
             if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
                 return err_at(
                     target,
-                    "cotan does not support assigning a whole array; assign its elements (e.g. in a `for` loop)",
+                    "cotan assigns whole arrays, not whole vectors (whose length may change); assign the elements (e.g. in a `for` loop)",
                 );
             }
         }
@@ -547,9 +548,42 @@ impl Lower {
         if self.assign_slice_var(&a.left, &a.right)? {
             return Ok(());
         }
+        if let Some(dst) = self.array_local(&a.left) {
+            // A whole array: its elements (the right side is made before they are written).
+            let src = self.memory(&a.right)?;
+            let (dk, sk) = (self.mem_ty(dst).unwrap().kind, self.mem_ty(src).unwrap().kind);
+            if dk != sk {
+                return err_at(
+                    &a.right,
+                    format!("expected an array like `{}` here", quote::ToTokens::to_token_stream(&a.left)),
+                );
+            }
+            let (de, se) = (self.elem_sty(dst), self.elem_sty(src));
+            self.unify(de, se, a.span())?;
+            self.at(a.span());
+            let n = self.emit_s(OpKind::Len(dst), STy::Known(Scalar::Usize));
+            self.copy_loop(dst, src, n);
+            return Ok(());
+        }
         self.check_assignable(&a.left)?;
         let (v, vt) = self.scalar(&a.right)?;
         self.assign(&a.left, v, vt)
+    }
+
+    /// The writable array of numbers a plain name is bound to, if it is one.
+    fn array_local(&self, e: &syn::Expr) -> Option<Value> {
+        let e = match crate::lower::strip_parens(e) {
+            // `*out = ..` through `&mut [f64; N]`.
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => &**expr,
+            e => e,
+        };
+        let syn::Expr::Path(p) = e else { return None };
+        match self.lookup(&p.path.get_ident()?.to_string()) {
+            Some(Binding::Value(v)) => {
+                self.mem_ty(v).filter(|m| matches!(m.kind, MemKind::Array(_)) && m.is_writable()).map(|_| v)
+            }
+            _ => None,
+        }
     }
 
     /// Assigns an aggregate to a destructuring target or a tuple local, part by part.
@@ -715,6 +749,29 @@ impl Lower {
                     }
                 };
                 return Ok(Some(self.guarded_load(cond, mv, index)));
+            }
+            ("split_first" | "split_last", []) if self.is_memory(&m.receiver) => {
+                // `Some((element, rest))` when the slice is not empty.
+                let mv = self.memory(&m.receiver)?;
+                let usize_t = STy::Known(Scalar::Usize);
+                self.at(m.span());
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+                let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
+                let some = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
+                let k = self.emit_s(OpKind::Select(some, one, zero), usize_t);
+                let n_k = self.emit_s(OpKind::Binary(BinOp::Sub, n, k), usize_t);
+                let (index, start, end) = if name == "split_first" { (zero, k, n) } else { (n_k, zero, n_k) };
+                // (The element is read only when there is one.)
+                let elem = match self.guarded_load(some, mv, index) {
+                    Tree::Option(_, payload) => *payload,
+                    e => e,
+                };
+                let mut ty = self.mem_ty(mv).unwrap();
+                ty.kind = MemKind::Slice;
+                ty.access = if ty.is_writable() { Access::Mut } else { Access::Shared };
+                let rest = self.slice_of(mv, start, end, ty);
+                return Ok(Some(Tree::Option(some, Box::new(Tree::Tuple(vec![elem, Tree::Leaf(rest)])))));
             }
             ("copied" | "cloned", []) if !crate::chain::is_chain(&m.receiver) => {
                 return match self.agg(&m.receiver)? {
@@ -936,6 +993,11 @@ impl Lower {
             if let Some(shape) = self.flat_shape(&p.path) {
                 let args: Vec<&syn::Expr> = c.args.iter().collect();
                 return self.flat_call(&p.path, &args, &shape, c.span());
+            }
+            // A function of the crate returning a tuple, as a tuple value.
+            if let Some(n) = self.env.callee(&p.path).map(|s| s.results).filter(|n| *n > 1) {
+                let vals = self.user_call_n(c, n)?;
+                return Ok(Some(Tree::Tuple(vals.into_iter().map(Tree::Leaf).collect())));
             }
         }
         if self.is_user_call(c) {
@@ -1167,7 +1229,7 @@ impl Lower {
         self.alloc(init, t, len, MemKind::Array(n), r.span())
     }
 
-    fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
+    pub(crate) fn alloc(&mut self, init: Value, t: STy, len: Value, kind: MemKind, span: Span) -> syn::Result<Value> {
         // The element type may still be inferred; `finalize` writes it into the memory type.
         let elem = self.infer.resolve(t);
         self.at(span);

@@ -21,8 +21,8 @@ mod signature;
 mod slices;
 mod structs;
 
-pub use env::{CalleeShape, Env, FieldShape, NoEnv, Structure};
+pub use env::{CalleeShape, Env, FieldShape, FieldType, NoEnv, Structure};
 pub use expr::{float_constant, int_constant};
 pub use lower::{lower_fn, lower_fn_in, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
-pub use signature::{param_type, return_type, scalar_type, ResultShape};
+pub use signature::{container_type, param_type, return_type, scalar_type, ResultShape};

@@ -829,7 +829,7 @@ impl Lower {
                     if syn::parse_str::<syn::Ident>(&self.func.records[id as usize]).is_ok() =>
                 {
                     let ty = &self.func.records[id as usize];
-                    err(span, format!("expected a number here, found a value of type `{ty}`, which cotan takes for a struct (it sees one function at a time, not type aliases); if `{ty}` is an alias of `f64` or `f32`, write that type in this function"))
+                    err(span, format!("expected a number here, found a value of type `{ty}`, which cotan takes for a struct (it reads the aliases of your crate, not of other crates); if `{ty}` is an alias of `f64` or `f32`, write that type in this function"))
                 }
                 _ => err(span, "expected a number or a bool here, found an array or reference"),
             },

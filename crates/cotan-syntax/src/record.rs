@@ -11,7 +11,8 @@ use cotan_ir::{Access, MemKind, OpKind, Scalar, Ty, Value};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use crate::infer::Class;
+use crate::env::FieldType;
+use crate::infer::{Class, STy};
 use crate::lower::{err_at, mem, Binding, Lower};
 
 /// What a field is, as its uses show.
@@ -210,17 +211,20 @@ impl Lower {
         }
         let path = field_path(&syn::Expr::Field(f.clone())).unwrap_or_default();
         let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
-        let (ty, elem) = match shape {
-            Shape::Record => {
-                let id = self.func.record("_");
+        // The field's type, when the crate's sources say it.
+        let MemKind::Record(rid) = bt.kind else { unreachable!("checked: a record") };
+        let typed = self
+            .env
+            .record_fields(&self.func.records[rid as usize])
+            .and_then(|fs| fs.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t));
+        let (ty, elem) = match typed {
+            Some(FieldType::Number(s)) => (mem(s, MemKind::Cell, bt.access), Some(STy::Known(s))),
+            Some(FieldType::Memory(s, kind)) => (mem(s, kind, bt.access), Some(STy::Known(s))),
+            Some(FieldType::Record(ty)) => {
+                let id = self.func.record(&ty);
                 (mem(Scalar::F64, MemKind::Record(id), bt.access), None)
             }
-            // Only passed on (`g(&p.w)`): most often a `Vec` or an array of floats.
-            Shape::Passed => (mem(Scalar::F64, MemKind::Slice, bt.access), None),
-            Shape::Array | Shape::Number => {
-                let kind = if shape == Shape::Array { MemKind::Slice } else { MemKind::Cell };
-                (mem(Scalar::F64, kind, bt.access), Some(self.infer.fresh(Class::Any)))
-            }
+            Some(FieldType::Other) | None => self.field_by_use(shape, bt.access),
         };
         let span = self.at(f.span());
         let v = self.func.new_value(ty, Some(path.replace('.', "_")), span);
@@ -231,6 +235,22 @@ impl Lower {
         self.fields.insert((base, name), v);
         self.field_paths.insert(v, path);
         Ok(v)
+    }
+
+    /// A field's type as its uses show it (when the sources do not say).
+    fn field_by_use(&mut self, shape: Shape, access: Access) -> (cotan_ir::Ty, Option<crate::infer::STy>) {
+        match shape {
+            Shape::Record => {
+                let id = self.func.record("_");
+                (mem(Scalar::F64, MemKind::Record(id), access), None)
+            }
+            // Only passed on (`g(&p.w)`): most often a `Vec` or an array of floats.
+            Shape::Passed => (mem(Scalar::F64, MemKind::Slice, access), None),
+            Shape::Array | Shape::Number => {
+                let kind = if shape == Shape::Array { MemKind::Slice } else { MemKind::Cell };
+                (mem(Scalar::F64, kind, access), Some(self.infer.fresh(Class::Any)))
+            }
+        }
     }
 
     /// Whether an expression names a record parameter (checked without lowering anything).

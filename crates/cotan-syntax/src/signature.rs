@@ -146,7 +146,7 @@ pub fn result_types(sig: &syn::Signature) -> syn::Result<(Vec<Scalar>, Option<Re
             None => match ty {
                 syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                     let name = p.path.get_ident().unwrap();
-                    err_at(ty, format!("cotan cannot see what `{name}` is (it sees one function at a time, not type aliases); if it is an alias of `f64` or `f32`, write that type here; other results are returned through `&mut` parameters"))
+                    err_at(ty, format!("cotan cannot see what `{name}` is (it reads the aliases of your crate, not of other crates); if it is an alias of `f64` or `f32`, write that type here; other results are returned through `&mut` parameters"))
                 }
                 _ => unsupported(ty),
             },
@@ -189,7 +189,7 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 if access != Access::Mut && l.flat_param("self", &ty, r.mutability.is_some(), r.span())? {
                     continue;
                 }
-                l.record_param("self", "Self", access, r.span());
+                l.record_param("self", "Self", l.by_ref(access), r.span());
                 continue;
             }
             syn::FnArg::Typed(pt) => pt,
@@ -205,7 +205,7 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 if pi.mutability.is_some() {
                     return err_at(&pi, "cotan does not support `mut` struct parameters; take `&mut S` instead");
                 }
-                l.record_param(&pi.ident.to_string(), &rust_type, access, span);
+                l.record_param(&pi.ident.to_string(), &rust_type, l.by_ref(access), span);
                 continue;
             }
             if let (Some((rust_type, access)), syn::Pat::Wild(_)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
@@ -224,6 +224,12 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
             p => return err_at(&p, "cotan supports parameters named by a plain identifier (`x: f64`)"),
         };
         let id = l.at(span);
+        // (An array by value, in a function cotan calls: by reference; copied if written.)
+        let by_value = ty.mem().is_some_and(|m| m.access == Access::Owned);
+        let ty = match ty {
+            Ty::Mem(m) => Ty::Mem(cotan_ir::MemTy { access: l.by_ref(m.access), ..m }),
+            t => t,
+        };
         let v = l.func.add_param(ty, name.clone(), id);
         if let Ty::Scalar(s) = ty {
             l.set_sty(v, STy::Known(s));
@@ -234,7 +240,7 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 continue;
             }
         }
-        if mutable && ty.mem().is_some_and(|m| m.access == Access::Owned) {
+        if mutable && by_value {
             // `mut p: [f64; N]`: written in a local copy, so that the parameter stays as given.
             let c = l.local_copy(v, span)?;
             l.bind(name, Binding::Value(c));

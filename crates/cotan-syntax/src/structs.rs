@@ -3,7 +3,7 @@
 //! `n.logpdf(x)`), copies of struct parameters (`*w`). Each is a tree of its fields'
 //! values; functions of the crate get and give them field by field.
 
-use cotan_ir::{MemKind, OpKind, Scalar, Value};
+use cotan_ir::{Access, MemKind, OpKind, Scalar, Value};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -84,6 +84,69 @@ impl Lower {
         }
     }
 
+    /// Field `name` of record parameter `rec`, of type `ty` if it is new: one `Field` op at the
+    /// top of the function per field (see `record.rs`).
+    pub(crate) fn record_field(
+        &mut self,
+        rec: Value,
+        name: &str,
+        ty: cotan_ir::Ty,
+        elem: Option<STy>,
+        path: &str,
+        span: Span,
+    ) -> Value {
+        if let Some(v) = self.fields.get(&(rec, name.to_string())).copied() {
+            return v;
+        }
+        let at = self.at(span);
+        let v = self.func.new_value(ty, Some(path.replace('.', "_")), at);
+        self.hoist(cotan_ir::Op {
+            kind: OpKind::Field { base: rec, name: name.to_string() },
+            result: Some(v),
+            span: at,
+        });
+        if let Some(t) = elem {
+            self.set_elem_sty(v, t);
+        }
+        self.fields.insert((rec, name.to_string()), v);
+        self.field_paths.insert(v, path.to_string());
+        v
+    }
+
+    /// The elements of a tuple parameter (`let (n, m) = shape;`), read, as a tuple value;
+    /// `None` if `rec` is not a tuple of numbers and containers.
+    pub(crate) fn tuple_record(&mut self, rec: Value, span: Span) -> Option<Agg> {
+        let MemKind::Record(id) = self.mem_ty(rec)?.kind else { return None };
+        let access = self.mem_ty(rec)?.access;
+        let syn::Type::Tuple(t) = syn::parse_str::<syn::Type>(&self.func.records[id as usize]).ok()? else {
+            return None;
+        };
+        let name = self.func.value(rec).name.clone().unwrap_or_default();
+        let mut out = vec![];
+        for (k, ty) in t.elems.iter().enumerate() {
+            let path = format!("{name}.{k}");
+            let leaf = if let Some(s) = crate::signature::scalar_type(ty) {
+                let f = self.record_field(
+                    rec,
+                    &k.to_string(),
+                    mem(s, MemKind::Cell, access),
+                    Some(STy::Known(s)),
+                    &path,
+                    span,
+                );
+                self.emit_s(OpKind::Load { mem: f, index: None }, STy::Known(s))
+            } else {
+                let (s, kind) = crate::signature::container_type(match ty {
+                    syn::Type::Reference(r) => &r.elem,
+                    t => t,
+                })?;
+                self.record_field(rec, &k.to_string(), mem(s, kind, access), Some(STy::Known(s)), &path, span)
+            };
+            out.push(Tree::Leaf(leaf));
+        }
+        Some(Tree::Tuple(out))
+    }
+
     /// A record parameter (or a field of one) that `e` names, if it does.
     fn record_named(&mut self, e: &syn::Expr) -> Option<Value> {
         let is_record = match e {
@@ -108,31 +171,14 @@ impl Lower {
         let mut fields = vec![];
         for (name, shape) in &st.fields {
             let field_path = format!("{path}.{name}");
-            let v = match self.fields.get(&(rec, name.clone())).copied() {
-                Some(v) => v,
-                None => {
-                    let ty = match shape {
-                        FieldShape::Number(t) => mem(*t, MemKind::Cell, access),
-                        FieldShape::Struct(_) => {
-                            let id = self.func.record("_");
-                            mem(Scalar::F64, MemKind::Record(id), access)
-                        }
-                    };
-                    let at = self.at(span);
-                    let v = self.func.new_value(ty, Some(field_path.replace('.', "_")), at);
-                    self.hoist(cotan_ir::Op {
-                        kind: OpKind::Field { base: rec, name: name.clone() },
-                        result: Some(v),
-                        span: at,
-                    });
-                    if let FieldShape::Number(t) = shape {
-                        self.set_elem_sty(v, STy::Known(*t));
-                    }
-                    self.fields.insert((rec, name.clone()), v);
-                    self.field_paths.insert(v, field_path.clone());
-                    v
+            let (ty, elem) = match shape {
+                FieldShape::Number(t) => (mem(*t, MemKind::Cell, access), Some(STy::Known(*t))),
+                FieldShape::Struct(_) => {
+                    let id = self.func.record("_");
+                    (mem(Scalar::F64, MemKind::Record(id), access), None)
                 }
             };
+            let v = self.record_field(rec, name, ty, elem, &field_path, span);
             let value = match shape {
                 FieldShape::Number(t) => {
                     if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
@@ -181,11 +227,18 @@ impl Lower {
             return err(span, format!("this function takes {} arguments", shape.params.len()));
         }
         let mut out = vec![];
-        for (a, p) in args.iter().zip(&shape.params) {
+        for (k, (a, p)) in args.iter().zip(&shape.params).enumerate() {
             match p {
                 Some(st) => {
                     let v = self.struct_value(a, st)?;
                     out.extend(v.leaves().into_iter().map(|v| (v, false)));
+                }
+                // A value the callee takes by value, lent to it (it cannot change the
+                // caller's: its copy cotan makes takes it by reference and copies it if it
+                // writes it).
+                None if shape.by_ref.get(k).copied().unwrap_or(false) => {
+                    let v = self.memory(strip_refs(a))?;
+                    out.push((v, false));
                 }
                 None => out.push(self.call_arg(a)?),
             }
@@ -207,6 +260,20 @@ impl Lower {
             })
             .collect();
         Tree::Struct(st.path.clone(), fields)
+    }
+
+    /// A local array `[vals...]` of numbers of type `elem`.
+    fn array_of(&mut self, vals: &[Value], elem: Scalar, span: Span) -> syn::Result<Value> {
+        let usize_t = STy::Known(Scalar::Usize);
+        let len = self.emit_s(OpKind::Const(cotan_ir::Const::Int(vals.len() as i128)), usize_t);
+        let zero = self.zero(STy::Known(elem));
+        let kind = MemKind::Array(vals.len() as u64);
+        let m = self.alloc(zero, STy::Known(elem), len, kind, span)?;
+        for (k, &v) in vals.iter().enumerate() {
+            let i = self.emit_s(OpKind::Const(cotan_ir::Const::Int(k as i128)), usize_t);
+            self.effect(OpKind::Store { mem: m, index: Some(i), value: v });
+        }
+        Ok(m)
     }
 
     /// `v.method(args)` on a struct of numbers: `Type::method(v, args)`.
@@ -251,6 +318,12 @@ impl Lower {
         span: Span,
     ) -> syn::Result<Option<Agg>> {
         let ret = shape.ret.clone();
+        if let Some((elem, len)) = shape.ret_array {
+            // An array: its elements, into a local array.
+            let types = vec![elem; len as usize];
+            let vals = self.call_path(path, args, Some(shape), len as usize, Some(&types), span)?;
+            return self.array_of(&vals, elem, span).map(|m| Some(Tree::Leaf(m)));
+        }
         let n = ret.as_ref().map_or(shape.results, |s| s.leaves().len());
         let types = ret.as_ref().map(|s| s.leaves());
         let vals = self.call_path(path, args, Some(shape), n, types.as_deref(), span)?;
@@ -266,6 +339,16 @@ impl Lower {
 }
 
 impl Lower {
+    /// How a parameter held as `access` is taken: with `flatten`, one taken by value is
+    /// taken by reference (its callers lend it; see `CalleeShape::by_ref`).
+    pub(crate) fn by_ref(&self, access: Access) -> Access {
+        if self.flatten && access == Access::Owned {
+            Access::Shared
+        } else {
+            access
+        }
+    }
+
     /// With `flatten`, a parameter that is a struct of numbers (by value or `&`) is taken
     /// field by field: its fields become parameters, and its name a struct value. Returns
     /// whether it was.

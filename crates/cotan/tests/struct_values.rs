@@ -204,3 +204,64 @@ fn batched_forward_mode_through_struct_values() {
     assert!((t0 - fd(&e0)).abs() < 1e-6, "{t0} vs {}", fd(&e0));
     assert!((t1 - fd(&u)).abs() < 1e-6, "{t1} vs {}", fd(&u));
 }
+
+/// Fields typed by the struct's definition: `Vec<Vec<f64>>`, `Vec<usize>`, a `String` never
+/// read; an enum method taking `self` by value; arrays passed by value.
+pub struct Dataset {
+    pub x: Vec<Vec<f64>>,
+    pub y: Vec<f64>,
+    pub idx: Vec<usize>,
+    pub name: String,
+}
+
+#[derive(Clone, Copy)]
+pub enum Act {
+    Tanh,
+    Relu,
+}
+
+impl Act {
+    fn apply(self, z: f64) -> f64 {
+        match self {
+            Act::Tanh => z.tanh(),
+            Act::Relu => z.max(0.0),
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| p * q).sum()
+}
+
+fn norm2(v: [f64; 2]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1]).sqrt()
+}
+
+fn scaled(mut v: [f64; 2], k: f64) -> f64 {
+    v[0] *= k;
+    v[0] + v[1]
+}
+
+#[autodiff_reverse(d_dataset_loss, Duplicated, Const, Const, Active)]
+#[autodiff_forward(t_dataset_loss, Dual, Const, Const, Dual)]
+pub fn dataset_loss(w: &[f64], data: &Dataset, act: Act) -> f64 {
+    let mut s: f64 = data.x.iter().map(|row| dot(row, w)).sum();
+    for row in &data.x {
+        s += row[0] * w[0];
+    }
+    s += data.y.iter().zip(&data.idx).map(|(&y, &i)| y * w[i]).sum::<f64>();
+    s + act.apply(w[1]) + norm2([w[0], w[1]]) + scaled([w[1], w[0]], 2.0)
+}
+
+#[test]
+fn fields_typed_by_their_struct_and_values_passed_by_value() {
+    let data =
+        Dataset { x: vec![vec![1.0, 2.0], vec![3.0, -4.0]], y: vec![0.5, 0.25], idx: vec![1, 0], name: "d".into() };
+    for act in [Act::Tanh, Act::Relu] {
+        let f = |w: &[f64]| dataset_loss(w, &data, act);
+        let fwd = |w: &[f64], u: &[f64]| t_dataset_loss(w, u, &data, act);
+        let rev = |w: &[f64], g: &mut [f64]| d_dataset_loss(w, g, &data, act, 1.0);
+        check("dataset_loss", &f, &fwd, &rev, &[0.3, 0.7]);
+    }
+    assert_eq!(data.name, "d");
+}

@@ -1,9 +1,9 @@
 use cotan::autodiff_reverse;
-
-type Real = f64;
+// An alias cotan cannot read (another crate's): it is taken for a struct.
+use std::os::raw::c_double;
 
 #[autodiff_reverse(d_f, Active, Active)]
-fn f(x: Real) -> f64 {
+fn f(x: c_double) -> f64 {
     x * x
 }
 

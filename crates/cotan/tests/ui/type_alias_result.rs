@@ -1,9 +1,9 @@
 use cotan::autodiff_reverse;
-
-type Real = f64;
+// An alias cotan cannot read (another crate's) as the result type.
+use std::os::raw::c_double;
 
 #[autodiff_reverse(d_f, Active, Active)]
-fn f(x: f64) -> Real {
+fn f(x: f64) -> c_double {
     x * x
 }
 
