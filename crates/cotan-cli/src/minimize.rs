@@ -28,6 +28,9 @@ pub struct Minimized {
     pub tried: usize,
     pub changed_character: usize,
     pub out_of_time: bool,
+    /// rustc's first error on the minimized program, if rustc is found and rejects it:
+    /// cotan accepts some code rustc does not, and the reduction may reach it.
+    pub rustc_error: Option<String>,
 }
 
 struct State<'a> {
@@ -195,7 +198,9 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         bar.finish_and_clear();
     }
     let program = pretty(&st.file);
+    let rustc_error = rustc_rejects(&program);
     Ok(Minimized {
+        rustc_error,
         before_lines: if src.lines > 0 { src.lines } else { before.lines().count() },
         after_lines: program.lines().count(),
         program,
@@ -208,6 +213,105 @@ pub fn minimize(src: &Source, name: &str, points: &Points, progress: bool) -> Re
         changed_character: st.changed_character,
         out_of_time: st.out_of_time,
     })
+}
+
+/// rustc's first error on `program` as a library, or `None` if rustc accepts it or cannot
+/// be run (`$RUSTC`, else `rustc` on the path).
+fn rustc_rejects(program: &str) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("cotan-minimize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = dir.join("minimized.rs");
+    // Without cotan's attributes, derives and imports, which rustc alone cannot resolve.
+    let mut tree = syn::parse_file(program).ok()?;
+    WithoutCotan.visit_file_mut(&mut tree);
+    std::fs::write(&file, prettyplease::unparse(&tree)).ok()?;
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = std::process::Command::new(rustc)
+        .args(["--edition", "2021", "--crate-type", "lib", "--emit=metadata", "-A", "warnings", "-o"])
+        .arg(dir.join("minimized.rmeta"))
+        .arg(&file)
+        .output()
+        .ok()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if out.status.success() {
+        return None;
+    }
+    let err = String::from_utf8_lossy(&out.stderr).lines().find(|l| l.starts_with("error")).map(str::to_string);
+    Some(err.unwrap_or_else(|| "an error".into()))
+}
+
+/// Removes what names the `cotan` crate: its attributes, `cotan::Differentiable` in derives,
+/// `use cotan::..`.
+struct WithoutCotan;
+
+impl WithoutCotan {
+    fn clean(attrs: &mut Vec<syn::Attribute>) {
+        const COTAN: [&str; 8] = [
+            "custom_derivative",
+            "zero_derivative",
+            "differentiable",
+            "autodiff_forward",
+            "autodiff_reverse",
+            "autodiff_split",
+            "hvp",
+            "hessian",
+        ];
+        attrs.retain(|a| !COTAN.contains(&crate::source::attr_name(a).as_str()));
+        for a in attrs.iter_mut() {
+            if !a.path().is_ident("derive") {
+                continue;
+            }
+            type Paths = syn::punctuated::Punctuated<syn::Path, syn::Token![,]>;
+            if let Ok(paths) = a.parse_args_with(Paths::parse_terminated) {
+                let kept: Vec<syn::Path> = paths
+                    .into_iter()
+                    .filter(|p| p.segments.last().is_none_or(|s| s.ident != "Differentiable"))
+                    .collect();
+                *a = syn::parse_quote!(#[derive(#(#kept),*)]);
+            }
+        }
+    }
+}
+
+impl VisitMut for WithoutCotan {
+    fn visit_file_mut(&mut self, f: &mut syn::File) {
+        f.items.retain(|i| !matches!(i, syn::Item::Use(u) if quote::ToTokens::to_token_stream(&u.tree).to_string().starts_with("cotan")));
+        syn::visit_mut::visit_file_mut(self, f);
+    }
+    fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
+        if let Some((_, items)) = &mut m.content {
+            items.retain(|i| !matches!(i, syn::Item::Use(u) if quote::ToTokens::to_token_stream(&u.tree).to_string().starts_with("cotan")));
+        }
+        syn::visit_mut::visit_item_mod_mut(self, m);
+    }
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        WithoutCotan::clean(&mut f.attrs);
+        syn::visit_mut::visit_item_fn_mut(self, f);
+    }
+    fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
+        WithoutCotan::clean(&mut f.attrs);
+        syn::visit_mut::visit_impl_item_fn_mut(self, f);
+    }
+    fn visit_trait_item_fn_mut(&mut self, f: &mut syn::TraitItemFn) {
+        WithoutCotan::clean(&mut f.attrs);
+        syn::visit_mut::visit_trait_item_fn_mut(self, f);
+    }
+    fn visit_item_impl_mut(&mut self, i: &mut syn::ItemImpl) {
+        WithoutCotan::clean(&mut i.attrs);
+        syn::visit_mut::visit_item_impl_mut(self, i);
+    }
+    fn visit_item_trait_mut(&mut self, t: &mut syn::ItemTrait) {
+        WithoutCotan::clean(&mut t.attrs);
+        syn::visit_mut::visit_item_trait_mut(self, t);
+    }
+    fn visit_item_struct_mut(&mut self, st: &mut syn::ItemStruct) {
+        WithoutCotan::clean(&mut st.attrs);
+        syn::visit_mut::visit_item_struct_mut(self, st);
+    }
+    fn visit_item_enum_mut(&mut self, e: &mut syn::ItemEnum) {
+        WithoutCotan::clean(&mut e.attrs);
+        syn::visit_mut::visit_item_enum_mut(self, e);
+    }
 }
 
 pub fn render(m: &Minimized) -> String {
@@ -225,6 +329,9 @@ pub fn render(m: &Minimized) -> String {
     );
     if m.out_of_time {
         s += "// stopped at the time budget (120 s); run minimize again on the output to go on\n";
+    }
+    if let Some(e) = &m.rustc_error {
+        s += &format!("// rustc rejects this program ({e}): cotan accepted a step rustc would not; fix it by hand\n");
     }
     for step in &m.steps {
         s += &format!("//   {step}\n");
@@ -961,5 +1068,21 @@ impl VisitMut for DropParam {
             }
         }
         syn::visit_mut::visit_expr_call_mut(self, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rustc_judges_the_minimized_program_without_cotan() {
+        let valid = "#[cotan::custom_derivative(reverse = sq_rev)]\nfn sq(x: f64) -> f64 { x * x }\n\
+                     fn sq_rev(x: f64, d: f64) -> (f64, f64) { (x * x, 2.0 * x * d) }\n\
+                     #[derive(Clone, cotan::Differentiable)]\nstruct P { a: f64 }\n\
+                     #[cotan::autodiff_reverse(d_f, Duplicated, Active)]\nfn f(x: &[f64]) -> f64 { sq(x[0]) }\n";
+        assert_eq!(super::rustc_rejects(valid), None);
+        let invalid = "fn f(x: &[f64]) -> f64 { let c = [1.0, 2.0]; let mut s = 0.0; \
+                       for (i, &v) in c.enumerate() { s += v * x[i]; } s }\n";
+        let e = super::rustc_rejects(invalid).expect("rustc rejects `c.enumerate()` on an array");
+        assert!(e.starts_with("error"), "{e}");
     }
 }
