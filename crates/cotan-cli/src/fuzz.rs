@@ -5,16 +5,21 @@
 //!
 //! A program has module constants (numbers, an array, a count), helpers that the checked
 //! function `f` calls unmarked, chained at least two deep (`gK(x: &[T], a: T) -> T`,
-//! `gK(x: &[T], a: T, m: usize) -> T`, `hK(y: &mut [T], a: T)`, `pK(x: &[T], a: T) -> (T, T)`),
+//! `gK(x: &[T], a: T, m: usize) -> T`, `hK(y: &mut [T], a: T)`, `pK(x: &[T], a: T) -> (T, T)`,
+//! `rK(q: &[[T; 2]], a: T) -> T`, `sK(s: [T; 2], a: T) -> [T; 2]`),
 //! and `f(x: &[T], y: &mut [T], a: T, n: usize)`, sometimes with an array by value
-//! `w: [T; 3]`, returning `T`, `(T, T)` or `[T; 2]`; `T` is `f64`, or `f32` for one program
-//! in six. Their bodies mix loops with dynamic trip counts, `while`, branches, early
-//! `break`/`continue`/`return`, in-place updates, guarded math functions, tuples (locals,
-//! fields, destructuring, helpers returning them), sub-slices (`&x[a..b]` passed to
-//! helpers, `split_at`, `split_at_mut`, `chunks`, `chunks_exact`, `windows`,
-//! `chunks_mut`), closures (called, and in `map`/`fold`/`zip` chains), `match` on
-//! integers, `if let Some(..)` on `first()`/`last()`, `iter_mut` and `enumerate` loops,
-//! and integer literals typed by the helper they are passed to.
+//! `w: [T; 3]` and nested memory `q` (`&[[T; 2]]`, `&mut [[T; 2]]`, `[[T; 2]; 2]`,
+//! `&[Vec<T>]`), returning `T`, `(T, T)` or `[T; 2]`; `T` is `f64`, or `f32` for one
+//! program in six. Their bodies mix loops with dynamic trip counts, `while`, branches,
+//! early `break`/`continue`/`return`, in-place updates, guarded math functions, tuples
+//! (locals, fields, destructuring, helpers returning them, kept whole), arrays by value
+//! (`let mut st: [T; 2]`, assigned whole from a helper), sub-slices (`&x[a..b]` passed to
+//! helpers, `split_at`, `split_at_mut`, `split_first`, `chunks`, `chunks_exact`,
+//! `windows`, `chunks_mut`), local matrices (`[[0.0; 2]; 3]`, `vec![vec![0.0; 3]; 2]`)
+//! and rows (read, written, iterated, passed to helpers), closures (called, and in
+//! `map`/`fold`/`zip` chains), `match` on integers, `if let Some(..)` on
+//! `first()`/`last()`, `iter_mut` and `enumerate` loops, and integer literals typed by the
+//! helper they are passed to.
 //!
 //! Every index is in bounds by construction: each slice in scope has the lengths it may
 //! have, and each loop index the largest value it takes and the slice whose length bounds
@@ -57,6 +62,8 @@ enum Shape {
     InPlace,
     /// `rK(q: &[[T; 2]], a: T) -> T`: rows.
     Rows,
+    /// `sK(s: [T; 2], a: T) -> [T; 2]`: an array by value in, an array out (`st = s0(st, e)`).
+    Step,
     /// `pK(x: &[T], a: T) -> (T, T)`.
     Pair,
 }
@@ -77,6 +84,10 @@ struct Buf {
     min: usize,
     max: usize,
     writable: bool,
+    /// An array (`c`, `w`, a local `[T; 2]`): passed to a helper as `&name`.
+    array: bool,
+    /// A `Vec` (a row of `Vec<Vec<T>>`): written with indices that do not borrow it again.
+    vec: bool,
 }
 
 /// Nested memory in scope (`[[T; 2]; 3]`, `&[[T; 2]]`, `&[Vec<T>]`): the rows it may have,
@@ -207,7 +218,8 @@ impl Gen {
 
     /// A row index of `m` in bounds (for a write, one that does not borrow a `Vec` again).
     fn row_index(&mut self, m: &Mat, write: bool) -> String {
-        let b = Buf { name: m.name.clone(), min: m.rows, max: m.max_rows, writable: m.writable };
+        let b =
+            Buf { name: m.name.clone(), min: m.rows, max: m.max_rows, writable: m.writable, array: false, vec: false };
         self.index_into_with(&b, !write || m.array_rows)
     }
 
@@ -215,7 +227,7 @@ impl Gen {
     fn mat_element(&mut self, m: &Mat, write: bool) -> String {
         let i = self.row_index(m, write);
         let row = format!("{}[{i}]", m.name);
-        let b = Buf { name: row.clone(), min: m.cols, max: m.cols, writable: m.writable };
+        let b = Buf { name: row.clone(), min: m.cols, max: m.cols, writable: m.writable, array: false, vec: false };
         let j = self.index_into_with(&b, !write || m.array_rows);
         format!("{row}[{j}]")
     }
@@ -267,7 +279,7 @@ impl Gen {
             5 if !self.consts.is_empty() => typed(self.pick(&self.consts.clone()).expect("not empty")),
             6 if !self.const_arrays.is_empty() => {
                 let (c, len) = self.pick(&self.const_arrays.clone()).expect("not empty");
-                let b = Buf { name: c, min: len, max: len, writable: false };
+                let b = Buf { name: c, min: len, max: len, writable: false, array: false, vec: false };
                 typed(self.element(&b))
             }
             7 => (self.literal(), false),
@@ -403,7 +415,7 @@ impl Gen {
             },
             _ => match self.pick(&bufs) {
                 // Arrays (`c`, `w`) are passed by reference; slices as they are.
-                Some(b) if b.name == "c" || b.name == "w" => format!("&{}", b.name),
+                Some(b) if b.array => format!("&{}", b.name),
                 Some(b) => b.name,
                 None => "&c".to_string(),
             },
@@ -537,7 +549,7 @@ impl Gen {
         }
         self.budget -= 1;
         let nested = depth > 0;
-        match self.rng.u8(0..35) {
+        match self.rng.u8(0..40) {
             0 | 1 => {
                 let v = self.name("v");
                 let e = self.expr(3);
@@ -559,7 +571,7 @@ impl Gen {
             },
             5 | 6 => match self.pick(&self.writable()) {
                 Some(b) => {
-                    let i = self.index_into(&b);
+                    let i = self.index_into_with(&b, !b.vec);
                     let e = self.expr(3);
                     if self.rng.bool() {
                         self.line(&format!("{}[{i}] += ({e}).tanh();", b.name));
@@ -730,8 +742,15 @@ impl Gen {
                 let k = self.rng.usize(1..b.min);
                 let (p, q) = (self.name("xa"), self.name("xb"));
                 self.line(&format!("let ({p}, {q}) = {}.split_at({k});", b.name));
-                self.bufs.push(Buf { name: p, min: k, max: k, writable: false });
-                self.bufs.push(Buf { name: q, min: b.min - k, max: b.max - k, writable: false });
+                self.bufs.push(Buf { name: p, min: k, max: k, writable: false, array: false, vec: false });
+                self.bufs.push(Buf {
+                    name: q,
+                    min: b.min - k,
+                    max: b.max - k,
+                    writable: false,
+                    array: false,
+                    vec: false,
+                });
             }
             24 | 25 if nested => self.chunk_loop(depth - 1),
             26 if nested => {
@@ -803,7 +822,15 @@ impl Gen {
                 let method = if write { "iter_mut" } else { "iter" };
                 self.line(&format!("for {row} in {}.{method}() {{", m.name));
                 self.without(&m.name, |g| {
-                    g.bufs.push(Buf { name: row.clone(), min: m.cols, max: m.cols, writable: write });
+                    let vec = !m.array_rows;
+                    g.bufs.push(Buf {
+                        name: row.clone(),
+                        min: m.cols,
+                        max: m.cols,
+                        writable: write,
+                        array: false,
+                        vec,
+                    });
                     if write {
                         g.indent += 1;
                         let j = g.rng.usize(0..m.cols);
@@ -831,12 +858,68 @@ impl Gen {
                 let (s, row) = (self.name("s"), self.name("row"));
                 let was = self.in_closure;
                 self.in_closure = true;
-                self.bufs.push(Buf { name: row.clone(), min: m.cols, max: m.cols, writable: false });
+                self.bufs.push(Buf {
+                    name: row.clone(),
+                    min: m.cols,
+                    max: m.cols,
+                    writable: false,
+                    array: false,
+                    vec: false,
+                });
                 let e = self.expr(2);
                 self.bufs.pop();
                 self.in_closure = was;
                 self.line(&format!("let {s}: {} = {}.iter().map(|{row}| {e}).sum();", self.t, m.name));
                 self.scope().floats.push((s, false));
+            }
+            34 => {
+                // A local array of two, later assigned whole (also from a helper).
+                let st = self.name("st");
+                let (e1, e2) = (self.expr(2), self.expr(2));
+                self.line(&format!("let mut {st}: [{}; 2] = [{e1}, {e2}];", self.t));
+                self.bufs.push(Buf { name: st, min: 2, max: 2, writable: true, array: true, vec: false });
+            }
+            35 | 36 => {
+                let arrays: Vec<Buf> =
+                    self.writable().into_iter().filter(|b| b.name.starts_with("st") && b.min == 2).collect();
+                let Some(b) = self.pick(&arrays) else { return self.stmt(depth) };
+                let steps: Vec<String> =
+                    self.helpers.iter().filter(|h| h.1 == Shape::Step).map(|h| h.0.clone()).collect();
+                let e = self.expr(2);
+                match self.pick(&steps) {
+                    Some(h) => self.line(&format!("{} = {h}({}, {e});", b.name, b.name)),
+                    None => {
+                        let e2 = self.expr(2);
+                        self.line(&format!("{} = [0.5 * {}[1] + 0.25 * ({e}).tanh(), {e2}.sin()];", b.name, b.name))
+                    }
+                }
+            }
+            37 => {
+                // A helper's tuple kept whole: `let p = p0(x, e); p.0`.
+                let pairs: Vec<String> =
+                    self.helpers.iter().filter(|h| h.1 == Shape::Pair).map(|h| h.0.clone()).collect();
+                let Some(p) = self.pick(&pairs) else { return self.stmt(depth) };
+                let (m, e) = (self.slice_arg(), self.expr(2));
+                let t = self.name("t");
+                self.line(&format!("let {t} = {p}({m}, {e});"));
+                self.scope().floats.push((format!("{t}.0"), false));
+                self.scope().floats.push((format!("{t}.1"), false));
+            }
+            38 => {
+                // `split_first`: the first element and the rest.
+                let shared: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= 3 && !b.writable).collect();
+                let Some(b) = self.pick(&shared) else { return self.stmt(depth) };
+                let (hd, tl) = (self.name("hd"), self.name("tl"));
+                self.line(&format!("let ({hd}, {tl}) = {}.split_first().unwrap();", b.name));
+                self.scope().floats.push((format!("*{hd}"), false));
+                self.bufs.push(Buf {
+                    name: tl,
+                    min: b.min - 1,
+                    max: b.max - 1,
+                    writable: false,
+                    array: false,
+                    vec: false,
+                });
             }
             _ => {
                 if self.in_for && self.rng.u8(0..6) == 0 {
@@ -932,8 +1015,15 @@ impl Gen {
         self.indent += 1;
         self.line(&format!("let ({lo}, {hi}) = {}.split_at_mut({k});", b.name));
         self.without(&b.name, |g| {
-            g.bufs.push(Buf { name: lo.clone(), min: k, max: k, writable: true });
-            g.bufs.push(Buf { name: hi.clone(), min: b.min - k, max: b.max - k, writable: true });
+            g.bufs.push(Buf { name: lo.clone(), min: k, max: k, writable: true, array: false, vec: false });
+            g.bufs.push(Buf {
+                name: hi.clone(),
+                min: b.min - k,
+                max: b.max - k,
+                writable: true,
+                array: false,
+                vec: false,
+            });
             // One statement on a half for sure, then any.
             let i = g.rng.usize(0..k);
             let e = g.expr(2);
@@ -958,7 +1048,14 @@ impl Gen {
             let method = if exact { "chunks_exact_mut" } else { "chunks_mut" };
             self.line(&format!("for {ch} in {}.{method}({k}) {{", b.name));
             self.without(&b.name, |g| {
-                g.bufs.push(Buf { name: ch.clone(), min: if exact { k } else { 1 }, max: k, writable: true });
+                g.bufs.push(Buf {
+                    name: ch.clone(),
+                    min: if exact { k } else { 1 },
+                    max: k,
+                    writable: true,
+                    array: false,
+                    vec: false,
+                });
                 g.loop_body(depth);
                 g.bufs.pop();
             });
@@ -972,7 +1069,7 @@ impl Gen {
             _ => ("windows", k),
         };
         self.line(&format!("for {ch} in {}.{method}({k}) {{", b.name));
-        self.bufs.push(Buf { name: ch.clone(), min, max: k, writable: false });
+        self.bufs.push(Buf { name: ch.clone(), min, max: k, writable: false, array: false, vec: false });
         self.loop_body(depth);
         self.bufs.retain(|x| x.name != ch);
         self.line("}");
@@ -997,6 +1094,7 @@ impl Gen {
             Some(Shape::InPlace) => (format!("y: &mut [{t}], a: {t}"), Ret::Unit),
             Some(Shape::Pair) => (format!("x: &[{t}], a: {t}"), Ret::Pair),
             Some(Shape::Rows) => (format!("q: &[[{t}; 2]], a: {t}"), Ret::Scalar),
+            Some(Shape::Step) => (format!("s: [{t}; 2], a: {t}"), Ret::Array),
             None => {
                 let mut w = if with_w { format!(", w: [{t}; 3]") } else { String::new() };
                 // Sometimes nested memory: rows of two, a matrix by value, vectors.
@@ -1045,15 +1143,18 @@ impl Gen {
         self.in_closure = false;
         // Helpers may be given sub-slices and chunks: they index below `MIN_SUB`.
         let len = if shape.is_some() { MIN_SUB } else { LEN };
-        self.bufs = vec![Buf { name: "c".into(), min: LEN, max: LEN, writable: false }];
+        self.bufs = vec![Buf { name: "c".into(), min: LEN, max: LEN, writable: false, array: true, vec: false }];
         if params.starts_with("x") {
-            self.bufs.push(Buf { name: "x".into(), min: len, max: LEN, writable: false });
+            self.bufs.push(Buf { name: "x".into(), min: len, max: LEN, writable: false, array: false, vec: false });
         }
         if params.contains("y: &mut") {
-            self.bufs.push(Buf { name: "y".into(), min: len, max: LEN, writable: true });
+            self.bufs.push(Buf { name: "y".into(), min: len, max: LEN, writable: true, array: false, vec: false });
         }
         if with_w {
-            self.bufs.push(Buf { name: "w".into(), min: 3, max: 3, writable: false });
+            self.bufs.push(Buf { name: "w".into(), min: 3, max: 3, writable: false, array: true, vec: false });
+        }
+        if shape == Some(Shape::Step) {
+            self.bufs.push(Buf { name: "s".into(), min: 2, max: 2, writable: false, array: true, vec: false });
         }
         self.budget = if shape.is_some() { 6 } else { 14 };
         let ret_ty = match ret {
@@ -1085,13 +1186,27 @@ impl Gen {
         };
         self.line(&format!("let mut {acc} = {init};"));
         self.scopes[0].floats.push((acc.clone(), true));
+        if shape == Some(Shape::Step) {
+            // The state, destructured.
+            let (u, v) = (self.name("u"), self.name("v"));
+            self.line(&format!("let [{u}, {v}] = s;"));
+            self.scopes[0].floats.push((u, false));
+            self.scopes[0].floats.push((v, false));
+        }
         if shape == Some(Shape::Counted) {
             // The count bounds a loop and is matched on.
             self.indices.push(Index { name: "i0".into(), max: MIN_SUB - 1, over: None });
             let e = self.expr(2);
             self.line("for i0 in 0..m {");
             self.indent += 1;
-            let x = self.element(&Buf { name: "x".into(), min: MIN_SUB, max: LEN, writable: false });
+            let x = self.element(&Buf {
+                name: "x".into(),
+                min: MIN_SUB,
+                max: LEN,
+                writable: false,
+                array: false,
+                vec: false,
+            });
             self.update(&acc, &format!("{x} * {e}"));
             self.indent -= 1;
             self.line("}");
@@ -1213,6 +1328,7 @@ pub fn program(seed: u64, index: usize) -> String {
             (0 | 1, _) | (_, 1 | 2) => Shape::Value,
             (_, 3) => Shape::Pair,
             (_, 4) => Shape::Rows,
+            (_, 5) if g.rng.bool() => Shape::Step,
             _ => Shape::InPlace,
         };
         let name = format!(
@@ -1222,6 +1338,7 @@ pub fn program(seed: u64, index: usize) -> String {
                 Shape::InPlace => "h",
                 Shape::Pair => "p",
                 Shape::Rows => "r",
+                Shape::Step => "s",
             }
         );
         g.function(&name, Some(shape));
