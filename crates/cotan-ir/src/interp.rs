@@ -414,14 +414,17 @@ impl Machine<'_> {
                 s => (0..k).find(|&j| same_slot(slots[j], s)),
             })
             .collect();
+        // Copies of the repeated ones (their own part of the buffer), made while every
+        // buffer is still here.
+        let copies: Vec<Option<Arg>> = (0..slots.len()).map(|k| first[k].map(|_| self.to_arg(slots[k]))).collect();
         let mut call_args: Vec<Arg> = vec![];
         for (k, &s) in slots.iter().enumerate() {
-            let arg = match first[k] {
-                Some(j) if args[k].1 || args[j].1 => {
+            let arg = match (first[k], &copies[k]) {
+                (Some(j), _) if args[k].1 || args[j].1 => {
                     return Err(format!("`{callee}` gets the same memory twice, once as `&mut`"))
                 }
-                Some(j) => call_args[j].clone(),
-                None => self.lend_out(s),
+                (Some(_), Some(copy)) => copy.clone(),
+                _ => self.lend_out(s),
             };
             call_args.push(arg);
         }

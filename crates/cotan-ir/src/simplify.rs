@@ -59,17 +59,40 @@ type Table = HashMap<String, (Value, Reads)>;
 pub fn cse(f: &mut Function) {
     let mut body = std::mem::take(&mut f.body);
     let mut rename = HashMap::new();
-    cse_region(f, &mut body, Table::new(), &mut rename, &mut HashMap::new());
+    let mut cx = Cx { f, roots: HashMap::new() };
+    cse_region(&mut cx, &mut body, Table::new(), &mut rename, &mut HashMap::new());
     f.body = body;
 }
 
+/// The buffer a sub-slice is part of.
+fn view_base(kind: &OpKind) -> Option<Value> {
+    match kind {
+        OpKind::Slice { base, .. } => Some(*base),
+        _ => None,
+    }
+}
+
+/// What CSE knows of the function: the buffer each sub-slice is part of, so
+/// that a write through a view forgets what was read of its buffer, and the reverse.
+struct Cx<'f> {
+    f: &'f Function,
+    roots: HashMap<Value, Value>,
+}
+
+impl Cx<'_> {
+    fn root(&self, m: Value) -> Value {
+        self.roots.get(&m).copied().unwrap_or(m)
+    }
+}
+
 fn cse_region(
-    f: &Function,
+    cx: &mut Cx,
     r: &mut Region,
     mut table: Table,
     rename: &mut HashMap<Value, Value>,
     consts: &mut HashMap<Value, Const>,
 ) {
+    let f = cx.f;
     let mut keep = Vec::with_capacity(r.ops.len());
     for mut op in std::mem::take(&mut r.ops) {
         for v in op.kind.operands_mut() {
@@ -77,11 +100,15 @@ fn cse_region(
                 *v = *n;
             }
         }
+        if let (Some(base), Some(res)) = (view_base(&op.kind), op.result) {
+            let root = cx.root(base);
+            cx.roots.insert(res, root);
+        }
         if !op.kind.regions().is_empty() {
-            let written = writes(f, &op);
+            let written = writes(cx, &op);
             forget(&mut table, &written);
             for sub in op.kind.regions_mut() {
-                cse_region(f, sub, table.clone(), rename, consts);
+                cse_region(cx, sub, table.clone(), rename, consts);
             }
             forget(&mut table, &written);
             keep.push(op);
@@ -99,17 +126,18 @@ fn cse_region(
                 table.insert(format!("get {var:?}"), (*v, Reads::Var(*var)));
             }
             OpKind::Store { mem, index, value } => {
-                forget(&mut table, &[Reads::Mem(*mem)]);
-                table.insert(format!("load {mem:?} {index:?}"), (*value, Reads::Mem(*mem)));
+                let root = Reads::Mem(cx.root(*mem));
+                forget(&mut table, &[root]);
+                table.insert(format!("load {mem:?} {index:?}"), (*value, root));
             }
-            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(*mem)]),
+            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(cx.root(*mem))]),
             OpKind::Call { .. } => {
-                let w = writes(f, &op);
+                let w = writes(cx, &op);
                 forget(&mut table, &w);
             }
             _ => {}
         }
-        if let (Some(key), Some(res)) = (key(f, &op), op.result) {
+        if let (Some(key), Some(res)) = (key(cx, &op), op.result) {
             match table.get(&key.0) {
                 Some(&(v, _)) => {
                     rename.insert(res, v);
@@ -126,13 +154,13 @@ fn cse_region(
 }
 
 /// The identity of an op's result, for ops whose result depends only on that identity.
-fn key(f: &Function, op: &crate::Op) -> Option<(String, Reads)> {
-    let ty = op.result.map(|r| f.ty(r))?;
+fn key(cx: &Cx, op: &crate::Op) -> Option<(String, Reads)> {
+    let ty = op.result.map(|r| cx.f.ty(r))?;
     match &op.kind {
         OpKind::GetVar(var) => Some((format!("get {var:?}"), Reads::Var(*var))),
-        OpKind::Load { mem, index } => Some((format!("load {mem:?} {index:?}"), Reads::Mem(*mem))),
+        OpKind::Load { mem, index } => Some((format!("load {mem:?} {index:?}"), Reads::Mem(cx.root(*mem)))),
         // A Vec's length changes when it is pushed to.
-        OpKind::Len(mem) => Some((format!("len {mem:?}"), Reads::Mem(*mem))),
+        OpKind::Len(mem) => Some((format!("len {mem:?}"), Reads::Mem(cx.root(*mem)))),
         k if k.is_pure() => Some((format!("{k:?} {ty:?}"), Reads::Nothing)),
         _ => None,
     }
@@ -146,17 +174,31 @@ fn forget(table: &mut Table, written: &[Reads]) {
 }
 
 /// The variables and memory an op writes, itself or anywhere inside.
-fn writes(f: &Function, op: &crate::Op) -> Vec<Reads> {
+fn writes(cx: &mut Cx, op: &crate::Op) -> Vec<Reads> {
+    let f = cx.f;
+    // Views made inside a region are part of their buffers too.
+    let mut visit_views = |o: &crate::Op| {
+        if let (Some(base), Some(res)) = (view_base(&o.kind), o.result) {
+            let root = cx.roots.get(&base).copied().unwrap_or(base);
+            cx.roots.insert(res, root);
+        }
+    };
+    for r in op.kind.regions() {
+        r.walk(&mut visit_views);
+    }
+    let cx = &*cx;
     let mut w = vec![];
     let mut visit = |o: &crate::Op| match &o.kind {
         OpKind::SetVar(var, _) | OpKind::DeclVar { var, .. } => w.push(Reads::Var(*var)),
-        OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => w.push(Reads::Mem(*mem)),
+        OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => {
+            w.push(Reads::Mem(cx.root(*mem)))
+        }
         OpKind::Call { args, outs, .. } => {
             // A call that gets a record may write any of its fields.
             if args.iter().any(|a| f.ty(a.0).mem().is_some_and(|m| matches!(m.kind, crate::MemKind::Record(_)))) {
                 w.push(Reads::AnyMem);
             }
-            w.extend(args.iter().map(|a| Reads::Mem(a.0)));
+            w.extend(args.iter().map(|a| Reads::Mem(cx.root(a.0))));
             w.extend(outs.iter().map(|v| Reads::Var(*v)));
         }
         _ => {}

@@ -370,3 +370,76 @@ fn sub_slices_out_of_range_fail_like_rust() {
         assert!(err.to_string().contains(message), "{err}");
     }
 }
+
+/// A write through a sub-slice changes what a later read of its buffer sees: simplification
+/// may not forward the value stored before it.
+const WRITE_THROUGH_VIEW: &str = r#"fn f(%0 "x": &[f64]) -> (f64) {
+  %1: f64 = const 0.0
+  %2: usize = const 4
+  %3 "buf": Vec<f64> = alloc [%1; %2]
+  %4: usize = const 0
+  %5: f64 = load %0[%4]
+  %6: usize = const 2
+  store %3[%6], %5
+  %7 "a": f64 = load %3[%6]
+  %8 "w": &mut [f64] = slice %3[%6..%2]
+  %9: usize = const 1
+  %10: f64 = load %0[%9]
+  store %8[%4], %10
+  %11 "b": f64 = load %3[%6]
+  %12: f64 = add %7, %11
+  return %12
+}
+"#;
+
+#[test]
+fn simplification_sees_writes_through_sub_slices() {
+    let mut f = parse(WRITE_THROUGH_VIEW).unwrap();
+    verify(&f).unwrap();
+    assert_eq!(f64_result(&f, &mut [f64s(&[1.0, 10.0])]), 11.0);
+    simplify::cse(&mut f);
+    verify(&f).unwrap();
+    assert_eq!(f64_result(&f, &mut [f64s(&[1.0, 10.0])]), 11.0, "{f}");
+}
+
+/// `dot(&x[0..3], &x[1..4])`: each sub-slice gets its own part of the buffer.
+#[test]
+fn overlapping_sub_slices_passed_to_one_call() {
+    let dot = parse(
+        r#"fn dot(%0 "a": &[f64], %1 "b": &[f64]) -> (f64) {
+  %2: usize = const 0
+  %3: f64 = load %0[%2]
+  %4: f64 = load %1[%2]
+  %5: f64 = mul %3, %4
+  return %5
+}
+"#,
+    )
+    .unwrap();
+    let f = parse(
+        r#"fn f(%0 "x": &[f64]) -> (f64) {
+  %1: usize = const 0
+  %2: usize = const 1
+  %3: usize = const 3
+  %4: usize = const 4
+  %5: &[f64] = slice %0[%1..%3]
+  %6: &[f64] = slice %0[%2..%4]
+  %7: f64 = const 0.0
+  var $0 "r": f64 = %7
+  call "dot"(%5, %6) -> $0
+  %8: f64 = get $0
+  return %8
+}
+"#,
+    )
+    .unwrap();
+    struct One(std::rc::Rc<Function>);
+    impl Callees for One {
+        fn function(&self, _: &str) -> Result<std::rc::Rc<Function>, String> {
+            Ok(self.0.clone())
+        }
+    }
+    let out =
+        exec_with(&f, &mut [f64s(&[2.0, 3.0, 5.0, 7.0])], DEFAULT_STEP_LIMIT, &One(std::rc::Rc::new(dot))).unwrap();
+    assert_eq!(out, vec![Arg::Scalar(Val::F64(6.0))]);
+}

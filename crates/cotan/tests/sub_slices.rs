@@ -219,3 +219,17 @@ slice_case!(
         total + all[0] * all.as_ref()[1]
     }
 );
+
+slice_case!(
+    writes_through_sub_slices_are_seen_by_reads_of_the_buffer,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, -0.25]],
+    fn f(x: &[f64]) -> f64 {
+        let mut buf = vec![0.0; 4];
+        buf[2] = x[0];
+        let a = buf[2];
+        let w = &mut buf[2..4];
+        w[0] = x[1] * x[2];
+        let b = buf[2];
+        a * b + b.sin()
+    }
+);
