@@ -480,7 +480,12 @@ impl<'f> Gen<'f> {
                 let b = self.expr(*b).0;
                 (quote!(if #c { #a } else { #b }), Prec::Atom)
             }
-            OpKind::Load { mem, index } => (self.place(*mem, *index), Prec::Atom),
+            OpKind::Load { mem, index } => {
+                let place = self.place(*mem, *index);
+                // `*x`: a method called on it needs parentheses.
+                let deref = matches!(place.clone().into_iter().next(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '*');
+                (place, if deref { Prec::Unary } else { Prec::Atom })
+            }
             OpKind::Len(m) => match self.view_of(*m) {
                 Some((_, start, end)) => {
                     let (s, e) = (self.operand(start, Prec::Mul), self.operand(end, Prec::Add));

@@ -156,6 +156,9 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
         lowered.func.type_params = g.others;
         return Ok(lowered);
     }
+    let mut discarded = body.clone();
+    discard_values(&mut discarded, matches!(sig.output, syn::ReturnType::Default));
+    let body = &discarded;
     let mut l = Lower::new(sig, body);
     signature::lower_params(&mut l, sig)?;
     if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
@@ -1058,6 +1061,77 @@ pub(crate) fn strip_parens(e: &syn::Expr) -> &syn::Expr {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         e => e,
     }
+}
+
+/// Marks the calls whose values Rust discards as statements (`f(x);`), so that they are
+/// lowered as calls that give nothing (a function returning `()` gives no value to take):
+/// the tail of a `()` function's body (`fn g(p: *mut f64) { unsafe { helper(p) } }`), of
+/// loop bodies and of blocks whose value is dropped (`unsafe { helper(p) };`).
+fn discard_values(body: &mut syn::Block, unit_fn: bool) {
+    use syn::visit_mut::VisitMut;
+    struct Discard;
+    impl VisitMut for Discard {
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            let n = b.stmts.len();
+            for (k, s) in b.stmts.iter_mut().enumerate() {
+                if let syn::Stmt::Expr(e, semi) = s {
+                    if semi.is_some() || k + 1 < n {
+                        discard_in(e);
+                    }
+                }
+            }
+            syn::visit_mut::visit_block_mut(self, b);
+        }
+        fn visit_expr_for_loop_mut(&mut self, e: &mut syn::ExprForLoop) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_for_loop_mut(self, e);
+        }
+        fn visit_expr_while_mut(&mut self, e: &mut syn::ExprWhile) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_while_mut(self, e);
+        }
+        fn visit_expr_loop_mut(&mut self, e: &mut syn::ExprLoop) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_loop_mut(self, e);
+        }
+        // A closure's body is its value.
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    /// The value of `b` is dropped.
+    fn discard_tail(b: &mut syn::Block) {
+        if let Some(syn::Stmt::Expr(e, semi @ None)) = b.stmts.last_mut() {
+            if discard_in(e) {
+                *semi = Some(Default::default());
+            }
+        }
+    }
+    /// The value of `e` is dropped; true if `e` is a call that can be a statement.
+    fn discard_in(e: &mut syn::Expr) -> bool {
+        match e {
+            syn::Expr::Call(_) | syn::Expr::MethodCall(_) => true,
+            syn::Expr::Block(b) => {
+                discard_tail(&mut b.block);
+                false
+            }
+            syn::Expr::Unsafe(u) => {
+                discard_tail(&mut u.block);
+                false
+            }
+            syn::Expr::If(i) => {
+                discard_tail(&mut i.then_branch);
+                if let Some((_, other)) = &mut i.else_branch {
+                    discard_in(other);
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+    if unit_fn {
+        discard_tail(body);
+    }
+    Discard.visit_block_mut(body);
 }
 
 /// Splits off a final top-level `return e;`, which needs no flag.
