@@ -77,12 +77,14 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
-        // Record fields (all at the top) and sub-slices (anywhere) are memory like
+        // Record fields (all at the top), sub-slices and offsets (anywhere) are memory like
         // parameters; writing a record or a buffer writes all its fields and sub-slices, and
         // writing those writes what they are part of.
         let mut field_base = HashMap::new();
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Offset { base, .. }, Some(r)) =
+                (&op.kind, op.result)
+            {
                 field_base.insert(r, *base);
                 l.read_only.insert(r);
             }
@@ -142,14 +144,17 @@ impl Layout {
         }
         let mut results = vec![];
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
+            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Offset { base, .. }, Some(r)) =
+                (&op.kind, op.result)
+            {
                 if let Some(&p) = base_param.get(base) {
                     base_param.insert(r, p);
                 }
             }
-            // Sub-slices anywhere are what they are part of; other memory is at the top.
-            if let (OpKind::Slice { base, .. }, Some(r)) = (&op.kind, op.result) {
-                base_of_view.insert(r, *base);
+            // Sub-slices and offsets anywhere are what they are part of; other memory is at
+            // the top.
+            if let (Some(base), Some(r)) = (op.kind.view_base(), op.result) {
+                base_of_view.insert(r, base);
             }
             results.extend(op.result);
         });
@@ -434,6 +439,7 @@ impl<'a> Rev<'a> {
         out.records = f.records.clone();
         out.generic_float = f.generic_float.clone();
         out.type_params = f.type_params.clone();
+        out.unsafe_code = f.unsafe_code;
         out
     }
 
@@ -646,26 +652,30 @@ impl<'a> Rev<'a> {
         }
     }
 
-    /// Primal memory `m` as the reverse sweep has it, if it has it; a sub-slice is taken
-    /// again from its base.
+    /// Primal memory `m` as the reverse sweep has it, if it has it; a sub-slice (or an
+    /// offset) is taken again from its base.
     fn mem_now(&mut self, m: Value) -> Option<Value> {
         if let Some(pm) = self.primal_mem(m) {
             return Some(pm);
         }
-        let (base, start, end) = self.view_parts(m)?;
-        let base = self.mem_now(base)?;
-        let (start, end) = (self.get(start), self.get(end));
-        let mut ty = self.f.ty(m).mem().unwrap();
-        ty.access = cotan_ir::Access::Shared;
-        Some(self.e.emit(OpKind::Slice { base, start, end }, Ty::Mem(ty)))
+        let base = self.view_parts(m)?;
+        let base_now = self.mem_now(base)?;
+        Some(self.view_again(m, base, base_now, cotan_ir::Access::Shared))
     }
 
-    /// `(base, start, end)` if `m` is a sub-slice.
-    fn view_parts(&self, m: Value) -> Option<(Value, Value, Value)> {
-        match self.l.def_op.get(&m)?.kind {
-            OpKind::Slice { base, start, end } => Some((base, start, end)),
-            _ => None,
-        }
+    /// The view `m` (of `base`) again, of `base_now`, with `access`: its other operands are
+    /// read in the reverse sweep.
+    fn view_again(&mut self, m: Value, base: Value, base_now: Value, access: cotan_ir::Access) -> Value {
+        let op = self.l.def_op[&m].kind.clone();
+        let kind = remap(&op, |v| if v == base { base_now } else { self.get(v) });
+        let mut ty = self.f.ty(m).mem().unwrap();
+        ty.access = access;
+        self.e.emit(kind, Ty::Mem(ty))
+    }
+
+    /// The memory `m` is part of, if it is a sub-slice or an offset.
+    fn view_parts(&self, m: Value) -> Option<Value> {
+        self.l.def_op.get(&m)?.kind.view_base()
     }
 
     /// Active memory parameters without a user shadow get a zeroed local one.
@@ -678,6 +688,13 @@ impl<'a> Rev<'a> {
                         span: self.f.value(p).span,
                         message: "this struct takes part in the derivative, so it needs a shadow: mark it `Duplicated`"
                             .into(),
+                    });
+                    continue;
+                }
+                if m.is_ptr() {
+                    self.errors.push(AdError {
+                        span: self.f.value(p).span,
+                        message: "what this pointer points at takes part in the derivative, so it needs a shadow (cotan cannot make one for memory of unknown length): mark it `Duplicated`".into(),
                     });
                     continue;
                 }
@@ -880,13 +897,13 @@ impl<'a> Rev<'a> {
                 return *sh;
             }
         }
-        // The shadow of a sub-slice is the same sub-slice of the shadow, taken where needed.
-        if let Some((base, start, end)) = self.view_parts(mem) {
-            if let Shadow::Mem(s) = self.shadow(base) {
-                let (start, end) = (self.get(start), self.get(end));
-                let mut ty = self.f.ty(mem).mem().unwrap();
-                ty.access = cotan_ir::Access::Mut;
-                return Shadow::Mem(self.e.emit(OpKind::Slice { base: s, start, end }, Ty::Mem(ty)));
+        // The shadow of a sub-slice (or an offset) is the same sub-slice of the shadow,
+        // taken where needed.
+        if let Some(base) = self.view_parts(mem) {
+            match self.shadow(base) {
+                Shadow::Mem(s) => return Shadow::Mem(self.view_again(mem, base, s, cotan_ir::Access::Mut)),
+                // (An offset of a `&mut f64` whose shadow is a variable: the same variable.)
+                Shadow::Var(var) => return Shadow::Var(var),
             }
         }
         unreachable!("cotan: memory {mem:?} has no shadow")
@@ -1079,7 +1096,7 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
-            OpKind::Field { .. } | OpKind::Slice { .. } => {}
+            OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Offset { .. } => {}
             _ => self.reverse_simple(op),
         }
     }
@@ -1322,7 +1339,10 @@ impl<'a> Rev<'a> {
                         continue;
                     }
                     let (root, mut_view) = (self.view_root(a), by_mut && self.view_parts(a).is_some());
-                    let clash = passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
+                    // (Raw pointers may alias: their shadows are lent as they are. Lowering
+                    // refuses the calls where that would be wrong.)
+                    let ptr = self.f.ty(a).mem().is_some_and(|m| m.is_ptr());
+                    let clash = !ptr && passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
                     passed.push((root, mut_view));
                     match self.shadow(a) {
                         Shadow::Mem(s) if clash => {
@@ -1387,7 +1407,7 @@ impl<'a> Rev<'a> {
     /// The buffer a sub-slice is part of (any level up), or `m` itself.
     fn view_root(&self, m: Value) -> Value {
         match self.view_parts(m) {
-            Some((base, ..)) => self.view_root(base),
+            Some(base) => self.view_root(base),
             None => m,
         }
     }

@@ -76,7 +76,7 @@ fn arg(name: &str, ty: Ty, v: &Json) -> Result<Arg, CliError> {
                 (_, Json::Array(a)) => flatten(a),
                 _ => return Err(CliError::new(format!("`{name}` expects an array, got `{v}`"))),
             };
-            if let MemKind::Array(n) = m.kind {
+            if let MemKind::Array(n) | MemKind::ArrayPtr(n) = m.kind {
                 if items.len() as u64 != n {
                     return Err(CliError::new(format!("`{name}` expects {n} elements, got {}", items.len())));
                 }
@@ -137,8 +137,9 @@ pub fn random(f: &Function, rng: &mut fastrand::Rng, len: usize) -> Vec<Arg> {
             Ty::Mem(m) => {
                 let n = match m.kind {
                     MemKind::Cell => 1,
-                    MemKind::Array(n) => n as usize,
-                    MemKind::Slice | MemKind::Vec => len,
+                    MemKind::Array(n) | MemKind::ArrayPtr(n) => n as usize,
+                    // (A pointer points into a buffer of `len` elements.)
+                    MemKind::Slice | MemKind::Vec | MemKind::Ptr => len,
                     MemKind::Record(_) => 0,
                 };
                 Arg::Mem((0..n).map(|_| random_val(m.elem, rng, len)).collect())

@@ -104,6 +104,19 @@ pub enum MemKind {
     /// [`Function::records`](crate::Function::records), which holds its Rust type. Its fields
     /// are reached with `Field`; `elem` is a placeholder (F64: it may hold floats).
     Record(u32),
+    /// A raw pointer to elements, `*const T` (access `Shared`) or `*mut T` (`Mut`), into
+    /// memory whose length cotan does not know: indexed as `*p.add(i)`, with no `Len`.
+    Ptr,
+    /// A raw pointer to an array, `*const [T; N]` or `*mut [T; N]`: its elements are reached
+    /// through the array it points at (an `Offset` of kind `Array(N)`, `&*p`).
+    ArrayPtr(u64),
+}
+
+impl MemKind {
+    /// A raw pointer (`Ptr` or `ArrayPtr`).
+    pub fn is_ptr(self) -> bool {
+        matches!(self, MemKind::Ptr | MemKind::ArrayPtr(_))
+    }
 }
 
 /// How the function holds the memory.
@@ -129,6 +142,11 @@ impl MemTy {
     pub fn is_writable(&self) -> bool {
         self.access != Access::Shared
     }
+
+    /// A raw pointer: `*const T`, `*mut T`, `*const [T; N]`, `*mut [T; N]`.
+    pub fn is_ptr(&self) -> bool {
+        self.kind.is_ptr()
+    }
 }
 
 impl fmt::Display for MemTy {
@@ -139,12 +157,25 @@ impl fmt::Display for MemTy {
             MemKind::Vec => format!("Vec<{}>", self.elem),
             MemKind::Cell => self.elem.to_string(),
             MemKind::Record(n) => format!("struct {n}"),
+            MemKind::Ptr | MemKind::ArrayPtr(_) => return f.write_str(&ptr_text(*self)),
         };
         match self.access {
             Access::Shared => write!(f, "&{inner}"),
             Access::Mut => write!(f, "&mut {inner}"),
             Access::Owned => write!(f, "{inner}"),
         }
+    }
+}
+
+/// `*const f64`, `*mut [f64; 3]`: how Rust writes a raw pointer type.
+pub(crate) fn ptr_text(m: MemTy) -> String {
+    let pointee = match m.kind {
+        MemKind::ArrayPtr(n) => format!("[{}; {n}]", m.elem),
+        _ => m.elem.to_string(),
+    };
+    match m.access {
+        Access::Mut => format!("*mut {pointee}"),
+        _ => format!("*const {pointee}"),
     }
 }
 

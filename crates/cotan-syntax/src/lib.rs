@@ -13,6 +13,7 @@ mod infer;
 mod iter;
 mod lower;
 mod matching;
+mod pointers;
 mod print;
 mod record;
 mod signature;

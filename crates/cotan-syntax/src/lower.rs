@@ -115,6 +115,8 @@ pub(crate) struct Lower {
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
+    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far, with their bases.
+    pub(crate) offsets: HashMap<Value, Value>,
 }
 
 /// Lowers a free function (or a method without `self`) to IR.
@@ -140,6 +142,7 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
         return Ok(f);
     }
     let mut l = Lower::new(sig, &empty);
+    l.func.unsafe_code = sig.unsafety.is_some();
     signature::lower_params(&mut l, sig)?;
     l.func.returns = match signature::tuple_return_types(sig) {
         Some(tys) => tys.iter().map(|s| Ty::Scalar(*s)).collect(),
@@ -160,6 +163,7 @@ fn lower(sig: &syn::Signature, body: &syn::Block, tuples: bool) -> syn::Result<L
     discard_values(&mut discarded, matches!(sig.output, syn::ReturnType::Default));
     let body = &discarded;
     let mut l = Lower::new(sig, body);
+    l.func.unsafe_code = sig.unsafety.is_some();
     signature::lower_params(&mut l, sig)?;
     if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
@@ -207,6 +211,7 @@ impl Lower {
             none_payloads: Default::default(),
             call_results: HashMap::new(),
             views: HashMap::new(),
+            offsets: HashMap::new(),
         }
     }
 }
