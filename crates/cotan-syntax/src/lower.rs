@@ -1130,6 +1130,16 @@ fn discard_values(body: &mut syn::Block, unit_fn: bool) {
                 }
                 false
             }
+            syn::Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    if discard_in(&mut arm.body) {
+                        // `A => helper(x),` as `A => { helper(x); }`.
+                        let body = &arm.body;
+                        *arm.body = syn::parse_quote!({ #body; });
+                    }
+                }
+                false
+            }
             _ => false,
         }
     }

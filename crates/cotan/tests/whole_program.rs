@@ -111,6 +111,11 @@ inplace_case!(
         for _ in 0..2 {
             crate::util::rescale(x, 3)
         }
+        match x.len() {
+            0 => {}
+            4 => crate::util::rescale(x, 5),
+            _ => crate::util::rescale(x, 6),
+        }
         crate::util::rescale(x, x.len())
     }
 );
