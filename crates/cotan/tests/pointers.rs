@@ -819,3 +819,171 @@ ptr_inplace_case!(
         }
     }
 );
+
+// ---- the other pointer cases of std's type-analysis tests ----
+
+mod std_type_analysis {
+    use cotan::autodiff_reverse;
+    use std::ptr;
+
+    #[autodiff_reverse(d_square, Duplicated, Active)]
+    fn callee(x: *mut f32) -> f32 {
+        unsafe { *x * *x }
+    }
+
+    #[allow(dead_code)]
+    union MyUnion {
+        f: f32,
+        i: i32,
+    }
+
+    #[autodiff_reverse(d_union_square, Duplicated, Active)]
+    fn union_callee(x: &MyUnion) -> f32 {
+        unsafe { x.f * x.f }
+    }
+
+    #[autodiff_reverse(d_test_memcpy, Duplicated, Active)]
+    fn test_memcpy(input: &[f64; 8]) -> f64 {
+        let mut local_data = [0.0f64; 8];
+        unsafe {
+            ptr::copy_nonoverlapping(input.as_ptr(), local_data.as_mut_ptr(), 8);
+        }
+        let mut result = 0.0;
+        for i in 0..8 {
+            result += local_data[i] * local_data[i];
+        }
+        result
+    }
+
+    #[test]
+    fn mut_pointer_union_and_memcpy() {
+        let mut x: f32 = 7.0;
+        let out = callee(&mut x as *mut f32);
+        let mut df_dx: f32 = 0.0;
+        assert_eq!(d_square(&mut x as *mut f32, &mut df_dx, 1.0), out);
+        assert_eq!(df_dx, 14.0);
+
+        let u = MyUnion { f: 7.0 };
+        let mut du = MyUnion { f: 0.0 };
+        assert_eq!(d_union_square(&u, &mut du, 1.0), union_callee(&u));
+        assert_eq!(unsafe { du.f }, 14.0);
+
+        let input = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        let mut d_input = [0.0; 8];
+        assert_eq!(d_test_memcpy(&input, &mut d_input, 1.0), test_memcpy(&input));
+        assert_eq!(d_input, [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]);
+    }
+}
+
+// ---- recursion through pointers, as the unsafe variant of ADBench's FFT ----
+
+/// Swaps pairs into bit-reversed order (interleaved complex numbers).
+unsafe fn reorder(data: *mut f64, len: usize) {
+    let mut j = 1;
+    for i in (1..2 * len).step_by(2) {
+        if j > i {
+            std::ptr::swap(data.add(j - 1), data.add(i - 1));
+            std::ptr::swap(data.add(j), data.add(i));
+        }
+        let mut m = len;
+        while m >= 2 && j > m {
+            j -= m;
+            m >>= 1;
+        }
+        j += m;
+    }
+}
+
+/// Recursive on halves given as a pointer and an offset pointer.
+unsafe fn combine_halves(data: *mut f64, n: usize) {
+    if n == 1 {
+        return;
+    }
+    combine_halves(data, n / 2);
+    combine_halves(data.add(n), n / 2);
+    let mut wr = 1.0;
+    let mut wi = 0.0;
+    for i in (0..n).step_by(2) {
+        let re = &mut *data.add(i);
+        let im = &mut *data.add(i + 1);
+        let ore = *data.add(i + n);
+        let oim = *data.add(i + n + 1);
+        let (tr, ti) = (ore * wr - oim * wi, ore * wi + oim * wr);
+        *data.add(i + n) = *re - tr;
+        *data.add(i + n + 1) = *im - ti;
+        *re += tr;
+        *im += ti;
+        let w = wr;
+        wr = wr * 0.8 - wi * 0.6;
+        wi = wi * 0.8 + w * 0.6;
+    }
+}
+
+ptr_inplace_case!(
+    recursion_through_pointers,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2, -0.9]],
+    unsafe fn f(x: *mut f64, n: usize) {
+        reorder(x, n / 2);
+        combine_halves(x, n / 2);
+        for i in 0..n {
+            *x.add(i) = (*x.add(i)).tanh();
+        }
+    }
+);
+
+/// Second order of an `unsafe fn`: its Hessian function is `unsafe` too.
+#[cotan::hessian(unsafe_hessian)]
+unsafe fn unsafe_energy(x: &[f64]) -> f64 {
+    energy(x.as_ptr(), x.len())
+}
+
+#[test]
+fn hessian_of_an_unsafe_fn() {
+    let x = [0.3, -1.2, 2.5];
+    let (mut g, mut h) = ([0.0; 3], [0.0; 9]);
+    let v = unsafe { unsafe_hessian(&x, &mut g, &mut h) };
+    assert_eq!(v, unsafe { unsafe_energy(&x) });
+    // Each column against finite differences of the gradient.
+    for j in 0..3 {
+        let grad_at = |d: f64| {
+            let mut y = x;
+            y[j] += d;
+            let (mut g, mut h) = ([0.0; 3], [0.0; 9]);
+            unsafe { unsafe_hessian(&y, &mut g, &mut h) };
+            g
+        };
+        let (p, m) = (grad_at(1e-5), grad_at(-1e-5));
+        for i in 0..3 {
+            let fd = (p[i] - m[i]) / 2e-5;
+            assert!((h[i * 3 + j] - fd).abs() <= 1e-5 * fd.abs().max(1.0), "h[{i}][{j}] = {} vs {fd}", h[i * 3 + j]);
+        }
+    }
+}
+
+/// A function generic over its float type, with pointers to that type.
+#[autodiff_reverse(d_generic_ptr, Duplicated, Const, Active)]
+#[autodiff_forward(t_generic_ptr, Dual, Const, Dual)]
+fn generic_ptr<T: num_traits::Float>(x: *const T, n: usize) -> T {
+    let mut s = T::zero();
+    for i in 0..n {
+        let v = unsafe { *x.add(i) };
+        s = s + v * v.sin();
+    }
+    s
+}
+
+#[test]
+fn pointers_in_generic_float_code() {
+    let x = [0.5f32, -1.0, 2.0];
+    let mut dx = [0.0f32; 3];
+    let v = d_generic_ptr(x.as_ptr(), dx.as_mut_ptr(), 3, 1.0);
+    assert_eq!(v, generic_ptr(x.as_ptr(), 3));
+    for k in 0..3 {
+        let want = x[k].sin() + x[k] * x[k].cos();
+        assert!((dx[k] - want).abs() <= 1e-6, "{dx:?}");
+    }
+    let u = [0.0f64, 1.0, 0.0];
+    let xd = [0.5f64, -1.0, 2.0];
+    let (_, t) = t_generic_ptr(xd.as_ptr(), u.as_ptr(), 3);
+    assert!((t - ((-1.0f64).sin() - (-1.0f64).cos())).abs() <= 1e-15);
+}
