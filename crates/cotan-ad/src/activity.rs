@@ -137,8 +137,10 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                         s.mems.insert(op.result.unwrap());
                     }
                 }
-                // A sub-slice or a row is part of its base.
-                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                // A sub-slice, a row or an offset is part of its base.
+                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } | OpKind::Offset { base, .. }
+                    if s.mem(*base) || s.mem(op.result.unwrap()) =>
+                {
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }
@@ -197,6 +199,16 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
         let before = (s.values.len(), s.vars.len(), s.mems.len(), s.tapes.len());
         f.walk_rev(&mut |op| {
             let result_useful = op.result.is_some_and(|r| s.value(r));
+            if let OpKind::Call { args, .. } = &op.kind {
+                // A callee may read back what it writes through a `*mut` pointer: what the
+                // pointer points at is taken for useful, so that the callee's derivative gets
+                // its shadow (cotan cannot make one for memory of unknown length).
+                for (a, by_mut) in args {
+                    if *by_mut && f.ty(*a).mem().is_some_and(|m| m.is_ptr() && m.elem.is_float()) {
+                        s.mems.insert(*a);
+                    }
+                }
+            }
             match &op.kind {
                 OpKind::Return(vals) if ret_useful => {
                     s.values.extend(vals.iter().copied().filter(|v| f.ty(*v).is_float()));
@@ -217,8 +229,10 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                         s.mems.insert(op.result.unwrap());
                     }
                 }
-                // A sub-slice or a row is part of its base.
-                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } if s.mem(*base) || s.mem(op.result.unwrap()) => {
+                // A sub-slice, a row or an offset is part of its base.
+                OpKind::Slice { base, .. } | OpKind::Elem { base, .. } | OpKind::Offset { base, .. }
+                    if s.mem(*base) || s.mem(op.result.unwrap()) =>
+                {
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }

@@ -59,6 +59,7 @@ pub fn forward(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
     out.records = f.records.clone();
     out.generic_float = f.generic_float.clone();
     out.tape_param = f.tape_param;
+    out.unsafe_code = f.unsafe_code;
     out.type_params = f.type_params.clone();
     let mut fw = Fwd {
         f,
@@ -140,6 +141,13 @@ impl Fwd<'_> {
                         message:
                             "this argument gets derivatives written into it, so it needs a tangent: mark it `Dual`"
                                 .into(),
+                    });
+                    continue;
+                }
+                if m.is_ptr() {
+                    self.errors.push(AdError {
+                        span: self.f.value(p).span,
+                        message: "derivatives are written through this pointer, so it needs a tangent (cotan cannot make one for memory of unknown length): mark it `Dual`".into(),
                     });
                     continue;
                 }
@@ -373,29 +381,17 @@ impl Fwd<'_> {
             }
             return;
         }
-        if let (OpKind::Elem { base, index }, Some(r)) = (&op.kind, op.result) {
-            // The tangent of a row is the same row of the tangent.
-            if let Some(lanes) = self.tan_mem.get(base).cloned() {
-                let (index, ty) = (self.map[index], self.f.ty(r));
+        if let (Some(base), Some(r)) = (op.kind.view_base(), op.result) {
+            // The tangent of a sub-slice (or an offset) is the same sub-slice of the tangent.
+            if let Some(lanes) = self.tan_mem.get(&base).cloned() {
+                let ty = self.f.ty(r);
                 let lanes = lanes
                     .iter()
                     .map(|l| match *l {
-                        Shadow::Mem(t) => Shadow::Mem(self.e.emit(OpKind::Elem { base: t, index }, ty)),
-                        s => s,
-                    })
-                    .collect();
-                self.tan_mem.insert(r, lanes);
-            }
-            return;
-        }
-        if let (OpKind::Slice { base, start, end }, Some(r)) = (&op.kind, op.result) {
-            // The tangent of a sub-slice is the same sub-slice of the tangent.
-            if let Some(lanes) = self.tan_mem.get(base).cloned() {
-                let (start, end, ty) = (self.map[start], self.map[end], self.f.ty(r));
-                let lanes = lanes
-                    .iter()
-                    .map(|l| match *l {
-                        Shadow::Mem(t) => Shadow::Mem(self.e.emit(OpKind::Slice { base: t, start, end }, ty)),
+                        Shadow::Mem(t) => {
+                            let kind = remap(&op.kind, |v| if v == base { t } else { self.map[&v] });
+                            Shadow::Mem(self.e.emit(kind, ty))
+                        }
                         s => s,
                     })
                     .collect();

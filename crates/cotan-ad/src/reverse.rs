@@ -77,13 +77,18 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
-        // Record fields (all at the top) and sub-slices (anywhere) are memory like
+        // Record fields (all at the top), sub-slices and offsets (anywhere) are memory like
         // parameters; writing a record or a buffer writes all its fields and sub-slices, and
         // writing those writes what they are part of.
         let mut field_base = HashMap::new();
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) =
-                (&op.kind, op.result)
+            if let (
+                OpKind::Field { base, .. }
+                | OpKind::Slice { base, .. }
+                | OpKind::Elem { base, .. }
+                | OpKind::Offset { base, .. },
+                Some(r),
+            ) = (&op.kind, op.result)
             {
                 field_base.insert(r, *base);
                 l.read_only.insert(r);
@@ -144,16 +149,22 @@ impl Layout {
         }
         let mut results = vec![];
         f.walk(&mut |op| {
-            if let (OpKind::Field { base, .. } | OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) =
-                (&op.kind, op.result)
+            if let (
+                OpKind::Field { base, .. }
+                | OpKind::Slice { base, .. }
+                | OpKind::Elem { base, .. }
+                | OpKind::Offset { base, .. },
+                Some(r),
+            ) = (&op.kind, op.result)
             {
                 if let Some(&p) = base_param.get(base) {
                     base_param.insert(r, p);
                 }
             }
-            // Sub-slices anywhere are what they are part of; other memory is at the top.
-            if let (OpKind::Slice { base, .. } | OpKind::Elem { base, .. }, Some(r)) = (&op.kind, op.result) {
-                base_of_view.insert(r, *base);
+            // Sub-slices and offsets anywhere are what they are part of; other memory is at
+            // the top.
+            if let (Some(base), Some(r)) = (op.kind.view_base(), op.result) {
+                base_of_view.insert(r, base);
             }
             results.extend(op.result);
         });
@@ -276,10 +287,9 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut work: Vec<Value> = needs.into_iter().collect();
     while let Some(v) = work.pop() {
         if l.memory.contains(&v) {
-            // Memory is not saved, but a view (a sub-slice or a row) is taken again from its
-            // base in the reverse sweep: its bounds or index are needed there.
-            if let Some(op) = l.def_op.get(&v).filter(|o| matches!(o.kind, OpKind::Slice { .. } | OpKind::Elem { .. }))
-            {
+            // Memory is not saved, but a view (a sub-slice, a row, an offset) is taken again
+            // from its base in the reverse sweep: its bounds or index are needed there.
+            if let Some(op) = l.def_op.get(&v).filter(|o| o.kind.view_base().is_some()) {
                 work.extend(op.kind.operands());
             }
             continue;
@@ -446,6 +456,7 @@ impl<'a> Rev<'a> {
         out.records = f.records.clone();
         out.generic_float = f.generic_float.clone();
         out.type_params = f.type_params.clone();
+        out.unsafe_code = f.unsafe_code;
         out
     }
 
@@ -650,34 +661,30 @@ impl<'a> Rev<'a> {
         }
     }
 
-    /// Primal memory `m` as the reverse sweep has it, if it has it; a view (a sub-slice or
-    /// a row) is taken again from its base.
+    /// Primal memory `m` as the reverse sweep has it, if it has it; a sub-slice (or an
+    /// offset) is taken again from its base.
     fn mem_now(&mut self, m: Value) -> Option<Value> {
         if let Some(pm) = self.primal_mem(m) {
             return Some(pm);
         }
-        let base = self.view_base(m)?;
-        let base = self.mem_now(base)?;
-        Some(self.view_again(m, base, cotan_ir::Access::Shared))
+        let base = self.view_parts(m)?;
+        let base_now = self.mem_now(base)?;
+        Some(self.view_again(m, base, base_now, cotan_ir::Access::Shared))
     }
 
-    /// The memory `m` is a view of (a sub-slice or a row), if it is one.
-    fn view_base(&self, m: Value) -> Option<Value> {
-        match self.l.def_op.get(&m)?.kind {
-            OpKind::Slice { base, .. } | OpKind::Elem { base, .. } => Some(base),
-            _ => None,
-        }
-    }
-
-    /// View `m` taken again, of `base` (the primal or the shadow of its base as the reverse
-    /// sweep has it), with `access`.
-    fn view_again(&mut self, m: Value, base: Value, access: cotan_ir::Access) -> Value {
-        let op = self.l.def_op[&m].clone();
-        let old_base = self.view_base(m).expect("a view");
-        let kind = remap(&op.kind, |u| if u == old_base { base } else { self.get(u) });
+    /// The view `m` (of `base`) again, of `base_now`, with `access`: its other operands are
+    /// read in the reverse sweep.
+    fn view_again(&mut self, m: Value, base: Value, base_now: Value, access: cotan_ir::Access) -> Value {
+        let op = self.l.def_op[&m].kind.clone();
+        let kind = remap(&op, |v| if v == base { base_now } else { self.get(v) });
         let mut ty = self.f.ty(m).mem().unwrap();
         ty.access = access;
         self.e.emit(kind, Ty::Mem(ty))
+    }
+
+    /// The memory `m` is part of, if it is a view (a sub-slice, a row or an offset).
+    fn view_parts(&self, m: Value) -> Option<Value> {
+        self.l.def_op.get(&m)?.kind.view_base()
     }
 
     /// A zeroed array of type `m` (arrays of arrays too), or `None` if `m` has a level
@@ -722,6 +729,13 @@ impl<'a> Rev<'a> {
                         message:
                             "this argument takes part in the derivative, so it needs a shadow: mark it `Duplicated`"
                                 .into(),
+                    });
+                    continue;
+                }
+                if m.is_ptr() {
+                    self.errors.push(AdError {
+                        span: self.f.value(p).span,
+                        message: "what this pointer points at takes part in the derivative, so it needs a shadow (cotan cannot make one for memory of unknown length): mark it `Duplicated`".into(),
                     });
                     continue;
                 }
@@ -924,10 +938,13 @@ impl<'a> Rev<'a> {
                 return *sh;
             }
         }
-        // The shadow of a view is the same view of the shadow, taken where needed.
-        if let Some(base) = self.view_base(mem) {
-            if let Shadow::Mem(s) = self.shadow(base) {
-                return Shadow::Mem(self.view_again(mem, s, cotan_ir::Access::Mut));
+        // The shadow of a sub-slice (or an offset) is the same sub-slice of the shadow,
+        // taken where needed.
+        if let Some(base) = self.view_parts(mem) {
+            match self.shadow(base) {
+                Shadow::Mem(s) => return Shadow::Mem(self.view_again(mem, base, s, cotan_ir::Access::Mut)),
+                // (An offset of a `&mut f64` whose shadow is a variable: the same variable.)
+                Shadow::Var(var) => return Shadow::Var(var),
             }
         }
         unreachable!("cotan: memory {mem:?} has no shadow")
@@ -1136,7 +1153,7 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
-            OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } => {}
+            OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } | OpKind::Offset { .. } => {}
             _ => self.reverse_simple(op),
         }
     }
@@ -1388,8 +1405,11 @@ impl<'a> Rev<'a> {
                     if !site.active[k] {
                         continue;
                     }
-                    let (root, mut_view) = (self.view_root(a), by_mut && self.view_base(a).is_some());
-                    let clash = passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
+                    let (root, mut_view) = (self.view_root(a), by_mut && self.view_parts(a).is_some());
+                    // (Raw pointers may alias: their shadows are lent as they are. Lowering
+                    // refuses the calls where that would be wrong.)
+                    let ptr = self.f.ty(a).mem().is_some_and(|m| m.is_ptr());
+                    let clash = !ptr && passed.iter().any(|&(r, m)| r == root && !(m && mut_view));
                     passed.push((root, mut_view));
                     match self.shadow(a) {
                         Shadow::Mem(s) if clash => {
@@ -1453,7 +1473,7 @@ impl<'a> Rev<'a> {
 
     /// The buffer a sub-slice is part of (any level up), or `m` itself.
     fn view_root(&self, m: Value) -> Value {
-        match self.view_base(m) {
+        match self.view_parts(m) {
             Some(base) => self.view_root(base),
             None => m,
         }

@@ -180,6 +180,9 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         {
             Err(format!("a struct passed by value (`{shown}`) is `Const`; take `&{shown}` and mark it `Duplicated` for its derivative"))
         }
+        (Active, Ty::Mem(m)) if m.is_ptr() => {
+            Err(format!("`Active` is for floats passed by value; use `Duplicated` for the pointer `{shown}`"))
+        }
         (Active, Ty::Mem(_)) => {
             Err(format!("`Active` is for floats passed by value; use `Duplicated` for the reference `{shown}`"))
         }

@@ -93,7 +93,7 @@ fn memory(name: &str, kind: MemKind, elem: Scalar, v: &Json) -> Result<Arg, CliE
         (_, Json::Array(a)) => flatten(a),
         _ => return Err(CliError::new(format!("`{name}` expects an array, got `{v}`"))),
     };
-    if let MemKind::Array(n) = kind {
+    if let MemKind::Array(n) | MemKind::ArrayPtr(n) = kind {
         if items.len() as u64 != n {
             return Err(CliError::new(format!("`{name}` expects {n} elements, got {}", items.len())));
         }
@@ -158,8 +158,9 @@ pub fn random(f: &Function, rng: &mut fastrand::Rng, len: usize) -> Vec<Arg> {
 fn random_mem(kind: MemKind, elem: Scalar, rng: &mut fastrand::Rng, len: usize) -> Arg {
     let n = match kind {
         MemKind::Cell => 1,
-        MemKind::Array(n) | MemKind::Nested(cotan_ir::Dim::Array(n), ..) => n as usize,
-        MemKind::Slice | MemKind::Vec | MemKind::Nested(..) => len,
+        MemKind::Array(n) | MemKind::ArrayPtr(n) | MemKind::Nested(cotan_ir::Dim::Array(n), ..) => n as usize,
+        // (A pointer points into a buffer of `len` elements.)
+        MemKind::Slice | MemKind::Vec | MemKind::Ptr | MemKind::Nested(..) => len,
         MemKind::Record(_) => 0,
     };
     match kind.row() {

@@ -5,6 +5,7 @@
 //! and names come from the user's own variables.
 
 mod generic;
+mod pointers;
 
 use std::collections::{HashMap, HashSet};
 
@@ -70,6 +71,8 @@ pub fn emit_fn_nested(
     }
     let ret = ret_tokens(&f);
     let mut body = g.region(&f.body, true);
+    // (Nested `unsafe` blocks, or one in an `unsafe fn`, are fine.)
+    let unsafe_allowed = if g.wrapped.get() { quote!(#[allow(unused_unsafe)]) } else { quote!() };
     if g.owns_tape() {
         let release = if f.returns.is_empty() { quote!(__cotan_tape.release();) } else { quote!() };
         body = quote! {
@@ -81,6 +84,7 @@ pub fn emit_fn_nested(
     let generics = generics_tokens(&f, &krate);
     let item = quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #unsafe_allowed
         #vis fn #name #generics(#(#params),*) #ret {
             #body
         }
@@ -181,6 +185,12 @@ struct Gen<'f> {
     krate: TokenStream,
     /// Buffers moved into nested memory as its rows.
     moved: HashSet<Value>,
+    /// Memory whose use goes through a raw pointer (see `pointers.rs`).
+    unsafe_mem: HashSet<Value>,
+    /// The code being written goes through a raw pointer: it goes in an `unsafe` block.
+    touched: std::cell::Cell<bool>,
+    /// Some code was written in an `unsafe` block.
+    wrapped: std::cell::Cell<bool>,
 }
 
 impl<'f> Gen<'f> {
@@ -201,6 +211,9 @@ impl<'f> Gen<'f> {
             spans: vec![],
             krate: quote!(::cotan),
             moved: HashSet::new(),
+            unsafe_mem: pointers::unsafe_memory(f),
+            touched: std::cell::Cell::new(false),
+            wrapped: std::cell::Cell::new(false),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -260,10 +273,8 @@ impl<'f> Gen<'f> {
             // borrow it while it is lent.
             let user_kind = r.ops.get(j).map(|o| &o.kind);
             let lends_mut = matches!(user_kind, Some(OpKind::Call { args, .. }) if args.iter().any(|a| a.1));
-            if uses.get(&v) != Some(&1)
-                || matches!(user_kind, Some(OpKind::Slice { .. } | OpKind::Elem { .. }))
-                || lends_mut
-            {
+            let view = user_kind.is_some_and(|k| k.view_base().is_some());
+            if uses.get(&v) != Some(&1) || view || lends_mut {
                 continue;
             }
             let named = self.f.value(v).name.is_some();
@@ -494,7 +505,16 @@ impl<'f> Gen<'f> {
                 let b = self.expr(*b).0;
                 (quote!(if #c { #a } else { #b }), Prec::Atom)
             }
-            OpKind::Load { mem, index } => (self.place(*mem, *index), Prec::Atom),
+            OpKind::Load { mem, index } => {
+                let place = self.place(*mem, *index);
+                // `*p.add(i)`, `*x`: a method called on it needs parentheses.
+                let deref = matches!(place.clone().into_iter().next(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '*');
+                (place, if deref { Prec::Unary } else { Prec::Atom })
+            }
+            OpKind::Len(m) if self.pointee_len(*m).is_some() => {
+                let n = proc_macro2::Literal::u64_unsuffixed(self.pointee_len(*m).unwrap());
+                (quote!(#n), Prec::Atom)
+            }
             OpKind::Len(m) => match self.view_of(*m) {
                 Some((_, start, end)) => {
                     let (s, e) = (self.operand(start, Prec::Mul), self.operand(end, Prec::Add));
@@ -564,13 +584,16 @@ impl<'f> Gen<'f> {
 
     /// `mem[index]`, or `*mem` for a single float behind a reference.
     fn place(&self, mem: Value, index: Option<Value>) -> TokenStream {
+        if let Some(p) = self.ptr_place(mem, index) {
+            return p;
+        }
         let m = self.mem_ref(mem);
         match index {
             Some(i) => {
                 let i = self.expr(i).0;
                 quote!(#m[#i])
             }
-            None if self.field_of(mem).is_some() => m,
+            None if self.field_of(mem).is_some() || self.offset_of(mem).is_some() => m,
             None => quote!(*#m),
         }
     }
@@ -608,6 +631,13 @@ impl<'f> Gen<'f> {
             let i = self.expr(index).0;
             return quote!(#b[#i]);
         }
+        if let Some(t) = self.pointer_ref(v) {
+            return t;
+        }
+        if self.f.unsafe_code && self.field_of(v).is_some() {
+            // (A union's fields are read in `unsafe` blocks.)
+            self.touched.set(true);
+        }
         if let Some((base, start, end)) = self.view_of(v) {
             let b = self.mem_ref(base);
             let (s, e) = (self.operand(start, Prec::Add), self.operand(end, Prec::Add));
@@ -639,7 +669,7 @@ impl<'f> Gen<'f> {
                 }
             }
             if let (OpKind::Return(vals), true) = (&op.kind, top) {
-                let vals: Vec<TokenStream> = vals.iter().map(|v| self.expr(*v).0).collect();
+                let vals: Vec<TokenStream> = vals.iter().map(|v| self.root(*v)).collect();
                 let ret = if vals.len() == 1 { vals[0].clone() } else { quote!((#(#vals),*)) };
                 if !pooled_here.is_empty() {
                     // The result may read pooled buffers: compute it before giving them back.
@@ -673,13 +703,13 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
-        if let OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } = op.kind {
+        if matches!(op.kind, OpKind::Field { .. }) || op.kind.view_base().is_some() {
             // Written out where used (`mem_ref`).
             return quote!();
         }
         if let OpKind::VecPush { mem, value } = &op.kind {
             let m = self.name(*mem);
-            let x = self.expr(*value).0;
+            let x = self.root(*value);
             return match op.result.and_then(|r| self.names.get(&r)) {
                 Some(k) if self.used.contains(&op.result.unwrap()) => quote!(let #k = #m.len(); #m.push(#x);),
                 _ => quote!(#m.push(#x);),
@@ -690,13 +720,28 @@ impl<'f> Gen<'f> {
                 return quote!();
             }
             let n = self.name(v);
-            let (e, _) = self.op_expr(op);
+            let e = self.guard(false, || self.op_expr(op).0);
             let m = match self.f.ty(v) {
                 Ty::Mem(m) if m.access == Access::Owned => quote!(mut),
                 _ => quote!(),
             };
             return quote!(let #m #n = #e;);
         }
+        match &op.kind {
+            OpKind::Store { .. }
+            | OpKind::Fill { .. }
+            | OpKind::SetVar(..)
+            | OpKind::Assert { .. }
+            | OpKind::Print { .. }
+            | OpKind::Push(_)
+            | OpKind::Return(_) => self.guard(false, || self.simple_stmt(op)),
+            OpKind::Call { .. } => self.guard(self.f.unsafe_code, || self.simple_stmt(op)),
+            _ => self.simple_stmt(op),
+        }
+    }
+
+    /// A statement without a result, whose parts go in `unsafe` blocks as `stmt` decides.
+    fn simple_stmt(&self, op: &Op) -> TokenStream {
         match &op.kind {
             OpKind::Store { mem, index, value } => {
                 let place = self.place(*mem, *index);
@@ -716,7 +761,7 @@ impl<'f> Gen<'f> {
             OpKind::DeclVar { var, init } => {
                 let n = self.var(*var);
                 let t = scalar_tokens(self.f.var(*var).ty);
-                let v = self.expr(*init).0;
+                let v = self.root(*init);
                 quote!(let mut #n: #t = #v;)
             }
             OpKind::SetVar(var, value) => {
@@ -728,7 +773,7 @@ impl<'f> Gen<'f> {
                 quote!(#n = #v;)
             }
             OpKind::If { cond, then_region, else_region } => {
-                let c = self.expr(*cond).0;
+                let c = self.root(*cond);
                 let t = self.region(then_region, false);
                 if else_region.ops.is_empty() {
                     quote!(if #c { #t })
@@ -742,9 +787,9 @@ impl<'f> Gen<'f> {
                 // 64-bit ranges are not: walk the iteration numbers backwards instead.
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let t = scalar_tokens(self.f.ty(*index).scalar().unwrap_or(Scalar::Usize));
-                let lo = self.operand(*lo, Prec::Cast);
-                let hi = self.operand(*hi, Prec::Cast);
-                let k = self.operand(*k, Prec::Cast);
+                let lo = self.root_operand(*lo, Prec::Cast);
+                let hi = self.root_operand(*hi, Prec::Cast);
+                let k = self.root_operand(*k, Prec::Cast);
                 let count = if *inclusive {
                     quote!(if #hi >= #lo { (#hi - #lo) / #k + 1 } else { 0 })
                 } else {
@@ -762,14 +807,14 @@ impl<'f> Gen<'f> {
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
-                let lo = self.operand(*lo, Prec::Cast);
-                let hi = self.operand(*hi, Prec::Cast);
+                let lo = self.root_operand(*lo, Prec::Cast);
+                let hi = self.root_operand(*hi, Prec::Cast);
                 let mut range = if *inclusive { quote!(#lo..=#hi) } else { quote!(#lo..#hi) };
                 if step.is_some() || *reverse {
                     range = quote!((#range));
                 }
                 if let Some(s) = step {
-                    let s = self.operand(*s, Prec::Cast);
+                    let s = self.root_operand(*s, Prec::Cast);
                     let s = if self.f.ty(*index) == Ty::USIZE { s } else { quote!(#s as usize) };
                     range = quote!(#range.step_by(#s));
                 }
@@ -788,10 +833,10 @@ impl<'f> Gen<'f> {
                 if always {
                     quote!(loop { #b #exit })
                 } else if cond_stmts.is_empty() {
-                    let c = self.expr(*cond).0;
+                    let c = self.root(*cond);
                     quote!(while #c { #b #exit })
                 } else {
-                    let c = self.operand(*cond, Prec::Unary);
+                    let c = self.root_operand(*cond, Prec::Unary);
                     quote!(loop { #cond_stmts if !#c { break; } #b #exit })
                 }
             }
@@ -909,6 +954,10 @@ impl<'f> Gen<'f> {
     /// A sub-slice as `(buffer, start, end)` in the buffer it is finally part of.
     fn view_range(&self, v: Value) -> Option<(Value, TokenStream, TokenStream)> {
         let (base, start, end) = self.view_of(v)?;
+        if self.unsafe_mem.contains(&base) {
+            // A slice of a pointer's memory is lent as it is.
+            return None;
+        }
         let (s, e) = (self.operand(start, Prec::Add), self.operand(end, Prec::Add));
         Some(match self.view_range(base) {
             Some((root, b, _)) => (root, quote!(#b + #s), quote!(#b + #e)),
@@ -919,7 +968,15 @@ impl<'f> Gen<'f> {
     /// A call argument: owned buffers are lent (`&x`, `&mut x`); references and numbers
     /// are passed as they are.
     fn call_arg(&self, v: Value, by_mut: bool) -> TokenStream {
-        if self.field_of(v).is_some() || self.view_of(v).is_some() || self.row_of(v).is_some() {
+        if self.f.ty(v).mem().is_some_and(|m| m.is_ptr()) {
+            // Raw pointers are passed by value.
+            return self.ptr_expr(v);
+        }
+        if self.field_of(v).is_some()
+            || self.view_of(v).is_some()
+            || self.offset_of(v).is_some()
+            || self.row_of(v).is_some()
+        {
             let path = self.mem_ref(v);
             return if by_mut { quote!(&mut #path) } else { quote!(&#path) };
         }
@@ -1097,6 +1154,20 @@ pub fn ty_tokens(t: Ty) -> TokenStream {
     match t {
         Ty::Scalar(s) => scalar_tokens(s),
         Ty::Mem(m) => {
+            if m.kind.is_ptr() {
+                let e = scalar_tokens(m.elem);
+                let pointee = match m.kind {
+                    MemKind::ArrayPtr(n) => {
+                        let n = proc_macro2::Literal::u64_unsuffixed(n);
+                        quote!([#e; #n])
+                    }
+                    _ => e,
+                };
+                return match m.access {
+                    Access::Mut => quote!(*mut #pointee),
+                    _ => quote!(*const #pointee),
+                };
+            }
             let inner = kind_tokens(m.kind, scalar_tokens(m.elem));
             match m.access {
                 Access::Shared => quote!(&#inner),
@@ -1123,6 +1194,8 @@ fn kind_tokens(kind: MemKind, e: TokenStream) -> TokenStream {
         // Records are named by `record_ty_tokens`; a nested one is never declared.
         MemKind::Record(_) => quote!(_),
         MemKind::Nested(outer, ..) => around(outer, kind_tokens(kind.row().unwrap(), e)),
+        // (Pointers are written by `ty_tokens`.)
+        MemKind::Ptr | MemKind::ArrayPtr(_) => quote!(_),
     }
 }
 

@@ -62,6 +62,7 @@ impl Param {
                 };
                 quote!({ let mut z = #n.to_owned(); #zero_rows z })
             }
+            MemKind::Ptr | MemKind::ArrayPtr(_) => unreachable!("`params` refuses raw pointers"),
         };
         if writable {
             quote!(&mut #z)
@@ -94,6 +95,12 @@ fn params(func: &syn::ItemFn) -> syn::Result<Vec<Param>> {
                 "a function with a custom or zero derivative takes numbers, bools and references to numbers (structs are not supported there yet)",
             ));
         };
+        if ir.mem().is_some_and(|m| m.is_ptr()) {
+            return Err(syn::Error::new(
+                pt.ty.span(),
+                "a function with a custom or zero derivative takes numbers, bools and references to numbers, not raw pointers; take `&[f64]` (or `&mut [f64]`) and pass `std::slice::from_raw_parts(p, n)`",
+            ));
+        }
         out.push(Param { name: pi.ident.clone(), ty: (*pt.ty).clone(), ir });
     }
     Ok(out)

@@ -145,9 +145,10 @@ fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
             syn::FnArg::Typed(t) => of_type(&without_aliases(src, def.module, &t.ty)),
         })
         .collect();
-    // Values the IR takes by reference: structs (not of numbers), enums, tuples, arrays.
+    // Values the IR takes by reference: structs (not of numbers), enums, tuples, arrays;
+    // pointers are passed as they are.
     let by_value = |ty: &syn::Type| match ty {
-        syn::Type::Reference(_) => false,
+        syn::Type::Reference(_) | syn::Type::Ptr(_) => false,
         ty => cotan_syntax::scalar_type(ty).is_none() && cotan_syntax::param_type(ty).is_none_or(|t| t.mem().is_some()),
     };
     let by_ref = def

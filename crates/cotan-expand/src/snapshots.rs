@@ -110,3 +110,16 @@ fn zip_map_sum_is_an_index_loop() {
         "fn dot(x: &[f64], y: &[f64]) -> f64 { x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>() }"
     ));
 }
+
+#[test]
+fn pointer_loop_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_scale, Duplicated, Duplicated, Const",
+        "unsafe fn scale(x: *const f64, y: *mut f64, n: usize) {
+            for i in 0..n {
+                *y.add(i) = (*x.add(i)).sin() * *x;
+            }
+        }"
+    ));
+}

@@ -115,3 +115,84 @@ fn edges_never_end_in_internal_errors() {
         assert_no_internal_error(src);
     }
 }
+
+/// Raw pointers at their edges: pointer parameters `Dual` in forward mode and `Duplicated`
+/// in reverse mode, floats `Dual`/`Active`, the rest `Const`.
+#[test]
+fn pointer_edges_never_end_in_internal_errors() {
+    let cases = [
+        "fn f(x: *const f64) -> f64 { unsafe { *x.add(1) } }",
+        "unsafe fn f(x: *const f64) -> f64 { *x * *x.add(1).add(2) }",
+        "fn f(x: *const [f64; 2]) -> f64 { unsafe { (*x)[0] * (&*x)[1] + *(*x).get_unchecked(1) } }",
+        "fn f(x: *mut [f64; 2]) { unsafe { *x = [1.0, 2.0]; } }",
+        "fn f(x: *mut [f64; 2]) { unsafe { let a = *x; (*x)[1] = a[0] * a[1]; } }",
+        "fn f(x: *const f64) -> f64 { unsafe { (*x.cast::<[f64; 2]>())[0] } }",
+        "fn f(x: *const f64) -> f64 { unsafe { x.is_null() as i32 as f64 } }",
+        "fn f(x: *const f64, n: usize) -> f64 { unsafe { std::slice::from_raw_parts(x, n).iter().sum() } }",
+        "fn f(x: *mut f64, n: usize) { unsafe { let s = std::slice::from_raw_parts_mut(x, n); s.fill(1.0) } }",
+        "fn f(x: *const f64, n: usize) -> f64 { let s = unsafe { std::slice::from_raw_parts(x, n) }; s[1..].iter().sum::<f64>() * s[0] }",
+        "fn f(x: *const f64) -> f64 { let p = x; unsafe { *p } }",
+        "fn f(x: &[f64]) -> f64 { let p = x.as_ptr(); unsafe { *p.add(1) + *x.get_unchecked(0) } }",
+        "fn f(x: *const f64) -> f64 { let a = [1.0f64, 2.0]; unsafe { *a.as_ptr() * *x } }",
+        "fn f(x: *mut f64) -> f64 { let r = unsafe { &mut *x }; *r = 2.0 * *r; *r }",
+        "fn f(x: *const f64) -> f64 { unsafe { *x.offset(-1) + *x.sub(1) } }",
+        "fn f(x: *const f64) -> f64 { unsafe { let mut q = x; q = q.add(1); *q } }",
+        "fn f(x: *const f64) -> f64 { let mut q = x; unsafe { *q } }",
+        "fn f(x: *const i32, y: *const f64) -> f64 { unsafe { *y * *x as f64 } }",
+        "fn f(x: *const f64) -> f64 { unsafe { std::ptr::read(x) } }",
+        "fn f(x: *mut f64) { unsafe { std::ptr::write(x, 1.0 + *x) } }",
+        "fn f(x: *mut f64) { unsafe { std::ptr::swap(x, x) } }",
+        "fn f(x: *const f64) { unsafe { std::ptr::swap(x, x) } }",
+        "fn f(x: *mut f64, y: *const f64) { unsafe { std::ptr::copy_nonoverlapping(y, x, 2) } }",
+        "fn f(x: *mut f64, y: *const f64) { unsafe { std::ptr::copy_nonoverlapping(x, y, 2) } }",
+        "fn f(x: *const f64) -> f64 { unsafe { *(x as *mut f64) } }",
+        "fn f(x: *const f64) -> f64 { unsafe { (*(x as *const [f64; 2]))[1] } }",
+        "fn f(x: *const f64) -> f64 { unsafe { *(x as *const i32) as f64 } }",
+        "fn f(x: f64) -> f64 { let p = &x as *const f64; unsafe { *p } }",
+        "fn f(x: &mut [f64]) { unsafe { *x.get_unchecked_mut(0) = 2.0 * x[1]; } }",
+        "fn f(x: &mut [f64]) { unsafe { *x.get_unchecked_mut(0..1) = 2.0; } }",
+        "fn f(x: &mut [f64]) { let p = x.as_mut_ptr(); unsafe { *p = x[1] * *p.add(1); } }",
+        "fn f(x: &[f64]) { let p = x.as_mut_ptr(); }",
+        "fn f(x: &mut f64) -> f64 { let p = x as *mut f64; unsafe { *p *= 2.0; *p } }",
+        "fn f(x: *const f64) -> f64 { unsafe { x.read() + x.add(1).read() } }",
+        "fn f(x: *mut f64) { unsafe { x.add(1).write(*x); x.write(0.5); } }",
+        "fn f(x: *const f64) { unsafe { x.write(0.5); } }",
+        "fn f(x: *const f64) -> f64 { unsafe { x.read_volatile() } }",
+        "fn f(x: f64) -> f64 { x.add(1.0) }",
+        "unsafe fn f(x: *mut f64, n: usize) { for i in 0..n { *x.add(i) = (*x.add(i)).sin(); } }",
+        "fn f(x: *const f64, n: usize) -> f64 { unsafe { let mut s = 0.0; for i in 0..n { if *x.add(i) > 0.0 { s += *x.add(i); } } s } }",
+        "fn f(s: &S) -> f64 { unsafe { *s.p * 2.0 } }",
+        "fn f(x: *const f64) -> f64 { let s = [x]; 0.0 }",
+        "fn f(x: *const f64) -> f64 { let t = (x, 1.0); unsafe { *t.0 } }",
+        "fn f(x: *const f64) -> f64 { let c = |i: usize| unsafe { *x.add(i) }; c(0) * c(1) }",
+        "fn f(x: *const f64, n: usize) -> f64 { (0..n).map(|i| unsafe { *x.add(i) }).sum() }",
+        "fn f(x: *mut f64, n: usize) { let s = unsafe { std::slice::from_raw_parts_mut(x, n) }; for e in s.iter_mut() { *e *= 2.0; } }",
+        "fn f(x: *mut f64, n: usize) { let s = unsafe { std::slice::from_raw_parts_mut(x, n) }; let (a, b) = s.split_at_mut(1); a[0] += b[0]; }",
+        "fn f(x: *const f64) -> f64 { if x == x { 1.0 } else { 0.0 } }",
+        "fn f(x: *mut f64) { unsafe { *x.add(1) = *x; *x.add(1) -= 1.0; } }",
+    ];
+    for src in cases {
+        let func: syn::ItemFn = syn::parse_str(src).expect("the test source parses");
+        let has_ret = !matches!(func.sig.output, syn::ReturnType::Default);
+        let act = |arg: &syn::FnArg, fwd: bool| {
+            let t = quote::ToTokens::to_token_stream(arg).to_string();
+            match (t.contains('*') || t.contains('&'), t.contains("f64"), fwd) {
+                (_, false, _) => "Const",
+                (true, true, true) | (false, true, true) => "Dual",
+                (true, true, false) => "Duplicated",
+                (false, true, false) => "Active",
+            }
+        };
+        for (mode, fwd, ret) in [(Mode::Forward, true, "Dual"), (Mode::Reverse, false, "Active")] {
+            let mut acts: Vec<&str> = func.sig.inputs.iter().map(|a| act(a, fwd)).collect();
+            if has_ret {
+                acts.push(ret);
+            }
+            let attr = format!("d, {}", acts.join(", "));
+            if let Err(e) = derivative_source(mode, attr.parse().unwrap(), &func) {
+                let e = e.to_string();
+                assert!(!e.contains("internal error") && !e.contains("__cotan"), "{src}\n{e}");
+            }
+        }
+    }
+}

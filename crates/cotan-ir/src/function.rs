@@ -65,6 +65,10 @@ pub struct Function {
     /// The function pushes to and pops from its caller's tape rather than its own (the
     /// augmented forward sweep and the reverse sweep of a call, which share one record).
     pub tape_param: bool,
+    /// The source uses `unsafe` (an `unsafe fn`, or `unsafe` blocks): generated code makes
+    /// its calls and its reads of record fields (a union's) in `unsafe` blocks. (Raw-pointer
+    /// operations always are.)
+    pub unsafe_code: bool,
     pub body: Region,
 }
 
@@ -80,6 +84,7 @@ impl Function {
             generic_float: None,
             type_params: vec![],
             tape_param: false,
+            unsafe_code: false,
             body: Region::default(),
         }
     }

@@ -292,7 +292,7 @@ impl Machine<'_> {
                         check_val(*v, mt.elem).map_err(|m| err(format!("argument {k}: {m}")))?;
                     }
                     let want = match mt.kind {
-                        MemKind::Array(n) => Some(n),
+                        MemKind::Array(n) | MemKind::ArrayPtr(n) => Some(n),
                         MemKind::Cell => Some(1),
                         _ => None,
                     };
@@ -603,6 +603,10 @@ impl Machine<'_> {
     fn place(&self, mem: Value, index: Option<Value>) -> Res<(usize, usize)> {
         let (id, start, len) = self.range(mem)?;
         let i = index.map_or(Ok(0), |i| self.usize(i))?;
+        if i >= len && self.f.ty(mem).mem().is_some_and(|m| m.is_ptr()) {
+            // (As Miri says it: the pointer does not reach that far into its buffer.)
+            return Err(format!("memory access out of bounds: element {i} through a pointer to {len} element(s)"));
+        }
         if i >= len {
             return Err(format!("index out of bounds: the len is {len} but the index is {i}"));
         }
@@ -798,6 +802,33 @@ impl Machine<'_> {
                 let rows = (0..n).map(|_| self.deep_copy(row)).collect::<Res<Vec<Slot>>>()?;
                 self.rows.push(rows);
                 return Ok(Some(Slot::Rows(self.rows.len() - 1)));
+            }
+            Offset { base, offset } => {
+                let (id, s0, l0) = self.range(*base)?;
+                let k = match self.scalar(*offset)? {
+                    Val::Int(k, Scalar::Usize | Scalar::Isize) => k,
+                    x => return Err(format!("%{} should be a usize or an isize, got {x:?}", offset.0)),
+                };
+                let t = self.result_ty(op)?.mem().ok_or("an offset is memory")?;
+                // The part of its buffer the base reaches: `s0..s0 + l0`.
+                let (start, end) = (s0 as i128 + k, (s0 + l0) as i128);
+                if start < 0 || start > end {
+                    return Err(format!(
+                        "out-of-bounds pointer arithmetic: offset {k} from a pointer to {l0} element(s)"
+                    ));
+                }
+                let rest = (end - start) as usize;
+                let len = match t.kind {
+                    MemKind::Cell => 1,
+                    MemKind::Array(n) => n as usize,
+                    _ => rest,
+                };
+                if len > rest {
+                    return Err(format!(
+                        "memory access out of bounds: {len} element(s) at offset {k} of a pointer to {l0} element(s)"
+                    ));
+                }
+                return Ok(Some(Slot::View { id, start: start as usize, len }));
             }
             Alloc { len, init } => {
                 let n = self.usize(*len)?;

@@ -142,6 +142,15 @@ pub enum OpKind {
         base: Value,
         index: Value,
     },
+    /// Memory that aliases `base` from element `offset` on (a `usize`, or an `isize` that
+    /// may be negative), of the result's type: a raw pointer (`p.add(k)`, `p.offset(k)`,
+    /// `x.as_ptr()`, `&mut a as *mut [f64; 2]`), the element there as a cell (`&*p.add(k)`,
+    /// `x.get_unchecked_mut(k)`), or the array an array pointer points at (`&*p`). Like
+    /// `Slice`, writing it writes `base`.
+    Offset {
+        base: Value,
+        offset: Value,
+    },
     /// A new local buffer: `vec![init; len]`, or `[init; N]` when the result is an array.
     Alloc {
         len: Value,
@@ -237,6 +246,7 @@ impl OpKind {
             Alloc { len, init } => vec![*len, *init],
             Slice { base, start, end } => vec![*base, *start, *end],
             Elem { base, index } => vec![*base, *index],
+            Offset { base, offset } => vec![*base, *offset],
             Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
             Call { args, .. } => args.iter().map(|a| a.0).collect(),
             DeclVar { init, .. } => vec![*init],
@@ -263,6 +273,7 @@ impl OpKind {
             Alloc { len, init } => vec![len, init],
             Slice { base, start, end } => vec![base, start, end],
             Elem { base, index } => vec![base, index],
+            Offset { base, offset } => vec![base, offset],
             Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
             Call { args, .. } => args.iter_mut().map(|a| &mut a.0).collect(),
             DeclVar { init, .. } => vec![init],
@@ -297,6 +308,14 @@ impl OpKind {
     pub fn inner_defs(&self) -> Option<Value> {
         match self {
             OpKind::For { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// For memory that aliases other memory (a sub-slice or an offset): the memory it is part of.
+    pub fn view_base(&self) -> Option<Value> {
+        match self {
+            OpKind::Slice { base, .. } | OpKind::Elem { base, .. } | OpKind::Offset { base, .. } => Some(*base),
             _ => None,
         }
     }

@@ -4,7 +4,7 @@
 //! function  := "fn" (IDENT | STRING) "(" [valuedef ("," valuedef)*] ")" ["->" "(" [ty ("," ty)*] ")"] body
 //! body      := "{" NL (decl NL | op NL)* "}"           decl lines only at the top level
 //! region    := "{" NL (op NL)* "}"
-//! decl      := "local" VAR STRING ":" scalar  |  "undef" valuedef
+//! decl      := "local" VAR STRING ":" scalar  |  "undef" valuedef  |  "unsafe" | "tape" | ...
 //! valuedef  := VALUE [STRING] ":" ty [SPAN]            VALUE = %N, VAR = $N, SPAN = @N
 //! op        := [valuedef "="] kind
 //! kind      := "const" literal [SPAN]
@@ -18,6 +18,7 @@
 //!            | "alloc" "[" VALUE ";" VALUE "]" [SPAN]    alloc [init; len]
 //!            | "slice" VALUE "[" VALUE ".." VALUE "]" [SPAN]    &base[start..end]
 //!            | "elem" VALUE "[" VALUE "]" [SPAN]    &base[index], a row of nested memory
+//!            | "offset" VALUE "," VALUE [SPAN]         base from element k on (a pointer, a cell, an array)
 //!            | "fill" VALUE "," VALUE [SPAN]
 //!            | "var" VAR STRING ":" scalar "=" VALUE [SPAN]
 //!            | "get" VAR [SPAN]  |  "set" VAR "," VALUE [SPAN]
@@ -26,7 +27,7 @@
 //!            | "if" VALUE [SPAN] region ["else" region]
 //!            | "for" valuedef "in" VALUE (".." | "..=") VALUE ["step" VALUE] ["rev"] ["exit" VAR] [SPAN] region
 //!            | "while" ["exit" VAR] [SPAN] region "cond" VALUE "do" region
-//! ty        := scalar | "&" ["mut"] mem | mem | "Box" "<" scalar ">"
+//! ty        := scalar | "&" ["mut"] mem | mem | "Box" "<" scalar ">" | "*" ("const" | "mut") (scalar | "[" scalar ";" INT "]")
 //! mem       := "[" elem [";" INT] "]" | "Vec" "<" elem ">" | scalar (a cell, only after "&")
 //! elem      := scalar | "[" elem [";" INT] "]" | "Vec" "<" elem ">"   (rows of nested memory)
 //! literal   := ["-"] (INT | FLOAT | "inf" | "NaN" ["(" INT ")"]) | "true" | "false"
@@ -74,6 +75,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         records: vec![],
         generic_float: None,
         tape_param: false,
+        unsafe_code: false,
         type_params: vec![],
     };
     p.skip_newlines();
@@ -124,7 +126,7 @@ struct Token {
 }
 
 /// Longest first, so that `..=` is not read as `..` then `=`.
-const PUNCTS: &[&str] = &["->", "..=", "..", "(", ")", "{", "}", "[", "]", "<", ">", ",", ";", ":", "=", "&", "-"];
+const PUNCTS: &[&str] = &["->", "..=", "..", "(", ")", "{", "}", "[", "]", "<", ">", ",", ";", ":", "=", "&", "-", "*"];
 
 fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let chars: Vec<char> = text.chars().collect();
@@ -268,6 +270,7 @@ struct Parser {
     records: Vec<String>,
     generic_float: Option<String>,
     tape_param: bool,
+    unsafe_code: bool,
     type_params: Vec<String>,
 }
 
@@ -497,6 +500,32 @@ impl Parser {
     }
 
     fn ty(&mut self) -> PResult<Ty> {
+        if self.eat_punct("*") {
+            // A raw pointer: `*const f64`, `*mut [f64; 3]`.
+            let access = if self.eat_keyword("mut") {
+                Access::Mut
+            } else {
+                self.expect_keyword("const")?;
+                Access::Shared
+            };
+            let (elem, kind) = if self.eat_punct("[") {
+                let elem = self.scalar()?;
+                self.expect_punct(";")?;
+                let at = self.here();
+                let n = match self.next() {
+                    Tok::Num(n) => n.parse().map_err(|_| self.error_at(at, format!("bad array length `{n}`")))?,
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.expected("an array length"));
+                    }
+                };
+                self.expect_punct("]")?;
+                (elem, MemKind::ArrayPtr(n))
+            } else {
+                (self.scalar()?, MemKind::Ptr)
+            };
+            return Ok(Ty::Mem(MemTy { elem, kind, access }));
+        }
         let access = if self.eat_punct("&") {
             if self.eat_keyword("mut") {
                 Access::Mut
@@ -613,6 +642,8 @@ impl Parser {
             }
             if top && self.eat_keyword("tape") {
                 self.tape_param = true;
+            } else if top && self.eat_keyword("unsafe") {
+                self.unsafe_code = true;
             } else if top && self.eat_keyword("typeparam") {
                 match self.next() {
                     Tok::Str(t) => self.type_params.push(t),
@@ -738,6 +769,10 @@ impl Parser {
                 let index = self.value()?;
                 self.expect_punct("]")?;
                 OpKind::Elem { base, index }
+            }
+            "offset" => {
+                let [base, offset] = self.pair()?;
+                OpKind::Offset { base, offset }
             }
             "slice" => {
                 let base = self.value()?;
@@ -922,6 +957,7 @@ impl Parser {
         f.records = std::mem::take(&mut self.records);
         f.generic_float = self.generic_float.take();
         f.tape_param = self.tape_param;
+        f.unsafe_code = self.unsafe_code;
         f.type_params = std::mem::take(&mut self.type_params);
         for &(n, line, col) in &self.value_uses {
             if !self.values.contains_key(&n) {

@@ -47,6 +47,7 @@ pub fn print_ty(ty: Ty) -> String {
     };
     let inner = match (m.kind, m.access) {
         (MemKind::Cell, Access::Owned) => format!("Box<{}>", m.elem),
+        (MemKind::Ptr | MemKind::ArrayPtr(_), _) => return crate::types::ptr_text(m),
         (kind, _) => kind.rust(m.elem),
     };
     match m.access {
@@ -176,6 +177,10 @@ impl Printer<'_> {
             self.indent();
             self.out.push_str("tape\n");
         }
+        if f.unsafe_code {
+            self.indent();
+            self.out.push_str("unsafe\n");
+        }
         for t in &f.type_params {
             self.indent();
             writeln!(self.out, "typeparam {t:?}").unwrap();
@@ -295,6 +300,7 @@ impl Printer<'_> {
             OpKind::Alloc { len, init } => write!(o, "alloc [%{}; %{}]", init.0, len.0).unwrap(),
             OpKind::Slice { base, start, end } => write!(o, "slice %{}[%{}..%{}]", base.0, start.0, end.0).unwrap(),
             OpKind::Elem { base, index } => write!(o, "elem %{}[%{}]", base.0, index.0).unwrap(),
+            OpKind::Offset { base, offset } => write!(o, "offset %{}, %{}", base.0, offset.0).unwrap(),
             OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::Call { callee, args, outs, tape } => {

@@ -18,8 +18,8 @@ pub fn dead_code(f: &mut Function) {
 
 fn prune(r: &mut Region, uses: &HashMap<Value, usize>, removed: &mut bool) {
     r.ops.retain(|op| {
-        // (A sub-slice only names memory: unused, it does nothing either.)
-        let removable = op.kind.is_pure() || matches!(op.kind, OpKind::Slice { .. } | OpKind::Elem { .. });
+        // (A sub-slice or an offset only names memory: unused, it does nothing either.)
+        let removable = op.kind.is_pure() || op.kind.view_base().is_some();
         let dead = removable && op.result.is_some_and(|v| !uses.contains_key(&v));
         *removed |= dead;
         !dead
@@ -64,15 +64,7 @@ pub fn cse(f: &mut Function) {
     f.body = body;
 }
 
-/// The buffer a sub-slice or a row is part of.
-fn view_base(kind: &OpKind) -> Option<Value> {
-    match kind {
-        OpKind::Slice { base, .. } | OpKind::Elem { base, .. } => Some(*base),
-        _ => None,
-    }
-}
-
-/// What CSE knows of the function: the buffer each sub-slice is part of, so
+/// What CSE knows of the function: the buffer each view (sub-slice, offset) is part of, so
 /// that a write through a view forgets what was read of its buffer, and the reverse.
 struct Cx<'f> {
     f: &'f Function,
@@ -100,7 +92,7 @@ fn cse_region(
                 *v = *n;
             }
         }
-        if let (Some(base), Some(res)) = (view_base(&op.kind), op.result) {
+        if let (Some(base), Some(res)) = (op.kind.view_base(), op.result) {
             let root = cx.root(base);
             cx.roots.insert(res, root);
         }
@@ -178,7 +170,7 @@ fn writes(cx: &mut Cx, op: &crate::Op) -> Vec<Reads> {
     let f = cx.f;
     // Views made inside a region are part of their buffers too.
     let mut visit_views = |o: &crate::Op| {
-        if let (Some(base), Some(res)) = (view_base(&o.kind), o.result) {
+        if let (Some(base), Some(res)) = (o.kind.view_base(), o.result) {
             let root = cx.roots.get(&base).copied().unwrap_or(base);
             cx.roots.insert(res, root);
         }

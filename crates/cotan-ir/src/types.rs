@@ -126,6 +126,12 @@ pub enum MemKind {
     /// container, its rows, and their rows if they have any; `elem` is the numbers at the
     /// bottom. A row is reached with `Elem`.
     Nested(Dim, Dim, Option<Dim>),
+    /// A raw pointer to elements, `*const T` (access `Shared`) or `*mut T` (`Mut`), into
+    /// memory whose length cotan does not know: indexed as `*p.add(i)`, with no `Len`.
+    Ptr,
+    /// A raw pointer to an array, `*const [T; N]` or `*mut [T; N]`: its elements are reached
+    /// through the array it points at (an `Offset` of kind `Array(N)`, `&*p`).
+    ArrayPtr(u64),
 }
 
 /// One level of a container.
@@ -174,7 +180,7 @@ impl MemKind {
             MemKind::Array(n) => Some(Dim::Array(n)),
             MemKind::Vec => Some(Dim::Vec),
             MemKind::Nested(d, ..) => Some(d),
-            MemKind::Cell | MemKind::Record(_) => None,
+            MemKind::Cell | MemKind::Record(_) | MemKind::Ptr | MemKind::ArrayPtr(_) => None,
         }
     }
 
@@ -194,7 +200,13 @@ impl MemKind {
             MemKind::Cell => elem.to_string(),
             MemKind::Record(n) => format!("struct {n}"),
             MemKind::Nested(outer, ..) => outer.around(&self.row().unwrap().rust(elem)),
+            MemKind::Ptr | MemKind::ArrayPtr(_) => ptr_text(MemTy { elem, kind: self, access: Access::Shared }),
         }
+    }
+
+    /// A raw pointer (`Ptr` or `ArrayPtr`).
+    pub fn is_ptr(self) -> bool {
+        matches!(self, MemKind::Ptr | MemKind::ArrayPtr(_))
     }
 }
 
@@ -221,16 +233,36 @@ impl MemTy {
     pub fn is_writable(&self) -> bool {
         self.access != Access::Shared
     }
+
+    /// A raw pointer: `*const T`, `*mut T`, `*const [T; N]`, `*mut [T; N]`.
+    pub fn is_ptr(&self) -> bool {
+        self.kind.is_ptr()
+    }
 }
 
 impl fmt::Display for MemTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind.is_ptr() {
+            return f.write_str(&ptr_text(*self));
+        }
         let inner = self.kind.rust(self.elem);
         match self.access {
             Access::Shared => write!(f, "&{inner}"),
             Access::Mut => write!(f, "&mut {inner}"),
             Access::Owned => write!(f, "{inner}"),
         }
+    }
+}
+
+/// `*const f64`, `*mut [f64; 3]`: how Rust writes a raw pointer type.
+pub(crate) fn ptr_text(m: MemTy) -> String {
+    let pointee = match m.kind {
+        MemKind::ArrayPtr(n) => format!("[{}; {n}]", m.elem),
+        _ => m.elem.to_string(),
+    };
+    match m.access {
+        Access::Mut => format!("*mut {pointee}"),
+        _ => format!("*const {pointee}"),
     }
 }
 

@@ -233,6 +233,7 @@ impl Verifier<'_> {
             (MemKind::Cell, Some(_)) => Err("a cell is accessed without an index".into()),
             (MemKind::Record(_), _) => Err("a struct is accessed through its fields".into()),
             (MemKind::Nested(..), _) => Err("nested memory is accessed through its rows (`elem`)".into()),
+            (MemKind::ArrayPtr(_), _) => Err("an array pointer is accessed through the array it points at".into()),
             (_, None) => Err("an array is accessed with an index".into()),
             (_, Some(i)) => self.expect(i, Ty::USIZE, "index"),
         }
@@ -266,6 +267,7 @@ impl Verifier<'_> {
                 | Alloc { .. }
                 | Slice { .. }
                 | Elem { .. }
+                | Offset { .. }
                 | GetVar(_)
                 | Pop
                 | VecPush { .. }
@@ -412,6 +414,9 @@ impl Verifier<'_> {
                 if matches!(self.mem(*a)?.kind, MemKind::Cell | MemKind::Record(_)) {
                     return Err(format!("%{} is a cell, which has no length", a.0));
                 }
+                if self.mem(*a)?.is_ptr() {
+                    return Err(format!("%{} is a raw pointer, whose memory has no known length", a.0));
+                }
                 if r != Ty::USIZE {
                     return Err(format!("len's result is usize, not {}", print_ty(r)));
                 }
@@ -453,8 +458,8 @@ impl Verifier<'_> {
             }
             Slice { base, start, end } => {
                 let m = self.mem(*base)?;
-                if !matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) {
-                    return Err(format!("%{} is not a slice, an array or a vector", base.0));
+                if !matches!(m.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec | MemKind::Ptr) {
+                    return Err(format!("%{} is not a slice, an array, a vector or a pointer", base.0));
                 }
                 let v = r
                     .mem()
@@ -468,11 +473,36 @@ impl Verifier<'_> {
                 self.expect(*start, Ty::USIZE, "start")?;
                 self.expect(*end, Ty::USIZE, "end")?;
             }
+            Offset { base, offset } => {
+                let b = self.mem(*base)?;
+                let v = r.mem().ok_or("an offset is memory")?;
+                if !matches!(self.ty(*offset), Ty::Scalar(Scalar::Usize | Scalar::Isize)) {
+                    return Err(format!("offset %{} is {}, not usize or isize", offset.0, print_ty(self.ty(*offset))));
+                }
+                if v.elem != b.elem || v.access == crate::Access::Owned || matches!(b.kind, MemKind::Record(_)) {
+                    return Err(format!("an offset of {} cannot be {}", print_ty(Ty::Mem(b)), print_ty(r)));
+                }
+                let ok = match v.kind {
+                    MemKind::Ptr | MemKind::ArrayPtr(_) => true,
+                    MemKind::Cell => !matches!(b.kind, MemKind::ArrayPtr(_)),
+                    MemKind::Array(n) => b.kind == MemKind::ArrayPtr(n),
+                    _ => false,
+                };
+                if !ok {
+                    return Err(format!("an offset of {} cannot be {}", print_ty(Ty::Mem(b)), print_ty(r)));
+                }
+                if v.access == crate::Access::Mut {
+                    self.writable(*base, b)?;
+                }
+            }
             Fill { mem, value } => {
                 let m = self.mem(*mem)?;
                 self.writable(*mem, m)?;
                 if matches!(m.kind, MemKind::Cell | MemKind::Nested(..)) {
                     return Err("fill needs an array of numbers".into());
+                }
+                if m.is_ptr() {
+                    return Err("fill needs memory of a known length, not a raw pointer".into());
                 }
                 self.expect(*value, Ty::Scalar(m.elem), "fill value")?;
             }

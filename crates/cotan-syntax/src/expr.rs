@@ -27,7 +27,7 @@ impl Lower {
     }
 
     /// Reads a `&f64`/`&mut f64` cell where a number is expected.
-    fn auto_load(&mut self, v: Value) -> Value {
+    pub(crate) fn auto_load(&mut self, v: Value) -> Value {
         match self.mem_ty(v) {
             Some(m) if m.kind == MemKind::Cell => {
                 let t = self.elem_sty(v);
@@ -87,6 +87,9 @@ impl Lower {
                 let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
                 leaf(self.sub_slice(&r.expr, Some(access)))
             }
+            E::Reference(r) if self.is_pointer_deref(&r.expr) => {
+                leaf(self.ref_of_deref(r).map(|v| v.expect("checked: a pointer's deref")))
+            }
             E::Reference(r) if r.mutability.is_none() => self.agg_opt(&r.expr),
             E::Repeat(r) => leaf(self.repeat(r)),
             E::Array(a) => leaf(self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span())),
@@ -101,7 +104,11 @@ impl Lower {
             E::Struct(s) => self.struct_literal(s).map(Some),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
             E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `let ... else` and `match`, not in `while let` or `&&` chains; write the loop with `loop` and `let ... else { break };`"),
-            E::Unsafe(_) => err_at(&e, "cotan does not differentiate `unsafe` code; move it into a function with a custom derivative"),
+            E::Unsafe(u) => {
+                // An ordinary block; generated code makes its calls in `unsafe` blocks.
+                self.func.unsafe_code = true;
+                self.block(&u.block)
+            }
             _ => err_at(&e, "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
         }
     }
@@ -198,10 +205,7 @@ impl Lower {
 
     fn unary(&mut self, u: &syn::ExprUnary) -> syn::Result<Value> {
         match u.op {
-            syn::UnOp::Deref(_) => {
-                let v = self.expr(&u.expr)?;
-                Ok(self.auto_load(v))
-            }
+            syn::UnOp::Deref(_) => self.deref_value(&u.expr),
             syn::UnOp::Neg(_) => {
                 let (v, t) = self.scalar(&u.expr)?;
                 Ok(self.emit_s(OpKind::Unary(UnOp::Neg, v), t))
@@ -352,6 +356,9 @@ impl Lower {
     }
 
     fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Value> {
+        if let syn::Type::Ptr(tp) = &*c.ty {
+            return self.ptr_cast(c, tp);
+        }
         let Some(to) = crate::signature::scalar_type(&c.ty) else {
             return err_at(&c.ty, "cotan supports `as` casts between number types and from bool");
         };
@@ -388,12 +395,22 @@ impl Lower {
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
             syn::Expr::Paren(p) => self.is_memory(&p.expr),
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => self.names_array_pointer(expr),
             _ => false,
         }
     }
 
+    /// Whether `e` is `*p` of a raw pointer `p` (judged without lowering it).
+    pub(crate) fn is_pointer_deref(&self, e: &syn::Expr) -> bool {
+        matches!(crate::lower::strip_parens(e), syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) if self.names_pointer(expr))
+    }
+
     /// The memory value an expression names (a parameter or local buffer).
     pub(crate) fn memory(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        if let Some(a) = self.deref_array(e)? {
+            // `(*p)` of an array pointer: the array it points at.
+            return Ok(a);
+        }
         let v = self.expr(e)?;
         match self.mem_ty(v) {
             Some(m) if m.kind != MemKind::Cell => Ok(v),
@@ -407,7 +424,7 @@ impl Lower {
         }
     }
 
-    fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+    pub(crate) fn index_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         if let syn::Expr::Range(_) = e {
             return err_at(&e, "a sub-slice is not a place to assign to; assign its elements (`x[a + k] = ..`)");
         }
@@ -504,10 +521,19 @@ impl Lower {
                         return Ok(Place::Mem(mem, Some(index)));
                     }
                 }
-                let v = self.expr(expr)?;
+                let v = match self.deref(expr)? {
+                    crate::pointers::Deref::Elem(m, i) => return Ok(Place::Mem(m, Some(i))),
+                    crate::pointers::Deref::Array(_) => {
+                        return err_at(
+                            &e,
+                            "cotan does not support assigning a whole array; assign its elements (`(*p)[i] = ..`)",
+                        )
+                    }
+                    crate::pointers::Deref::Other(v) => v,
+                };
                 match self.mem_ty(v) {
                     Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
-                    _ => err_at(&e, "cotan can assign through `*` only to `&mut f64`-like parameters"),
+                    _ => err_at(&e, "cotan can assign through `*` only to `&mut f64`-like parameters and raw pointers"),
                 }
             }
             _ => err_at(&e, "cotan can assign to variables, elements `x[i]` and `*x` only"),
@@ -526,6 +552,10 @@ impl Lower {
             _ => None,
         };
         if let Some(Binding::Value(v)) = name.and_then(|n| self.lookup(&n.to_string())) {
+            if self.mem_ty(v).is_some_and(|m| m.kind == MemKind::Ptr) && !matches!(target, syn::Expr::Path(_)) {
+                // `*p = v` writes the number `p` points at.
+                return Ok(());
+            }
             if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
                 return err_at(
                     target,
@@ -548,6 +578,7 @@ impl Lower {
         if self.assign_slice_var(&a.left, &a.right)? {
             return Ok(());
         }
+        self.pointer_reassigned(&a.left)?;
         if let Some(dst) = self.array_local(&a.left) {
             // A whole array: its elements (the right side is made before they are written).
             let src = self.memory(&a.right)?;
@@ -683,6 +714,9 @@ impl Lower {
             Place::Var(var) => self.var_sty(var),
             Place::Mem(m, _) => {
                 let mt = self.mem_ty(m).unwrap();
+                if mt.access == Access::Shared && mt.is_ptr() {
+                    return err_at(&target, "cannot write through a `*const` pointer; take `*mut`");
+                }
                 if mt.access == Access::Shared {
                     return err_at(&target, "cannot assign through a shared reference; take `&mut`");
                 }
@@ -696,6 +730,9 @@ impl Lower {
     }
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
+        if let Some(r) = self.pointer_method(m) {
+            return r;
+        }
         if let Some(r) = crate::chain::consume(self, m) {
             return r;
         }
@@ -953,6 +990,7 @@ impl Lower {
                 }
                 (Some("black_box"), 1) => return self.agg_opt(&c.args[0]),
                 (Some("swap"), 2) => return self.mem_swap(&c.args[0], &c.args[1]).map(|_| None),
+                (Some(name), _) if POINTER_FNS.contains(&name) => return self.pointer_fn(name, c),
                 _ => {}
             }
             let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
@@ -1041,6 +1079,7 @@ impl Lower {
             Some(s) => self.flat_args(args, s, span)?,
             None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,
         };
+        self.check_pointer_args(&args, span)?;
         self.at(span);
         let outs: Vec<(cotan_ir::Var, STy)> = (0..n)
             .map(|k| {
@@ -1075,6 +1114,13 @@ impl Lower {
             e => (e, false),
         };
         if let syn::Expr::Reference(_) = a {
+            if let syn::Expr::Reference(r) = a {
+                if self.is_pointer_deref(&r.expr) {
+                    // `&mut *p`: the number (or array) a pointer points at, lent.
+                    let v = self.ref_of_deref(r)?.expect("checked: a pointer's deref");
+                    return Ok((v, by_mut));
+                }
+            }
             if let syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) = inner {
                 // `&mut *out`: a reborrow of a `&mut f64` parameter.
                 let v = self.expr(expr)?;
@@ -1271,7 +1317,7 @@ impl Lower {
     }
 
     /// `for i in 0..len { dst[i] = src[i] }`.
-    fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
+    pub(crate) fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
         let usize_t = STy::Known(Scalar::Usize);
         let t = self.elem_sty(src);
         let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
@@ -1396,8 +1442,8 @@ enum Place {
 }
 
 /// The std functions cotan lowers itself that a path may name, by their short names:
-/// `Some`, `black_box` (`std::hint::black_box`, also imported) and `swap` (`std::mem::swap`,
-/// `mem::swap`).
+/// `Some`, `black_box` (`std::hint::black_box`, also imported), `swap` (`std::mem::swap`,
+/// `mem::swap`), and the pointer functions of `POINTER_FNS`.
 fn std_fn(p: &syn::ExprPath) -> Option<String> {
     let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
     let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| matches!(*s, "std" | "core")).collect();
@@ -1405,9 +1451,20 @@ fn std_fn(p: &syn::ExprPath) -> Option<String> {
         ["Some"] | ["Option", "Some"] => Some("Some".into()),
         ["black_box"] | ["hint", "black_box"] => Some("black_box".into()),
         ["mem", "swap"] => Some("swap".into()),
+        ["ptr", "swap"] => Some("ptr_swap".into()),
+        ["ptr", "read"] => Some("ptr_read".into()),
+        ["ptr", "write"] => Some("ptr_write".into()),
+        ["ptr", "copy"] => Some("ptr_copy".into()),
+        ["ptr", "copy_nonoverlapping"] | ["copy_nonoverlapping"] => Some("copy_nonoverlapping".into()),
+        ["slice", "from_raw_parts"] | ["from_raw_parts"] => Some("from_raw_parts".into()),
+        ["slice", "from_raw_parts_mut"] | ["from_raw_parts_mut"] => Some("from_raw_parts_mut".into()),
         _ => None,
     }
 }
+
+/// The functions of `std::ptr` and `std::slice` that `pointers.rs` lowers, as `std_fn` names them.
+const POINTER_FNS: [&str; 7] =
+    ["ptr_swap", "ptr_read", "ptr_write", "ptr_copy", "copy_nonoverlapping", "from_raw_parts", "from_raw_parts_mut"];
 
 impl Lower {
     /// A call of a function of the user's crate (not a local closure or a std function).

@@ -15,6 +15,7 @@ mod iter;
 mod lower;
 mod matching;
 mod nested;
+mod pointers;
 mod print;
 mod record;
 mod signature;

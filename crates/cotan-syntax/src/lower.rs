@@ -117,6 +117,8 @@ pub(crate) struct Lower {
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
+    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far, with their bases.
+    pub(crate) offsets: HashMap<Value, Value>,
     /// What the crate says about its structs and functions.
     pub(crate) env: Rc<dyn Env>,
     /// Parameters and results that are structs of numbers are taken field by field (for a
@@ -161,6 +163,7 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
         return Ok(f);
     }
     let mut l = Lower::new(sig, &empty, Rc::new(NoEnv), false);
+    l.func.unsafe_code = sig.unsafety.is_some();
     signature::lower_params(&mut l, sig)?;
     l.func.returns = match signature::tuple_return_types(sig) {
         Some(tys) => tys.iter().map(|s| Ty::Scalar(*s)).collect(),
@@ -183,7 +186,11 @@ fn lower(
         lowered.func.type_params = g.others;
         return Ok(lowered);
     }
+    let mut discarded = body.clone();
+    discard_values(&mut discarded, matches!(sig.output, syn::ReturnType::Default));
+    let body = &discarded;
     let mut l = Lower::new(sig, body, env.clone(), flatten);
+    l.func.unsafe_code = sig.unsafety.is_some();
     signature::lower_params(&mut l, sig)?;
     if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
         l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
@@ -248,6 +255,7 @@ impl Lower {
             env,
             flatten,
             ret_struct: None,
+            offsets: HashMap::new(),
         }
     }
 }
@@ -1105,6 +1113,87 @@ pub(crate) fn strip_parens(e: &syn::Expr) -> &syn::Expr {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         e => e,
     }
+}
+
+/// Marks the calls whose values Rust discards as statements (`f(x);`), so that they are
+/// lowered as calls that give nothing (a function returning `()` gives no value to take):
+/// the tail of a `()` function's body (`fn g(p: *mut f64) { unsafe { helper(p) } }`), of
+/// loop bodies and of blocks whose value is dropped (`unsafe { helper(p) };`).
+fn discard_values(body: &mut syn::Block, unit_fn: bool) {
+    use syn::visit_mut::VisitMut;
+    struct Discard;
+    impl VisitMut for Discard {
+        fn visit_block_mut(&mut self, b: &mut syn::Block) {
+            let n = b.stmts.len();
+            for (k, s) in b.stmts.iter_mut().enumerate() {
+                if let syn::Stmt::Expr(e, semi) = s {
+                    if semi.is_some() || k + 1 < n {
+                        discard_in(e);
+                    }
+                }
+            }
+            syn::visit_mut::visit_block_mut(self, b);
+        }
+        fn visit_expr_for_loop_mut(&mut self, e: &mut syn::ExprForLoop) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_for_loop_mut(self, e);
+        }
+        fn visit_expr_while_mut(&mut self, e: &mut syn::ExprWhile) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_while_mut(self, e);
+        }
+        fn visit_expr_loop_mut(&mut self, e: &mut syn::ExprLoop) {
+            discard_tail(&mut e.body);
+            syn::visit_mut::visit_expr_loop_mut(self, e);
+        }
+        // A closure's body is its value.
+        fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    /// The value of `b` is dropped.
+    fn discard_tail(b: &mut syn::Block) {
+        if let Some(syn::Stmt::Expr(e, semi @ None)) = b.stmts.last_mut() {
+            if discard_in(e) {
+                *semi = Some(Default::default());
+            }
+        }
+    }
+    /// The value of `e` is dropped; true if `e` is a call that can be a statement.
+    fn discard_in(e: &mut syn::Expr) -> bool {
+        match e {
+            syn::Expr::Call(_) | syn::Expr::MethodCall(_) => true,
+            syn::Expr::Block(b) => {
+                discard_tail(&mut b.block);
+                false
+            }
+            syn::Expr::Unsafe(u) => {
+                discard_tail(&mut u.block);
+                false
+            }
+            syn::Expr::If(i) => {
+                discard_tail(&mut i.then_branch);
+                if let Some((_, other)) = &mut i.else_branch {
+                    discard_in(other);
+                }
+                false
+            }
+            syn::Expr::Match(m) => {
+                for arm in &mut m.arms {
+                    if discard_in(&mut arm.body) {
+                        // `A => helper(x),` as `A => { helper(x); }`.
+                        let body = &arm.body;
+                        *arm.body = syn::parse_quote!({ #body; });
+                    }
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+    if unit_fn {
+        discard_tail(body);
+    }
+    Discard.visit_block_mut(body);
 }
 
 /// Splits off a final top-level `return e;`, which needs no flag.

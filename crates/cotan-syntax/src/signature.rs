@@ -7,7 +7,8 @@ use crate::infer::STy;
 use crate::lower::{err_at, mem, Binding, Lower};
 
 const SUPPORTED: &str = "cotan supports parameters of the types f64, f32, the integer types, bool, \
-&f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64> (and the same for f32 and integers), \
+&f64, &mut f64, &[f64], &mut [f64], &[f64; N], &mut [f64; N], &Vec<f64>, *const f64, *mut f64, \
+*const [f64; N], *mut [f64; N] (and the same for f32 and integers), \
 nested ones (`&[Vec<f64>]`, `&[[f64; 3]]`, `[[f64; 3]; 4]`), and structs and tuples of these (`&S`, `&mut S`, `S`)";
 
 /// The scalar a type path names (`f64`, `usize`, ...).
@@ -56,6 +57,9 @@ pub fn container_type(ty: &syn::Type) -> Option<(Scalar, MemKind)> {
 pub fn param_type(ty: &syn::Type) -> Option<Ty> {
     if let Some(s) = scalar_type(ty) {
         return Some(Ty::Scalar(s));
+    }
+    if let syn::Type::Ptr(p) = ty {
+        return crate::pointers::ptr_type(p);
     }
     if let syn::Type::Array(_) = ty {
         // `[f64; N]` by value: the function's own copy.
@@ -213,6 +217,9 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 let name = format!("_arg{}", l.func.params.len());
                 l.record_param(&name, &rust_type, access, span);
                 continue;
+            }
+            if let syn::Type::Ptr(_) = &*pt.ty {
+                return err_at(&pt.ty, "cotan supports raw pointers to numbers and to arrays of numbers (`*const f64`, `*mut [f64; 3]`); take a struct by reference (`&S`, `&mut S`)");
             }
             return err_at(&pt.ty, SUPPORTED);
         };

@@ -166,3 +166,18 @@ fn prints_once_in_each_derivative() {
     let text = cotan_ir::print(&rev);
     assert_eq!(cotan_ir::print(&cotan_ir::parse(&text).unwrap()), text);
 }
+
+/// A method called on a number read through a reference (`*x` in the derivative).
+#[cotan::autodiff_forward(t_exp_ref, Dual, Dual)]
+#[cotan::autodiff_reverse(d_exp_ref, Duplicated, Active)]
+fn exp_ref(x: &f64) -> f64 {
+    x.exp()
+}
+
+#[test]
+fn methods_on_numbers_behind_references() {
+    assert_eq!(t_exp_ref(&0.5, &2.0), (0.5f64.exp(), 2.0 * 0.5f64.exp()));
+    let mut dx = 0.0;
+    assert_eq!(d_exp_ref(&0.5, &mut dx, 1.0), 0.5f64.exp());
+    assert_eq!(dx, 0.5f64.exp());
+}

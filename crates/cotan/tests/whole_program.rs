@@ -100,6 +100,26 @@ inplace_case!(
     }
 );
 
+inplace_case!(
+    calls_whose_value_is_discarded,
+    [[0.3, -1.2, 2.5, 0.8]],
+    fn f(x: &mut [f64]) {
+        // A block's tail, a loop body's tail, the body's tail: calls of `()` functions.
+        {
+            crate::util::rescale(x, 2)
+        };
+        for _ in 0..2 {
+            crate::util::rescale(x, 3)
+        }
+        match x.len() {
+            0 => {}
+            4 => crate::util::rescale(x, 5),
+            _ => crate::util::rescale(x, 6),
+        }
+        crate::util::rescale(x, x.len())
+    }
+);
+
 /// Methods without marks, calling each other through `&self` and `&mut self`.
 #[derive(Clone)]
 struct Particle {

@@ -21,6 +21,10 @@ pub enum Shape {
     InPlace,
     /// `fn f(x: &[f64], n: &[usize]) -> f64` with `n` constant.
     SliceInts(&'static [usize]),
+    /// `fn f(x: *const f64, n: usize) -> f64` with `n` the length of x (constant).
+    PtrLen,
+    /// `fn f(x: *mut f64, n: usize)`: F(x) is the final contents of x's `n` elements.
+    PtrInPlace,
 }
 
 pub struct Case<'a> {
@@ -260,21 +264,23 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
 
     // Primal.
     let ints = |n: &[usize]| Arg::Mem(n.iter().map(|k| Val::Int(*k as i128, cotan_ir::Scalar::Usize)).collect());
+    let len = Arg::Scalar(Val::Int(x.len() as i128, cotan_ir::Scalar::Usize));
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x)],
         Shape::SliceInts(n) => vec![vec_arg(x), ints(n)],
+        Shape::PtrLen | Shape::PtrInPlace => vec![vec_arg(x), len.clone()],
         Shape::Scalars => x.iter().map(|v| scal(*v)).collect(),
     };
     let out = cotan_ir::run(&f, &mut args).expect("interpreter runs the primal");
     let got = match case.shape {
-        Shape::InPlace => floats(&args[0]),
+        Shape::InPlace | Shape::PtrInPlace => floats(&args[0]),
         _ => ret_f(&out),
     };
     agree("primal", &got, y);
 
     // Forward mode.
     let mut dual_inputs = vec![Activity::Dual; n_params];
-    if let Shape::SliceInts(_) = case.shape {
+    if let Shape::SliceInts(_) | Shape::PtrLen | Shape::PtrInPlace = case.shape {
         dual_inputs[1] = Activity::Const;
     }
     let dual = Spec { mode: Mode::Forward, inputs: dual_inputs, ret: has_ret.then_some(Activity::Dual), width: 1 };
@@ -283,11 +289,12 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
     let mut args: Vec<Arg> = match case.shape {
         Shape::Slice | Shape::InPlace => vec![vec_arg(x), vec_arg(u)],
         Shape::SliceInts(n) => vec![vec_arg(x), vec_arg(u), ints(n)],
+        Shape::PtrLen | Shape::PtrInPlace => vec![vec_arg(x), vec_arg(u), len.clone()],
         Shape::Scalars => x.iter().zip(u).flat_map(|(a, b)| [scal(*a), scal(*b)]).collect(),
     };
     let out = cotan_ir::run(&fwd, &mut args).expect("interpreter runs the forward derivative");
     let got = match case.shape {
-        Shape::InPlace => floats(&args[1]),
+        Shape::InPlace | Shape::PtrInPlace => floats(&args[1]),
         _ => vec![ret_f(&out)[1]],
     };
     agree("J·u", &got, jv);
@@ -297,7 +304,8 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::Slice => (vec![Activity::Duplicated], Some(Activity::Active)),
         Shape::Scalars => (vec![Activity::Active; n_params], Some(Activity::Active)),
         Shape::InPlace => (vec![Activity::Duplicated], None),
-        Shape::SliceInts(_) => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
+        Shape::SliceInts(_) | Shape::PtrLen => (vec![Activity::Duplicated, Activity::Const], Some(Activity::Active)),
+        Shape::PtrInPlace => (vec![Activity::Duplicated, Activity::Const], None),
     };
     let mut rev =
         cotan_ad::reverse(&f, &Spec { mode: Mode::Reverse, inputs, ret, width: 1 }, "rev", &mut cotan_ad::NoCalls)
@@ -316,11 +324,13 @@ fn check_interpreter(case: &Case, x: &[f64], u: &[f64], w: &[f64], y: &[f64], jv
         Shape::Slice => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), scal(w[0])],
         Shape::InPlace => vec![vec_arg(x), vec_arg(w)],
         Shape::SliceInts(n) => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), ints(n), scal(w[0])],
+        Shape::PtrLen => vec![vec_arg(x), vec_arg(&vec![0.0; x.len()]), len, scal(w[0])],
+        Shape::PtrInPlace => vec![vec_arg(x), vec_arg(w), len],
         Shape::Scalars => x.iter().map(|v| scal(*v)).chain([scal(w[0])]).collect(),
     };
     let out = cotan_ir::run(&rev, &mut args).expect("interpreter runs the reverse derivative");
     let got = match case.shape {
-        Shape::Slice | Shape::InPlace | Shape::SliceInts(_) => floats(&args[1]),
+        Shape::Slice | Shape::InPlace | Shape::SliceInts(_) | Shape::PtrLen | Shape::PtrInPlace => floats(&args[1]),
         Shape::Scalars => ret_f(&out)[1..].to_vec(),
     };
     agree("Jᵀ·w", &got, jtw);
