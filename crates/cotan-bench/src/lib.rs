@@ -1,7 +1,7 @@
 //! The benchmark suite of cotan: every row of the suite (`docs/benchmarks.md`) written as ordinary
 //! Rust with cotan's attributes ([`models`]), the same rows for the peers ([`peers`]),
 //! hand-written adjoints ([`hand`]), and the runner's machinery. Run it with
-//! `cargo run --release -p cotan-bench -- [--quick] [--json FILE] [--svg FILE]`.
+//! `cargo run --release -p cotan-bench --features peers,plot -- [--quick] [--json FILE] [--svg FILE]`.
 
 pub mod models;
 

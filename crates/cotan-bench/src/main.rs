@@ -1,4 +1,4 @@
-//! The benchmark runner: `cargo run --release -p cotan-bench -- [--quick] [--json FILE] [--svg FILE]`.
+//! The benchmark runner: `cargo run --release -p cotan-bench --features peers,plot -- [--quick] [--json FILE] [--svg FILE]`.
 
 use clap::Parser;
 use cotan_bench::bench::{self, Budget, CountingAlloc, Rng};
@@ -62,7 +62,8 @@ fn main() {
         return;
     }
     let command = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
-    let command = format!("cargo run --release -p cotan-bench -- {command}").trim_end().to_string();
+    let command =
+        format!("cargo run --release -p cotan-bench --features peers,plot -- {command}").trim_end().to_string();
     let mut out = String::new();
     let mut failed = false;
     let mut results = vec![];

@@ -1,11 +1,13 @@
 //! The rows written once, generic over a scalar type, for the peers: `num-dual` (forward
 //! mode with dual numbers) and `echidna` (a tape-based reverse mode). Inputs are flattened
 //! into one slice in the order the rows list them. The math is the same as in
-//! [`crate::models`], operation for operation where the types allow.
+//! [`crate::models`], operation for operation where the types allow. The peers' number
+//! types and calls are behind the feature `peers`; without it the rows are only plain Rust.
 
 // The rows are written as the index loops of their definitions.
 #![allow(clippy::needless_range_loop)]
 
+#[cfg(feature = "peers")]
 use num_dual::{Dual64, DualNum, DualSVec64};
 use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 use std::rc::Rc;
@@ -59,6 +61,7 @@ impl Real for f64 {
     }
 }
 
+#[cfg(feature = "peers")]
 macro_rules! real_via_dualnum {
     ($t:ty $(, $n:ident)?) => {
         impl$(<const $n: usize>)? Real for $t {
@@ -97,9 +100,12 @@ macro_rules! real_via_dualnum {
         }
     };
 }
+#[cfg(feature = "peers")]
 real_via_dualnum!(Dual64);
+#[cfg(feature = "peers")]
 real_via_dualnum!(DualSVec64<N>, N);
 
+#[cfg(feature = "peers")]
 macro_rules! real_via_echidna {
     ($t:ty) => {
         impl Real for $t {
@@ -138,7 +144,9 @@ macro_rules! real_via_echidna {
         }
     };
 }
+#[cfg(feature = "peers")]
 real_via_echidna!(echidna::Reverse<f64>);
+#[cfg(feature = "peers")]
 real_via_echidna!(echidna::BReverse<f64>);
 
 /// A row's objective as a function of its flattened differentiated inputs.
@@ -547,6 +555,7 @@ impl Model for Rosenbrock {
     }
 }
 
+#[cfg(feature = "peers")]
 /// One JVP with `num_dual::Dual64`; `buf` is scratch reused across calls.
 pub fn nd_jvp<M: Model>(m: &M, x: &[f64], v: &[f64], buf: &mut Vec<Dual64>) -> f64 {
     buf.clear();
@@ -554,6 +563,7 @@ pub fn nd_jvp<M: Model>(m: &M, x: &[f64], v: &[f64], buf: &mut Vec<Dual64>) -> f
     m.eval(buf).eps
 }
 
+#[cfg(feature = "peers")]
 /// The full gradient in one forward pass with `num_dual::DualSVec64<N>` (N = number of
 /// inputs), as `num_dual::gradient` does; adds it into `g` and returns the value.
 pub fn nd_grad<const N: usize, M: Model>(m: &M, x: &[f64], g: &mut [f64], buf: &mut Vec<DualSVec64<N>>) -> f64 {
@@ -569,6 +579,7 @@ pub fn nd_grad<const N: usize, M: Model>(m: &M, x: &[f64], g: &mut [f64], buf: &
     r.re
 }
 
+#[cfg(feature = "peers")]
 /// The gradient with echidna's tape-based reverse mode (`echidna::grad`), added into `g`.
 pub fn tape_grad<M: Model>(m: &M, x: &[f64], g: &mut [f64]) {
     let r = echidna::grad(|v: &[echidna::Reverse<f64>]| m.eval(v), x);
@@ -577,6 +588,7 @@ pub fn tape_grad<M: Model>(m: &M, x: &[f64], g: &mut [f64]) {
     }
 }
 
+#[cfg(feature = "peers")]
 /// A Hessian-vector product with echidna (`echidna::hvp`: record a bytecode tape, then
 /// forward-over-reverse on it); overwrites `grad` and `hv`.
 pub fn tape_hvp<M: Model>(m: &M, x: &[f64], v: &[f64], grad: &mut [f64], hv: &mut [f64]) {

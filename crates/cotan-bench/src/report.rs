@@ -1,7 +1,9 @@
 //! Output: the markdown tables, the targets, the JSON figures and the SVG chart.
 
 use crate::bench::{Cell, Column, RowResult};
+#[cfg(feature = "plot")]
 use plotters::prelude::*;
+#[cfg(feature = "plot")]
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 use std::fmt::Write;
@@ -203,6 +205,7 @@ pub fn records(results: &[RowResult]) -> Vec<Record> {
     out
 }
 
+#[cfg(feature = "plot")]
 const PALETTE: [RGBColor; 9] = [
     RGBColor(31, 119, 180),
     RGBColor(174, 199, 232),
@@ -215,6 +218,7 @@ const PALETTE: [RGBColor; 9] = [
     RGBColor(23, 190, 207),
 ];
 
+#[cfg(feature = "plot")]
 /// A horizontal bar chart of the ratios on a log scale, one group of bars per row.
 pub fn svg(results: &[RowResult], path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let cols: Vec<Column> = {

@@ -4,19 +4,24 @@ use crate::bench::{Column, Rng, Row};
 use crate::models::{adbench as ab, blog, large_block as lb, mooncake as mc, second_order as so};
 use crate::{hand, peers};
 use peers::Model;
+#[cfg(feature = "peers")]
 use std::cell::RefCell;
 use std::rc::Rc;
 
 const ND_HVP_NA: &str =
     "num-dual has forward mode only: H·v needs a forward-over-forward pass n directions wide (no reverse sweep)";
+#[cfg(feature = "peers")]
 const ND_GRAD_NA: &str = "more than 100 inputs (one forward pass per input)";
 const NO_HAND: &str = "no hand-written adjoint for this row";
+#[cfg(not(feature = "peers"))]
+const NO_PEERS: &str = "peers not built (feature `peers`)";
 
 /// A full-gradient call of num-dual on a model.
 type NdGrad<M> = Box<dyn Fn(&M, &[f64], &mut [f64]) -> f64>;
 /// A row's name and its constructor.
 pub type RowMaker = (&'static str, fn(&mut Rng) -> Row);
 
+#[cfg(feature = "peers")]
 /// num-dual (one JVP), echidna (gradient) and, for small rows, num-dual's full gradient.
 fn peers<M: Model + 'static>(row: Row, m: M, nd_grad: Option<NdGrad<M>>) -> Row {
     let m = Rc::new(m);
@@ -33,10 +38,36 @@ fn peers<M: Model + 'static>(row: Row, m: M, nd_grad: Option<NdGrad<M>>) -> Row 
     })
 }
 
+#[cfg(feature = "peers")]
 /// num-dual's one-pass gradient with `DualSVec64<N>`.
 fn nd_grad<const N: usize, M: Model + 'static>() -> Option<NdGrad<M>> {
     let buf = RefCell::new(Vec::new());
     Some(Box::new(move |m: &M, x: &[f64], g: &mut [f64]| peers::nd_grad::<N, M>(m, x, g, &mut buf.borrow_mut())))
+}
+
+/// Without the feature `peers` the peers' columns are not measured.
+#[cfg(not(feature = "peers"))]
+fn peers<M: Model + 'static>(row: Row, _: M, _: Option<NdGrad<M>>) -> Row {
+    row.na(Column::NdJvp, NO_PEERS).na(Column::NdGrad, NO_PEERS).na(Column::Tape, NO_PEERS)
+}
+
+#[cfg(not(feature = "peers"))]
+fn nd_grad<const N: usize, M: Model + 'static>() -> Option<NdGrad<M>> {
+    None
+}
+
+/// echidna's Hessian-vector product, or a note without the feature `peers`.
+fn tape_hvp<M: Model + 'static>(row: Row, m: M) -> Row {
+    #[cfg(feature = "peers")]
+    return row.hvp(Column::Tape, move |x, v, g, hv| {
+        peers::tape_hvp(&m, x, v, g, hv);
+        f64::NAN
+    });
+    #[cfg(not(feature = "peers"))]
+    {
+        let _ = m;
+        row.na(Column::Tape, NO_PEERS)
+    }
 }
 
 macro_rules! slice_row {
@@ -364,14 +395,10 @@ pub fn lstm(rng: &mut Rng) -> Row {
 
 pub fn hvp_rosenbrock(rng: &mut Rng) -> Row {
     let x = rng.uniforms(1000, -1.2, 1.2);
-    Row::new("hvp_rosenbrock", x, so::rosenbrock)
+    let row = Row::new("hvp_rosenbrock", x, so::rosenbrock)
         .hvp(Column::Hvp, so::rosenbrock_hvp)
-        .hvp(Column::Hand, hand::rosenbrock_hvp)
-        .hvp(Column::Tape, |x, v, g, hv| {
-            peers::tape_hvp(&peers::Rosenbrock, x, v, g, hv);
-            f64::NAN
-        })
-        .na(Column::NdJvp, ND_HVP_NA)
+        .hvp(Column::Hand, hand::rosenbrock_hvp);
+    tape_hvp(row, peers::Rosenbrock).na(Column::NdJvp, ND_HVP_NA)
 }
 
 pub fn hvp_gmm(rng: &mut Rng) -> Row {
@@ -381,14 +408,10 @@ pub fn hvp_gmm(rng: &mut Rng) -> Row {
     let data = Rc::new(data);
     let (d1, d2) = (data.clone(), data.clone());
     let model = peers::Gmm { data, d, k, wishart_kc: kc };
-    Row::new("hvp_gmm", params, move |p| ab::gmm(p, &d1, d, k, kc))
+    let row = Row::new("hvp_gmm", params, move |p| ab::gmm(p, &d1, d, k, kc))
         .hvp(Column::Hvp, move |p, v, g, hv| ab::gmm_hvp(p, v, &d2, d, k, kc, g, hv))
-        .na(Column::Hand, "no hand-written HVP for gmm")
-        .hvp(Column::Tape, move |p, v, g, hv| {
-            peers::tape_hvp(&model, p, v, g, hv);
-            f64::NAN
-        })
-        .na(Column::NdJvp, ND_HVP_NA)
+        .na(Column::Hand, "no hand-written HVP for gmm");
+    tape_hvp(row, model).na(Column::NdJvp, ND_HVP_NA)
 }
 
 /// All rows, in the order of BENCHMARKS.md, each with its own seeded RNG.

@@ -2,7 +2,7 @@
 //! gradient descent, with the gradient of the least-squares loss from cotan's reverse
 //! mode, checked once against forward mode and finite differences.
 //!
-//! Run: `cargo run --release -p cotan --example curve_fit`
+//! Run: `cargo run --release -p cotan-examples --example curve_fit`
 
 use cotan::{autodiff_forward, autodiff_reverse};
 
