@@ -944,6 +944,7 @@ pub fn check(p: &Prepared, points: &Points) -> Result<Report, CliError> {
             Err(e) => last_err = e,
             Ok(failures) => {
                 checked += 1;
+                crate::progress::check_tick();
                 last_point = inputs::to_json(&args);
                 if !failures.is_empty() {
                     return Ok(Report { rows, failures, point: last_point, points: checked });

@@ -1370,11 +1370,7 @@ fn check_program(text: &str, seed: u64) -> Outcome {
 
 pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
     let start = Instant::now();
-    let bar = indicatif::ProgressBar::new(count as u64);
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} programs, {msg} [{elapsed}]") {
-        bar.set_style(style);
-    }
+    let bar = crate::progress::bar(count as u64, "{bar:40} {pos}/{len} programs, {msg} [{elapsed}]");
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let mut summary = Summary { programs: 0, failures: 0, generator_bugs: 0 };

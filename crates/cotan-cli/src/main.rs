@@ -7,6 +7,7 @@ mod fuzz;
 mod inputs;
 mod ir;
 mod minimize;
+mod progress;
 mod source;
 
 use std::process::ExitCode;
@@ -37,7 +38,16 @@ impl CliError {
 #[command(
     name = "cotan",
     version,
-    about = "Derivatives, IR, gradient checks, minimization and fuzzing of Rust source files"
+    about = "Derivatives, IR, gradient checks, minimization and fuzzing of Rust source files",
+    long_about = "Derivatives, IR, gradient checks, minimization and fuzzing of Rust source files.\n\n\
+        cotan reads a Rust file without compiling it, lowers and differentiates its functions exactly \
+        as cotan's attributes do, and runs them in cotan's IR interpreter. Calls to other functions \
+        of the file's crate are followed.",
+    after_help = "Exit status: 0 when the derivatives agree (or the command succeeded), 1 when a check \
+        or a fuzzed program fails, 2 on bad input (a file that does not parse, a missing function, \
+        JSON that does not fit, a construct cotan does not support).\n\n\
+        Long work (check with several random points, minimize, fuzz) shows a progress bar on \
+        standard error when it is a terminal, and nothing otherwise. Output has no colour."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,7 +56,8 @@ struct Cli {
 
 #[derive(Args)]
 struct Target {
-    /// A Rust source file.
+    /// A Rust source file (the other files of its crate are read for the functions it calls).
+    #[arg(value_name = "FILE")]
     file: String,
     /// The function: its name (`loss`), or a path that ends with it, for a method or an
     /// associated function of an `impl` block (`Layer::out`) or a function in a module
@@ -59,26 +70,31 @@ struct Target {
 #[derive(Args)]
 #[group(multiple = false)]
 struct Activities {
-    /// Forward mode with these activities (`Dual,Dual` or space-separated).
-    #[arg(long)]
+    /// Forward mode with these activities, one per parameter then the result's, as in
+    /// `#[autodiff_forward]` (`Dual,Dual`, or space-separated).
+    #[arg(long, value_name = "ACTIVITIES")]
     forward: Option<String>,
-    /// Reverse mode with these activities (`Duplicated,Active` or space-separated).
-    #[arg(long)]
+    /// Reverse mode with these activities, one per parameter then the result's, as in
+    /// `#[autodiff_reverse]` (`Duplicated,Active`, or space-separated).
+    #[arg(long, value_name = "ACTIVITIES")]
     reverse: Option<String>,
 }
 
 #[derive(Args)]
 struct PointArgs {
-    /// The point, as JSON: an array with one entry per parameter, or an object by name.
-    #[arg(long)]
+    /// The point, as JSON: an array with one entry per parameter, or an object by name
+    /// (`'[[0.5, 1.0], 2.0]'`, `'{"x": [0.5, 1.0], "k": 2.0}'`; a struct is an object of its
+    /// fields, a tuple's fields are "0", "1", ...). Without it, random points are drawn.
+    #[arg(long, value_name = "JSON")]
     at: Option<String>,
-    /// Random points to check when --at is not given.
-    #[arg(long, default_value_t = 3)]
+    /// How many random points to check when --at is not given (stops at the first failure).
+    #[arg(long, default_value_t = 3, value_name = "N")]
     trials: usize,
+    /// Seed of the random points (and of the random directions of the tests).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Length of random slices.
-    #[arg(long, default_value_t = 5)]
+    /// Length of the random slices and vectors passed to slice parameters.
+    #[arg(long, default_value_t = 5, value_name = "N")]
     len: usize,
 }
 
@@ -95,6 +111,8 @@ enum Command {
     Ir {
         #[command(flatten)]
         target: Target,
+        /// Which IR: as lowered from Rust, the forward or reverse derivative, or the
+        /// derivative after optimization (the forward and reverse stages need activities).
         #[arg(long, value_enum, default_value_t = ir::Stage::Lowered)]
         stage: ir::Stage,
         #[command(flatten)]
@@ -113,18 +131,20 @@ enum Command {
         target: Target,
         #[command(flatten)]
         point: PointArgs,
-        /// Write the minimized program here.
-        #[arg(short, long)]
+        /// Also write the minimized program to this file (it is always printed).
+        #[arg(short, long, value_name = "FILE")]
         out: Option<String>,
     },
     /// Check random programs; minimize and save those that fail; exit 1 if any fails.
     Fuzz {
-        #[arg(long, default_value_t = 100)]
+        /// How many random programs to generate and check.
+        #[arg(long, default_value_t = 100, value_name = "N")]
         count: usize,
+        /// Seed of the run: the same seed gives the same programs.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Where failing programs (minimized) are written.
-        #[arg(long, default_value = "fuzz-failures")]
+        /// The directory where failing programs (minimized) are written.
+        #[arg(long, default_value = "fuzz-failures", value_name = "DIR")]
         out: String,
         /// Print program number INDEX of this seed instead of checking.
         #[arg(long, value_name = "INDEX")]
@@ -160,7 +180,12 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             let prepared = checker::prepare(&src, &target.name)?;
             let points =
                 checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
-            let report = checker::check(&prepared, &points)?;
+            if point.at.is_none() {
+                progress::start_check(point.trials);
+            }
+            let report = checker::check(&prepared, &points);
+            progress::finish_check();
+            let report = report?;
             print!("{}", checker::render(&report));
             Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -168,7 +193,7 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             let src = source::Source::load(&target.file)?;
             let points =
                 checker::Points { at: point.at.as_deref(), trials: point.trials, seed: point.seed, len: point.len };
-            let result = minimize::minimize(&src, &target.name, &points, true)?;
+            let result = minimize::minimize(&src, &target.name, &points, progress::enabled())?;
             print!("{}", minimize::render(&result));
             if let Some(path) = out {
                 std::fs::write(&path, &result.program)
@@ -184,5 +209,29 @@ fn run(command: Command) -> Result<ExitCode, CliError> {
             let summary = fuzz::fuzz(count, seed, &out)?;
             Ok(if summary.failures == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_command_and_option_has_help_text() {
+        let cli = super::Cli::command();
+        cli.clone().debug_assert();
+        let mut missing = vec![];
+        for sub in cli.get_subcommands() {
+            if sub.get_about().is_none() {
+                missing.push(format!("cotan {}", sub.get_name()));
+            }
+            for arg in sub.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("cotan {} {id}", sub.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help text: {missing:?}");
     }
 }

@@ -194,7 +194,9 @@ impl fmt::Display for Component {
 /// Which derivative a result is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Forward mode (the derivative given with [`Check::forward`] or [`Check::forward_into`]).
     Forward,
+    /// Reverse mode (the derivative given with [`Check::reverse`] or [`Check::reverse_into`]).
     Reverse,
 }
 
@@ -234,6 +236,8 @@ impl Default for Check<'_> {
 }
 
 impl<'f> Check<'f> {
+    /// A check with no arguments yet, the default tolerances ([`RTOL`]), steps ([`STEPS`])
+    /// and seed.
     pub fn new() -> Self {
         Check {
             slots: vec![],
@@ -434,34 +438,73 @@ pub struct Report {
 #[non_exhaustive]
 pub enum Failure {
     /// The function's value at the point is not finite, so nothing can be compared.
-    NotFinite { output: usize, value: f64 },
+    NotFinite {
+        /// Which output (0 for a scalar function).
+        output: usize,
+        /// Its value.
+        value: f64,
+    },
     /// A derivative returned (or wrote to `out`) a value other than the primal's.
-    PrimalValue { mode: Mode, output: usize, primal: f64, derivative: f64 },
+    PrimalValue {
+        /// The derivative's mode.
+        mode: Mode,
+        /// Which output (0 for a scalar function).
+        output: usize,
+        /// The primal's value.
+        primal: f64,
+        /// The value the derivative returned or wrote.
+        derivative: f64,
+    },
     /// A second reverse call on the same shadows did not add the gradient again.
-    NotAccumulated { component: Component, first: f64, second: f64 },
+    NotAccumulated {
+        /// The shadow's component.
+        component: Component,
+        /// Its value after one reverse call.
+        first: f64,
+        /// Its value after a second call on the same shadow (should be twice `first`).
+        second: f64,
+    },
     /// The inner-product test against finite differences failed at every step.
     FiniteDifferences {
+        /// The derivative's mode.
         mode: Mode,
         /// `<w, J v>` by AD and by finite differences.
         inner_product: Box<Comparison>,
         /// The component with the largest error, with its own comparison: the partial
         /// derivative (weighted by `w` for several outputs) by AD and by finite differences.
         worst: Component,
+        /// The comparison at that component.
         worst_comparison: Box<Comparison>,
     },
     /// `<J v, w> != <v, Jᵀ w>`: forward and reverse disagree.
     DotProduct {
+        /// `<J v, w>` by forward mode.
         forward: f64,
+        /// `<v, Jᵀ w>` by reverse mode.
         reverse: f64,
         /// The component where `<w, J e_i>` and `(Jᵀ w)_i` differ most, and both values.
         worst: Component,
+        /// `<w, J e_i>` at that component, by forward mode.
         worst_forward: f64,
+        /// `(Jᵀ w)_i` at that component, by reverse mode.
         worst_reverse: f64,
     },
     /// The primal gave a different result after the derivative calls than before.
-    PrimalChanged { output: usize, before: f64, after: f64 },
+    PrimalChanged {
+        /// Which output (0 for a scalar function).
+        output: usize,
+        /// The primal's value before the derivative calls.
+        before: f64,
+        /// Its value after them.
+        after: f64,
+    },
     /// A steady-state derivative call allocated.
-    Allocations { mode: Mode, count: u64 },
+    Allocations {
+        /// The derivative's mode.
+        mode: Mode,
+        /// Heap allocations of one steady-state call.
+        count: u64,
+    },
     /// [`Check::no_allocations`] was asked for but [`CountingAllocator`] is not installed.
     AllocatorNotInstalled,
 }

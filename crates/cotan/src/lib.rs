@@ -1,37 +1,27 @@
-//! cotan: automatic differentiation for Rust by source transformation, on stable Rust.
-//!
-//! Put `#[autodiff_forward(...)]` or `#[autodiff_reverse(...)]` on an ordinary function,
-//! with the syntax and signatures of nightly `std::autodiff`, and cotan generates the
-//! derivative as plain Rust beside it.
-//!
-//! ```
-//! use cotan::autodiff_reverse;
-//!
-//! #[autodiff_reverse(d_rosenbrock, Active, Active, Active)]
-//! fn rosenbrock(x: f64, y: f64) -> f64 {
-//!     (1.0 - x).powi(2) + 100.0 * (y - x.powi(2)).powi(2)
-//! }
-//!
-//! let (value, dx, dy) = d_rosenbrock(1.0, 3.0, 1.0);
-//! assert_eq!((value, dx, dy), (400.0, -800.0, 400.0));
-//! ```
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 
 pub use cotan_macros::{
     autodiff_forward, autodiff_reverse, autodiff_split, custom_derivative, differentiable, hessian, hvp,
     zero_derivative,
 };
 
-// The README's examples run as doctests, so what it promises is tested.
-#[doc = include_str!("../../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;
-
 pub mod check;
 mod differentiable;
+pub mod guides;
+// Runtime support of generated code (the tape, casts, compile-time checks): public because
+// generated code names it, not part of the API.
+#[doc(hidden)]
 pub mod rt;
 
 pub use cotan_macros::Differentiable;
 pub use differentiable::Differentiable;
-/// `num_traits`, whose `Float` bounds generic float code.
+/// The `num-traits` crate, re-exported: generic float code bounds its type parameter by
+/// [`Float`] (`cotan::Float`, or `cotan::num_traits::Float` with the rest of the crate).
 pub use num_traits;
+/// The bound of generic float code: `fn f<T: cotan::Float>(x: &[T]) -> T` gets derivatives
+/// generic over [`Real`] (see "Generic float code" in the guide above). It is
+/// `num_traits::Float`, re-exported so that a crate using cotan needs no `num-traits`
+/// dependency of its own.
+pub use num_traits::Float;
 pub use rt::{Real, Record};
