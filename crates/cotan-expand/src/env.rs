@@ -15,13 +15,54 @@ pub(crate) struct SourceEnv {
     pub src: Rc<Sources>,
     pub scope: ModId,
     pub imp: Option<ImplId>,
+    /// For the body of a function inlined into another (`cotan_syntax::Inlined`): the scope
+    /// of the function being lowered, for which the paths it generates are written.
+    pub home: Option<ModId>,
+}
+
+impl SourceEnv {
+    pub(crate) fn new(src: Rc<Sources>, scope: ModId, imp: Option<ImplId>) -> Self {
+        SourceEnv { src, scope, imp, home: None }
+    }
+
+    /// Where generated paths are read.
+    fn home_scope(&self) -> ModId {
+        self.home.unwrap_or(self.scope)
+    }
+
+    /// The function a path names from this scope (`Self::m` in an `impl` block too).
+    fn resolve_fn(&self, path: &syn::Path) -> Option<FnId> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let res = match (segs.as_slice(), self.imp) {
+            ([s, m], Some(i)) if s == "Self" => self.src.method(self.src.impl_type(i)?, m),
+            _ => self.src.resolve(self.scope, &segs, Ns::Value),
+        };
+        match res {
+            Res::Fn(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Function `f` as code in the home scope names it (`Type::method` for a method).
+    fn fn_path_from_home(&self, f: FnId) -> Option<String> {
+        let def = &self.src.fns[f];
+        match def.imp {
+            Some(i) => {
+                Some(format!("{}::{}", self.src.type_path(self.home_scope(), self.src.impl_type(i)?)?, def.name))
+            }
+            None => self.src.path_to(self.home_scope(), def.module, &def.name),
+        }
+    }
 }
 
 impl cotan_syntax::Env for SourceEnv {
     fn structure(&self, ty: &syn::Path) -> Option<Structure> {
         let t = self.type_named(ty)?;
         let mut s = structure(&self.src, t, &mut vec![])?;
-        s.path = path_text(ty);
+        s.path = match self.home {
+            Some(home) => self.src.type_path(home, t)?,
+            None => path_text(ty),
+        };
         Some(s)
     }
 
@@ -32,20 +73,72 @@ impl cotan_syntax::Env for SourceEnv {
 
     fn callee(&self, path: &syn::Path) -> Option<CalleeShape> {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let res = match (segs.as_slice(), self.imp) {
-            ([s, m], Some(i)) if s == "Self" => self.src.method(self.src.impl_type(i)?, m),
-            _ => self.src.resolve(self.scope, &segs, Ns::Value),
-        };
-        let Res::Fn(f) = res else { return None };
+        let f = self.resolve_fn(path)?;
         callee_shape(&self.src, f).map(|mut shape| {
             // The result as the caller names it.
             if let Some(r) = &mut shape.ret {
-                if r.path == "Self" && segs.len() >= 2 {
+                if self.home.is_some() {
+                    let t = self.src.fns[f].imp.and_then(|i| self.src.impl_type(i));
+                    if let Some(p) =
+                        t.filter(|_| r.path == "Self").and_then(|t| self.src.type_path(self.home_scope(), t))
+                    {
+                        r.path = p;
+                    }
+                } else if r.path == "Self" && segs.len() >= 2 {
                     r.path = segs[..segs.len() - 1].join("::");
                 }
             }
             shape
         })
+    }
+
+    fn inline(&self, path: &syn::Path) -> Option<Result<cotan_syntax::Inlined, String>> {
+        let f = self.resolve_fn(path)?;
+        let def = &self.src.fns[f];
+        if self.src.exports(f) {
+            return None;
+        }
+        let item = crate::sources::with_fallback(|| {
+            let mut sig = def.item.sig.clone();
+            for a in sig.inputs.iter_mut() {
+                if let syn::FnArg::Typed(t) = a {
+                    *t.ty = without_aliases(&self.src, def.module, &t.ty);
+                }
+            }
+            if let syn::ReturnType::Type(_, t) = &mut sig.output {
+                **t = without_aliases(&self.src, def.module, t);
+            }
+            cotan_syntax::inline_reason(&sig)?;
+            let item = crate::constants::substitute(&def.item, &self.src, def.scope, def.imp).map(|mut item| {
+                item.sig = sig;
+                item
+            });
+            Some(item.map(|i| (quote::ToTokens::to_token_stream(&i).to_string(), i)))
+        })?;
+        let item = match item {
+            // Outside the fallback mode (in the macro), the tokens are made anew for rustc.
+            Ok((text, item)) => match crate::sources::in_fallback() {
+                true => item,
+                false => match syn::parse_str::<syn::ItemFn>(&text) {
+                    Ok(item) => item,
+                    Err(e) => return Some(Err(e.to_string())),
+                },
+            },
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        let env = SourceEnv { src: self.src.clone(), scope: def.scope, imp: def.imp, home: Some(self.home_scope()) };
+        Some(Ok(cotan_syntax::Inlined {
+            item,
+            env: Rc::new(env),
+            shown: format!("`{}` ({})", def.name, self.src.location(f)),
+            key: f.to_string(),
+            located: crate::sources::in_fallback(),
+        }))
+    }
+
+    fn home_path(&self, path: &syn::Path) -> Option<String> {
+        self.home?;
+        self.fn_path_from_home(self.resolve_fn(path)?)
     }
 }
 
@@ -67,8 +160,10 @@ impl SourceEnv {
                     syn::Type::Path(p) if p.qself.is_none() => {
                         let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
                         match self.src.resolve(def.module, &segs, Ns::Type) {
-                            Res::Type(inner) if self.src.types[inner].structure.is_some() => {
-                                match self.src.type_path(self.scope, inner) {
+                            Res::Type(inner)
+                                if self.src.types[inner].structure.is_some() || self.src.types[inner].is_enum =>
+                            {
+                                match self.src.type_path(self.home_scope(), inner) {
                                     Some(path) => FieldType::Record(path),
                                     None => FieldType::Other,
                                 }

@@ -546,7 +546,7 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
                 _ => (module, None),
             };
             with_constants = constants::substitute(func, src, scope, imp)?;
-            env = Some(std::rc::Rc::new(env::SourceEnv { src: src.clone(), scope, imp }));
+            env = Some(std::rc::Rc::new(env::SourceEnv::new(src.clone(), scope, imp)));
             &with_constants
         }
         _ => func,

@@ -163,7 +163,7 @@ impl Program {
         };
         let def = &src.fns[f];
         let item = def.item.clone();
-        let env = std::rc::Rc::new(crate::env::SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp });
+        let env = std::rc::Rc::new(crate::env::SourceEnv::new(src.clone(), def.scope, def.imp));
         let lowered = with_fallback(|| {
             let item = crate::constants::substitute(&item, &src, def.scope, def.imp)?;
             cotan_syntax::lower_fn_in(&item.sig, &item.block, env, true)
@@ -417,7 +417,7 @@ impl Program {
         let mut assumed = vec![];
         let (mut func, spans) = match rule {
             Rule::Body => {
-                let env = std::rc::Rc::new(crate::env::SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp });
+                let env = std::rc::Rc::new(crate::env::SourceEnv::new(src.clone(), def.scope, def.imp));
                 let lowered = with_fallback(|| cotan_syntax::lower_fn_in(&item.sig, &item.block, env, true))
                     .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
                 let mut func = lowered.func;

@@ -113,6 +113,8 @@ pub(crate) struct TypeDef {
     pub structure: Option<Rc<syn::Fields>>,
     /// The type a type alias without generics stands for.
     pub alias: Option<Rc<syn::Type>>,
+    /// An enum without generics.
+    pub is_enum: bool,
 }
 
 pub(crate) struct ImplDef {
@@ -166,11 +168,19 @@ fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
+thread_local! {
+    /// How many `with_fallback` calls are running.
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether proc-macro2 is forced into its fallback mode (tokens made now are not rustc's).
+pub(crate) fn in_fallback() -> bool {
+    extern crate proc_macro;
+    DEPTH.with(|d| d.get() > 0) || !proc_macro::is_available()
+}
+
 /// Runs `f` with proc-macro2's own implementation, whose spans know their lines.
 pub(crate) fn with_fallback<T>(f: impl FnOnce() -> T) -> T {
-    thread_local! {
-        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
     // (Nested calls keep it forced until the outermost one ends.)
     proc_macro2::fallback::force();
     DEPTH.with(|d| d.set(d.get() + 1));
@@ -398,7 +408,10 @@ impl Sources {
                         self.types.last_mut().unwrap().structure = Some(Rc::new(st.fields.clone()));
                     }
                 }
-                syn::Item::Enum(e) => self.add_type(e.ident.to_string(), m, &e.vis, vec![]),
+                syn::Item::Enum(e) => {
+                    self.add_type(e.ident.to_string(), m, &e.vis, vec![]);
+                    self.types.last_mut().unwrap().is_enum = e.generics.params.is_empty();
+                }
                 syn::Item::Type(t) => {
                     self.add_type(t.ident.to_string(), m, &t.vis, vec![]);
                     if t.generics.params.is_empty() {
@@ -478,6 +491,7 @@ impl Sources {
             methods: vec![],
             structure: None,
             alias: None,
+            is_enum: false,
         });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));

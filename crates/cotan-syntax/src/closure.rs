@@ -16,6 +16,8 @@ use crate::lower::{err, err_at, Binding, Lower};
 pub(crate) struct ClosureDef {
     expr: syn::ExprClosure,
     scopes: Vec<Vec<(String, Binding)>>,
+    /// The crate as seen where it was written (it may be called inside an inlined function).
+    env: std::rc::Rc<dyn crate::env::Env>,
 }
 
 /// Something an iterator method calls per item.
@@ -42,6 +44,13 @@ fn check_body(c: &syn::ExprClosure) -> syn::Result<()> {
 impl Lower {
     /// `let f = |x| ..;`
     pub(crate) fn define_closure(&mut self, name: &syn::PatIdent, c: &syn::ExprClosure) -> syn::Result<()> {
+        let id = self.new_closure(c)?;
+        self.bind(name.ident.to_string(), Binding::Closure(id));
+        Ok(())
+    }
+
+    /// Keeps a closure with the bindings it sees here; its index in `closures`.
+    pub(crate) fn new_closure(&mut self, c: &syn::ExprClosure) -> syn::Result<usize> {
         check_body(c)?;
         let mut scopes = self.scopes.clone();
         if c.capture.is_some() {
@@ -62,10 +71,8 @@ impl Lower {
                 }
             }
         }
-        self.closures.push(ClosureDef { expr: c.clone(), scopes });
-        let id = self.closures.len() - 1;
-        self.bind(name.ident.to_string(), Binding::Closure(id));
-        Ok(())
+        self.closures.push(ClosureDef { expr: c.clone(), scopes, env: self.env.clone() });
+        Ok(self.closures.len() - 1)
     }
 
     /// The local closure a call calls, if it calls one (`f(a)` with `let f = |x| ..`).
@@ -92,10 +99,12 @@ impl Lower {
             );
         }
         let outer = std::mem::replace(&mut self.scopes, def.scopes);
+        let outer_env = std::mem::replace(&mut self.env, def.env);
         // `break`/`continue` inside a closure cannot leave the loops around its call.
         let loops = std::mem::take(&mut self.loops);
         let r = self.inline(&def.expr, args);
         self.scopes = outer;
+        self.env = outer_env;
         self.loops = loops;
         r
     }
@@ -187,14 +196,14 @@ impl Lower {
             Callable::Literal(c) => ((*c).clone(), None),
             Callable::Local(id) => {
                 let def = self.closures[*id].clone();
-                (def.expr, Some(def.scopes))
+                (def.expr, Some((def.scopes, def.env)))
             }
             Callable::Path(p) => return err_at(p, "expected a closure here"),
         };
         if c.inputs.len() != args.len() {
             return err(span, format!("this closure takes {} argument(s), {} given", c.inputs.len(), args.len()));
         }
-        let outer = scopes.map(|s| std::mem::replace(&mut self.scopes, s));
+        let outer = scopes.map(|(s, e)| (std::mem::replace(&mut self.scopes, s), std::mem::replace(&mut self.env, e)));
         self.push_scope();
         let r = (|| {
             for (p, a) in c.inputs.iter().zip(args) {
@@ -203,8 +212,9 @@ impl Lower {
             body(self, &c.body)
         })();
         self.pop_scope();
-        if let Some(o) = outer {
-            self.scopes = o;
+        if let Some((s, e)) = outer {
+            self.scopes = s;
+            self.env = e;
         }
         r
     }

@@ -75,6 +75,30 @@ pub trait Env {
     fn record_fields(&self, _ty: &str) -> Option<Vec<(String, FieldType)>> {
         None
     }
+    /// The function a call names, if lowering inlines it at its calls (it takes a closure
+    /// or returns memory, which no derivative signature can carry).
+    fn inline(&self, _path: &syn::Path) -> Option<Result<Inlined, String>> {
+        None
+    }
+    /// The path, as the function being lowered names it, of the function a call inside an
+    /// inlined body names (which is written for the inlined function's own module).
+    fn home_path(&self, _path: &syn::Path) -> Option<String> {
+        None
+    }
+}
+
+/// A function of the crate to lower in place of a call of it.
+pub struct Inlined {
+    /// Its definition, constants substituted and aliases resolved in its signature.
+    pub item: syn::ItemFn,
+    /// The crate as seen from its body.
+    pub env: std::rc::Rc<dyn Env>,
+    /// `` `rk4` (src/ode.rs:70) ``, for messages.
+    pub shown: String,
+    /// Identifies the function (a recursive inlining is an error).
+    pub key: String,
+    /// Whether `item`'s spans hold its lines in its file (when it is not made for rustc).
+    pub located: bool,
 }
 
 /// The type of a struct's field.

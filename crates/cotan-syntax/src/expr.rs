@@ -579,9 +579,34 @@ impl Lower {
             return Ok(());
         }
         self.pointer_reassigned(&a.left)?;
+        let row_of_arrays = match crate::lower::strip_parens(&a.left) {
+            syn::Expr::Index(ix) if self.is_memory(&ix.expr) => Some(ix),
+            _ => None,
+        };
+        if let Some(ix) = row_of_arrays {
+            let m = self.memory(&ix.expr)?;
+            if self.mem_ty(m).unwrap().kind.row().is_some_and(|r| matches!(r, MemKind::Array(_))) {
+                // `rows[i] = [a, b]`: a row that is an array, element by element (the right
+                // side is made first, as Rust evaluates it).
+                let src = self.memory(&a.right)?;
+                let idx = self.index_value(&ix.index)?;
+                let dst = self.row(m, idx);
+                return self.copy_array(dst, src, a);
+            }
+        }
         if let Some(dst) = self.array_local(&a.left) {
             // A whole array: its elements (the right side is made before they are written).
             let src = self.memory(&a.right)?;
+            return self.copy_array(dst, src, a);
+        }
+        self.check_assignable(&a.left)?;
+        let (v, vt) = self.scalar(&a.right)?;
+        self.assign(&a.left, v, vt)
+    }
+
+    /// `dst = src` for two arrays of the same length.
+    fn copy_array(&mut self, dst: Value, src: Value, a: &syn::ExprAssign) -> syn::Result<()> {
+        {
             let (dk, sk) = (self.mem_ty(dst).unwrap().kind, self.mem_ty(src).unwrap().kind);
             if dk != sk {
                 return err_at(
@@ -594,11 +619,8 @@ impl Lower {
             self.at(a.span());
             let n = self.emit_s(OpKind::Len(dst), STy::Known(Scalar::Usize));
             self.copy_loop(dst, src, n);
-            return Ok(());
+            Ok(())
         }
-        self.check_assignable(&a.left)?;
-        let (v, vt) = self.scalar(&a.right)?;
-        self.assign(&a.left, v, vt)
     }
 
     /// The writable array of numbers a plain name is bound to, if it is one.
@@ -973,8 +995,7 @@ impl Lower {
     /// `std::hint::black_box`), and of the user's functions.
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Option<Agg>> {
         if let Some(id) = self.closure_called(c) {
-            let args = c.args.iter().map(|a| self.agg(a)).collect::<syn::Result<Vec<_>>>()?;
-            let args = args.into_iter().map(crate::chain::Item::from_agg).collect();
+            let args = c.args.iter().map(|a| self.passed(a)).collect::<syn::Result<Vec<_>>>()?;
             return self.call_closure_def(id, args, c.span());
         }
         let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
@@ -1024,6 +1045,12 @@ impl Lower {
                 }
             }
         }
+        if let syn::Expr::Path(p) = &*c.func {
+            if let Some(inl) = self.inlined(&p.path) {
+                let args: Vec<&syn::Expr> = c.args.iter().collect();
+                return self.inline_call(inl?, &args, c.span());
+            }
+        }
         if let Some(r) = self.struct_constructor(c) {
             return r.map(Some);
         }
@@ -1059,6 +1086,20 @@ impl Lower {
     pub(crate) fn user_call_n(&mut self, c: &syn::ExprCall, n: usize) -> syn::Result<Vec<Value>> {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
         let args: Vec<&syn::Expr> = c.args.iter().collect();
+        if let Some(inl) = self.inlined(&p.path) {
+            return match (self.inline_call(inl?, &args, c.span())?, n) {
+                (_, 0) => Ok(vec![]),
+                (Some(Tree::Leaf(v)), 1) => Ok(vec![v]),
+                (Some(Tree::Tuple(es)), n) if es.len() == n && es.iter().all(|e| matches!(e, Tree::Leaf(_))) => Ok(es
+                    .into_iter()
+                    .map(|e| match e {
+                        Tree::Leaf(v) => v,
+                        _ => unreachable!("checked: leaves"),
+                    })
+                    .collect()),
+                _ => err_at(c, format!("expected {n} value(s) from this call")),
+            };
+        }
         let shape = self.flat_shape(&p.path);
         self.call_path(&p.path, &args, shape.as_ref(), n, None, c.span())
     }
@@ -1074,7 +1115,8 @@ impl Lower {
         types: Option<&[Scalar]>,
         span: Span,
     ) -> syn::Result<Vec<Value>> {
-        let callee = quote::ToTokens::to_token_stream(path).to_string().replace(' ', "");
+        let written = quote::ToTokens::to_token_stream(path).to_string().replace(' ', "");
+        let callee = self.env.home_path(path).unwrap_or(written);
         let args = match shape {
             Some(s) => self.flat_args(args, s, span)?,
             None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,

@@ -11,6 +11,7 @@ mod exits;
 mod expr;
 mod generic;
 mod infer;
+mod inline;
 mod iter;
 mod lower;
 mod matching;
@@ -22,8 +23,9 @@ mod signature;
 mod slices;
 mod structs;
 
-pub use env::{CalleeShape, Env, FieldShape, FieldType, NoEnv, Structure};
+pub use env::{CalleeShape, Env, FieldShape, FieldType, Inlined, NoEnv, Structure};
 pub use expr::{float_constant, int_constant};
+pub use inline::inline_reason;
 pub use lower::{lower_fn, lower_fn_in, lower_fn_with_tuples, lower_signature, Lowered};
 pub use record::{is_record, record_type};
 pub use signature::{container_type, param_type, return_type, scalar_type, ResultShape};

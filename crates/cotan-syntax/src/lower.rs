@@ -126,6 +126,8 @@ pub(crate) struct Lower {
     pub(crate) flatten: bool,
     /// The struct of numbers the function returns, field by field.
     pub(crate) ret_struct: Option<crate::env::Structure>,
+    /// The functions being inlined, innermost last (`inline.rs`).
+    pub(crate) inline_stack: Vec<String>,
 }
 
 fn no_env() -> Rc<dyn Env> {
@@ -255,6 +257,7 @@ impl Lower {
             env,
             flatten,
             ret_struct: None,
+            inline_stack: vec![],
             offsets: HashMap::new(),
         }
     }

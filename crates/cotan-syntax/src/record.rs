@@ -255,9 +255,29 @@ impl Lower {
 
     /// Whether an expression names a record parameter (checked without lowering anything).
     pub(crate) fn is_record_receiver(&self, e: &syn::Expr) -> bool {
-        match root_name(e).and_then(|n| self.lookup(&n)) {
-            Some(Binding::Value(v)) => is_record(self.func.ty(v)),
-            _ => false,
+        self.record_type_of(e).is_some()
+    }
+
+    /// The Rust type of a record parameter (`p`) or of a field that the crate's sources
+    /// declare as a struct or enum (`self.activation`), checked without lowering anything.
+    fn record_type_of(&self, e: &syn::Expr) -> Option<String> {
+        match e {
+            syn::Expr::Paren(p) => self.record_type_of(&p.expr),
+            syn::Expr::Field(f) => {
+                let base = self.record_type_of(&f.base)?;
+                let name = member_name(&f.member);
+                match self.env.record_fields(&base)?.into_iter().find(|(n, _)| *n == name)?.1 {
+                    FieldType::Record(t) => Some(t),
+                    _ => None,
+                }
+            }
+            _ => match root_name(e).and_then(|n| self.lookup(&n)) {
+                Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
+                    MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
         }
     }
 
@@ -275,9 +295,7 @@ impl Lower {
             }
             return None;
         }
-        let Some(Binding::Value(v)) = root_name(&m.receiver).and_then(|n| self.lookup(&n)) else { return None };
-        let MemKind::Record(id) = self.mem_ty(v)?.kind else { return None };
-        let ty = self.func.records[id as usize].clone();
+        let ty = self.record_type_of(&m.receiver)?;
         let path: syn::Path = match syn::parse_str::<syn::Path>(&format!("{ty}::{}", m.method)) {
             Ok(mut p) => {
                 // Errors about the call point at the method's name.
@@ -296,9 +314,13 @@ impl Lower {
         let mut args: syn::punctuated::Punctuated<syn::Expr, syn::Token![,]> = Default::default();
         // A struct held by value is lent to the method, as auto-referencing does for `&self`.
         let r = &m.receiver;
-        let receiver = match self.mem_ty(v) {
-            Some(t) if t.access == Access::Owned => syn::parse_quote_spanned!(r.span()=> &#r),
-            _ => (**r).clone(),
+        let owned = match root_name(r).and_then(|n| self.lookup(&n)) {
+            Some(Binding::Value(v)) => self.mem_ty(v).is_some_and(|t| t.access == Access::Owned),
+            _ => true,
+        };
+        let receiver = match owned {
+            true => syn::parse_quote_spanned!(r.span()=> &#r),
+            false => (**r).clone(),
         };
         args.push(receiver);
         args.extend(m.args.iter().cloned());

@@ -97,8 +97,8 @@ pub fn log_softmax(logits: &[f64]) -> Vec<f64> {
 
 /// Mean softmax cross-entropy of the model over a batch, differentiated with respect to
 /// the model (std's way for a struct: `Duplicated` with a `&mut Mlp` shadow).
-#[cfg_attr(feature = "pending", autodiff_reverse(mlp_loss_grad, Duplicated, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(mlp_loss_tangent, Dual, Const, Const, Dual))]
+#[autodiff_reverse(mlp_loss_grad, Duplicated, Const, Const, Active)]
+#[autodiff_forward(mlp_loss_tangent, Dual, Const, Const, Dual)]
 pub fn mlp_loss(model: &Mlp, inputs: &[Vec<f64>], labels: &[usize]) -> f64 {
     let total: f64 = inputs.iter().zip(labels).map(|(x, &label)| -log_softmax(&model.forward(x))[label]).sum();
     total / inputs.len() as f64
@@ -106,8 +106,8 @@ pub fn mlp_loss(model: &Mlp, inputs: &[Vec<f64>], labels: &[usize]) -> f64 {
 
 /// The same loss over a flat parameter vector (the layout of `Mlp::to_flat`), as an
 /// optimiser working on `&[f64]` wants it.
-#[cfg_attr(feature = "pending", autodiff_reverse(mlp_loss_flat_grad, Duplicated, Const, Const, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(mlp_loss_flat_tangent, Dual, Const, Const, Const, Const, Dual))]
+#[autodiff_reverse(mlp_loss_flat_grad, Duplicated, Const, Const, Const, Const, Active)]
+#[autodiff_forward(mlp_loss_flat_tangent, Dual, Const, Const, Const, Const, Dual)]
 pub fn mlp_loss_flat(
     params: &[f64],
     shape: (usize, usize, usize),

@@ -28,11 +28,8 @@ pub fn rk4_step<F: Fn(f64, &[f64], &mut [f64])>(f: &F, t: f64, y: &mut [f64], h:
 /// x' = alpha x - beta x y,  y' = delta x y - gamma y.
 /// Integrates from `y0` over [0, t_end] in `steps` RK4 steps and returns the squared
 /// distance of the final state to `target`.
-#[cfg_attr(
-    feature = "pending",
-    autodiff_reverse(lotka_volterra_loss_grad, Duplicated, Const, Const, Const, Const, Active)
-)]
-#[cfg_attr(feature = "pending", autodiff_forward(lotka_volterra_loss_tangent, Dual, Const, Const, Const, Const, Dual))]
+#[autodiff_reverse(lotka_volterra_loss_grad, Duplicated, Const, Const, Const, Const, Active)]
+#[autodiff_forward(lotka_volterra_loss_tangent, Dual, Const, Const, Const, Const, Dual)]
 pub fn lotka_volterra_loss(params: &[f64], y0: &[f64], target: &[f64], t_end: f64, steps: usize) -> f64 {
     let (alpha, beta, delta, gamma) = (params[0], params[1], params[2], params[3]);
     let rhs = |_t: f64, y: &[f64], dy: &mut [f64]| {
@@ -49,11 +46,8 @@ pub fn lotka_volterra_loss(params: &[f64], y0: &[f64], target: &[f64], t_end: f6
 }
 
 /// Lotka–Volterra loss as a function of the initial state too (both slices active).
-#[cfg_attr(
-    feature = "pending",
-    autodiff_reverse(lotka_volterra_ic_loss_grad, Duplicated, Duplicated, Const, Const, Active)
-)]
-#[cfg_attr(feature = "pending", autodiff_forward(lotka_volterra_ic_loss_tangent, Dual, Dual, Const, Const, Dual))]
+#[autodiff_reverse(lotka_volterra_ic_loss_grad, Duplicated, Duplicated, Const, Const, Active)]
+#[autodiff_forward(lotka_volterra_ic_loss_tangent, Dual, Dual, Const, Const, Dual)]
 pub fn lotka_volterra_ic_loss(params: &[f64], y0: &[f64], target: &[f64], steps: usize) -> f64 {
     lotka_volterra_loss(params, y0, target, 10.0, steps)
 }
@@ -90,8 +84,8 @@ pub fn pendulum_rhs(state: State, g_over_l: f64, damping: f64) -> State {
 
 /// Squared error of the pendulum's state after 4 s, released at rest from `theta0`,
 /// as a function of g/l, the damping and the release angle.
-#[cfg_attr(feature = "pending", autodiff_reverse(pendulum_loss_grad, Active, Active, Active, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(pendulum_loss_tangent, Dual, Dual, Dual, Const, Dual))]
+#[autodiff_reverse(pendulum_loss_grad, Active, Active, Active, Const, Active)]
+#[autodiff_forward(pendulum_loss_tangent, Dual, Dual, Dual, Const, Dual)]
 pub fn pendulum_loss(g_over_l: f64, damping: f64, theta0: f64, target: [f64; 2]) -> f64 {
     let mut state = [theta0, 0.0];
     for _ in 0..PENDULUM_STEPS {

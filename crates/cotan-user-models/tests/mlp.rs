@@ -1,8 +1,6 @@
 //! MLP loss: gradients against finite differences (rtol 1e-6, atol 1e-7), struct and
 //! flat versions against each other, forward against reverse by the dot-product test.
 
-#![cfg_attr(not(feature = "pending"), allow(unused))]
-
 mod common;
 use common::*;
 use cotan_user_models::mlp::*;
@@ -13,7 +11,6 @@ fn setup(activation: Activation) -> (Mlp, Vec<Vec<f64>>, Vec<usize>) {
     (model, inputs, labels)
 }
 
-#[cfg(feature = "pending")]
 fn check_struct(activation: Activation) {
     let (model, inputs, labels) = setup(activation);
     let shape = model.shape();
@@ -33,7 +30,6 @@ fn check_struct(activation: Activation) {
     assert_dot_product("mlp", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 fn check_flat(activation: Activation) {
     let (model, inputs, labels) = setup(activation);
     let shape = model.shape();
@@ -52,25 +48,21 @@ fn check_flat(activation: Activation) {
     assert_dot_product("mlp flat", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn mlp_struct_tanh() {
     check_struct(Activation::Tanh);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn mlp_struct_relu() {
     check_struct(Activation::Relu);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn mlp_flat_tanh() {
     check_flat(Activation::Tanh);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn mlp_flat_relu() {
     check_flat(Activation::Relu);

@@ -1,8 +1,6 @@
 //! RK4-integrated ODEs: gradients against finite differences (rtol 1e-6, atol 1e-8),
 //! forward against reverse by the dot-product test.
 
-#![cfg_attr(not(feature = "pending"), allow(unused))]
-
 mod common;
 use common::*;
 use cotan_user_models::ode::*;
@@ -11,7 +9,6 @@ const LV_PARAMS: [f64; 4] = [1.1, 0.4, 0.1, 0.4];
 const LV_Y0: [f64; 2] = [10.0, 5.0];
 const LV_TARGET: [f64; 2] = [5.0, 3.0];
 
-#[cfg(feature = "pending")]
 #[test]
 fn lotka_volterra_parameter_gradient() {
     let (t_end, steps) = (10.0, 200);
@@ -27,7 +24,6 @@ fn lotka_volterra_parameter_gradient() {
     assert_dot_product("lotka-volterra", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn lotka_volterra_initial_condition_gradient() {
     let steps = 200;
@@ -46,7 +42,6 @@ fn lotka_volterra_initial_condition_gradient() {
     assert_dot_product("lotka-volterra ic", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn pendulum_gradient() {
     let (g_over_l, damping, theta0) = (9.81, 0.3, 1.0);

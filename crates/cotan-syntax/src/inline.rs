@@ -1,0 +1,279 @@
+//! Functions of the crate lowered in place of their calls: those that take a closure
+//! (`fn rk4<F: Fn(State) -> State>(f: F, ..)`, `f: &impl Fn(f64) -> f64`) and those that
+//! return memory (`-> Vec<f64>`, `-> &[f64]`). No derivative signature can carry a closure
+//! or hand back a buffer, so such a call is lowered as the callee's body with its
+//! parameters bound to the arguments, as a local closure is. Calls inside that body are
+//! named as the caller's module names them (`Env::home_path`).
+
+use syn::spanned::Spanned;
+
+use crate::agg::Agg;
+use crate::chain::Item;
+use crate::env::Inlined;
+use crate::exits::{exits_of_expr, Exit};
+use crate::lower::{err, err_at, strip_parens, Binding, Lower};
+
+/// Inlined calls nest at most this deep (a deeper chain is recursion in disguise).
+const MAX_DEPTH: usize = 16;
+
+/// Why a function is inlined at its calls, if it is: its signature takes a closure or
+/// returns memory. Other type parameters than closures keep it out (they are
+/// differentiated as generic functions, or refused, elsewhere).
+pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
+    let closures = closure_params(&sig.generics)?;
+    let takes_closure = sig.inputs.iter().any(|a| match a {
+        syn::FnArg::Typed(pt) => closure_arity(&pt.ty, &closures).is_some(),
+        syn::FnArg::Receiver(_) => false,
+    });
+    if takes_closure {
+        return Some("it takes a closure");
+    }
+    if !sig.generics.params.is_empty() {
+        return None;
+    }
+    match &sig.output {
+        syn::ReturnType::Type(_, t) if returns_memory(t) => Some("it returns a vector or a slice"),
+        _ => None,
+    }
+}
+
+/// `Vec<..>`, `&[..]`, `&mut [..]`, `&Vec<..>`, arrays of arrays.
+fn returns_memory(t: &syn::Type) -> bool {
+    match t {
+        syn::Type::Paren(p) => returns_memory(&p.elem),
+        syn::Type::Reference(r) => {
+            matches!(&*r.elem, syn::Type::Slice(_) | syn::Type::Array(_)) || returns_memory(&r.elem)
+        }
+        syn::Type::Array(a) => crate::signature::scalar_type(&a.elem).is_none(),
+        syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+        _ => false,
+    }
+}
+
+/// The type parameters bounded by `Fn`, `FnMut` or `FnOnce`, with their arity; `None` if
+/// there is another type parameter, or a const one.
+fn closure_params(g: &syn::Generics) -> Option<Vec<(String, usize)>> {
+    let mut out = vec![];
+    for p in &g.params {
+        match p {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Const(_) => return None,
+            syn::GenericParam::Type(t) => {
+                let name = t.ident.to_string();
+                let mut bounds: Vec<&syn::TypeParamBound> = t.bounds.iter().collect();
+                if let Some(w) = &g.where_clause {
+                    for pred in &w.predicates {
+                        if let syn::WherePredicate::Type(pt) = pred {
+                            if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&name)) {
+                                bounds.extend(pt.bounds.iter());
+                            }
+                        }
+                    }
+                }
+                out.push((name, bounds.iter().find_map(|b| fn_bound_arity(b))?));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The number of arguments of an `Fn(..)`/`FnMut(..)`/`FnOnce(..)` bound.
+fn fn_bound_arity(b: &syn::TypeParamBound) -> Option<usize> {
+    let syn::TypeParamBound::Trait(t) = b else { return None };
+    let last = t.path.segments.last()?;
+    if !matches!(last.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce") {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::Parenthesized(a) => Some(a.inputs.len()),
+        _ => None,
+    }
+}
+
+/// The arity of a parameter's closure type (`F`, `&F`, `impl Fn(f64) -> f64`, `&dyn Fn(..)`).
+fn closure_arity(t: &syn::Type, closures: &[(String, usize)]) -> Option<usize> {
+    match t {
+        syn::Type::Paren(p) => closure_arity(&p.elem, closures),
+        syn::Type::Reference(r) => closure_arity(&r.elem, closures),
+        syn::Type::ImplTrait(it) => it.bounds.iter().find_map(fn_bound_arity),
+        syn::Type::TraitObject(to) => to.bounds.iter().find_map(fn_bound_arity),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let id = p.path.get_ident()?.to_string();
+            closures.iter().find(|(n, _)| *n == id).map(|(_, k)| *k)
+        }
+        _ => None,
+    }
+}
+
+/// An argument, evaluated where the call is.
+enum Arg {
+    Item(Item),
+    Closure(usize),
+}
+
+impl Lower {
+    /// The inlined function a call names, if lowering inlines it.
+    pub(crate) fn inlined(&self, path: &syn::Path) -> Option<syn::Result<Inlined>> {
+        Some(self.env.inline(path)?.map_err(|e| syn::Error::new(path.span(), e)))
+    }
+
+    /// Lowers a call of `inl` with `args` (the receiver first for a method) in place.
+    pub(crate) fn inline_call(
+        &mut self,
+        inl: Inlined,
+        args: &[&syn::Expr],
+        span: proc_macro2::Span,
+    ) -> syn::Result<Option<Agg>> {
+        let sig = &inl.item.sig;
+        if sig.inputs.len() != args.len() {
+            return err(span, format!("{} takes {} argument(s), {} given", inl.shown, sig.inputs.len(), args.len()));
+        }
+        if self.inline_stack.contains(&inl.key) || self.inline_stack.len() >= MAX_DEPTH {
+            return err(
+                span,
+                format!("cotan inlines {} at its calls (it takes a closure or returns a vector), so it cannot call itself; pass the closure's result, or write the recursion as a loop", inl.shown),
+            );
+        }
+        let closures = closure_params(&sig.generics).unwrap_or_default();
+        let mut bound = vec![];
+        for (p, a) in sig.inputs.iter().zip(args) {
+            let arity = match p {
+                syn::FnArg::Typed(pt) => closure_arity(&pt.ty, &closures),
+                syn::FnArg::Receiver(_) => None,
+            };
+            bound.push(match arity {
+                Some(n) => Arg::Closure(self.closure_arg(a, n)?),
+                None => Arg::Item(self.inline_arg(p, a)?),
+            });
+        }
+        let body = syn::Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block: (*inl.item.block).clone() });
+        if exits_of_expr(&body).contains(&Exit::Return) {
+            return err(
+                span,
+                format!("cotan inlines {} here (it takes a closure or returns a vector) and does not support `return` in it yet; make its result its last expression", inl.shown),
+            );
+        }
+        let outer_scopes = std::mem::take(&mut self.scopes);
+        let outer_loops = std::mem::take(&mut self.loops);
+        let outer_env = std::mem::replace(&mut self.env, inl.env.clone());
+        self.inline_stack.push(inl.key.clone());
+        self.push_scope();
+        let r = (|| -> syn::Result<Option<Agg>> {
+            for (p, a) in sig.inputs.iter().zip(bound) {
+                self.bind_param(p, a)?;
+            }
+            let v = self.agg_opt(&body)?;
+            if let (syn::ReturnType::Type(_, ty), Some(v)) = (&sig.output, &v) {
+                if crate::signature::scalar_type(ty).is_some() || matches!(**ty, syn::Type::Tuple(_)) {
+                    self.annotate(ty, v)?;
+                }
+            }
+            Ok(v)
+        })();
+        self.pop_scope();
+        self.inline_stack.pop();
+        self.env = outer_env;
+        self.loops = outer_loops;
+        self.scopes = outer_scopes;
+        r.map_err(|e: syn::Error| {
+            let at = e.span().start();
+            let place = match inl.located && at.line > 0 {
+                true => format!(", line {}, column {}", at.line, at.column + 1),
+                false => String::new(),
+            };
+            syn::Error::new(span, format!("in {}{place}, which cotan inlines at this call: {e}", inl.shown))
+        })
+    }
+
+    /// A closure argument: a closure written at the call, a local closure, or a function.
+    fn closure_arg(&mut self, a: &syn::Expr, arity: usize) -> syn::Result<usize> {
+        let e = match strip_parens(a) {
+            syn::Expr::Reference(r) => strip_parens(&r.expr),
+            e => e,
+        };
+        match e {
+            syn::Expr::Closure(c) if c.inputs.len() == arity => self.new_closure(c),
+            syn::Expr::Closure(c) => err_at(c, format!("expected a closure with {arity} parameter(s)")),
+            syn::Expr::Path(p) => {
+                if let Some(i) = p.path.get_ident() {
+                    match self.lookup(&i.to_string()) {
+                        Some(Binding::Closure(id)) => return Ok(id),
+                        Some(_) => {
+                            return err_at(
+                                p,
+                                "cotan needs a closure here (`|x| ...`), a local closure or a function, not a value",
+                            )
+                        }
+                        None => {}
+                    }
+                }
+                // A function item, as the closure `|a, b| f(a, b)`.
+                let names: Vec<syn::Ident> =
+                    (0..arity).map(|k| syn::Ident::new(&format!("arg{k}"), p.span())).collect();
+                let c: syn::ExprClosure = syn::parse_quote_spanned!(p.span()=> |#(#names),*| #p(#(#names),*));
+                self.new_closure(&c)
+            }
+            e => err_at(e, "cotan needs a closure written here (`|x| ...`), a local closure or a function"),
+        }
+    }
+
+    /// An argument of an inlined function or of a closure: numbers, tuples and structs of
+    /// numbers, or memory (lent: `&x`, `&mut x[1..]`).
+    pub(crate) fn passed(&mut self, a: &syn::Expr) -> syn::Result<Item> {
+        if let syn::Expr::Reference(r) = strip_parens(a) {
+            let lent = r.mutability.is_some()
+                || crate::slices::is_range_index(&r.expr)
+                || matches!(&*r.expr, syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), .. }));
+            if lent || self.is_memory(&r.expr) {
+                return Ok(Item::Val(self.call_arg(a)?.0));
+            }
+            return Ok(Item::from_agg(self.agg(&r.expr)?));
+        }
+        Ok(Item::from_agg(self.agg(a)?))
+    }
+
+    /// A value argument of an inlined function.
+    fn inline_arg(&mut self, p: &syn::FnArg, a: &syn::Expr) -> syn::Result<Item> {
+        if let syn::Expr::Reference(_) = strip_parens(a) {
+            return self.passed(a);
+        }
+        let v = self.agg(a)?;
+        // An array taken by value is the callee's own copy.
+        if let (syn::FnArg::Typed(pt), crate::agg::Tree::Leaf(m)) = (p, &v) {
+            if matches!(&*pt.ty, syn::Type::Array(_)) && self.mem_ty(*m).is_some() {
+                return Ok(Item::Val(self.local_copy(*m, a.span())?));
+            }
+        }
+        Ok(Item::from_agg(v))
+    }
+
+    fn bind_param(&mut self, p: &syn::FnArg, a: Arg) -> syn::Result<()> {
+        match (p, a) {
+            (syn::FnArg::Receiver(_), Arg::Item(Item::Val(v))) => {
+                self.bind("self".to_string(), Binding::Value(v));
+                Ok(())
+            }
+            (syn::FnArg::Receiver(r), Arg::Item(item)) => {
+                let a = crate::chain::item_agg(self, item);
+                self.bind_agg(&syn::parse_quote_spanned!(r.span()=> self), a)
+            }
+            (syn::FnArg::Typed(pt), Arg::Closure(id)) => match &*pt.pat {
+                syn::Pat::Ident(pi) => {
+                    self.bind(pi.ident.to_string(), Binding::Closure(id));
+                    Ok(())
+                }
+                syn::Pat::Wild(_) => Ok(()),
+                p => err_at(p, "cotan binds a closure parameter to a name; write `f: F`"),
+            },
+            (syn::FnArg::Typed(pt), Arg::Item(item)) => {
+                if let Item::Val(v) = &item {
+                    if crate::signature::scalar_type(&pt.ty).is_some() {
+                        self.annotate(&pt.ty, &crate::agg::Tree::Leaf(*v))?;
+                    }
+                }
+                crate::chain::bind_item(self, &pt.pat, item)
+            }
+            (syn::FnArg::Receiver(r), Arg::Closure(_)) => err_at(r, "a receiver is not a closure"),
+        }
+    }
+}
