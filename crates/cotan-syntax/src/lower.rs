@@ -128,6 +128,8 @@ pub(crate) struct Lower {
     pub(crate) ret_struct: Option<crate::env::Structure>,
     /// The functions being inlined, innermost last (`inline.rs`).
     pub(crate) inline_stack: Vec<String>,
+    /// Fields of parameters (and their fields), taken at the top of the function.
+    pub(crate) top_fields: std::collections::HashSet<Value>,
 }
 
 fn no_env() -> Rc<dyn Env> {
@@ -258,6 +260,7 @@ impl Lower {
             flatten,
             ret_struct: None,
             inline_stack: vec![],
+            top_fields: Default::default(),
             offsets: HashMap::new(),
         }
     }

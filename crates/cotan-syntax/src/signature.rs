@@ -212,6 +212,17 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.record_param(&pi.ident.to_string(), &rust_type, l.by_ref(access), span);
                 continue;
             }
+            // (Structs whose fields the crate's sources show: not `&[T]` with `T` a type parameter.)
+            let records = crate::record::records_type(&pt.ty).filter(|(_, t, _)| {
+                !sig.generics.type_params().any(|p| p.ident == t.as_str()) && l.env.record_fields(t).is_some()
+            });
+            if let (Some((dim, rust_type, access)), syn::Pat::Ident(pi)) = (records, &*pt.pat) {
+                if pi.mutability.is_some() {
+                    return err_at(&pi, "cotan does not support `mut` parameters that are slices of structs; write through `&mut [S]` instead");
+                }
+                l.records_param(&pi.ident.to_string(), &rust_type, dim, l.by_ref(access), span);
+                continue;
+            }
             if let (Some((rust_type, access)), syn::Pat::Wild(_)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
                 // `_: ()`, `_: Marker`: unused, named for the derivative's signature.
                 let name = format!("_arg{}", l.func.params.len());
