@@ -1684,7 +1684,9 @@ pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
 fn const_turbofish(m: &syn::ExprMethodCall) -> Option<u64> {
     let t = m.turbofish.as_ref()?;
     match t.args.iter().collect::<Vec<_>>()[..] {
-        [syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))] => n.base10_parse().ok(),
+        [syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))] => {
+            n.base10_parse().ok()
+        }
         [syn::GenericArgument::Type(syn::Type::Verbatim(ts))] => ts.to_string().parse().ok(),
         _ => None,
     }

@@ -75,7 +75,8 @@ pub fn records_type(ty: &syn::Type) -> Option<(cotan_ir::Dim, String, Access)> {
         _ => return None,
     };
     match elem {
-        syn::Type::Path(_) => record_type(elem).map(|(t, _)| (dim, t, access)),
+        // (`()` too: a zero-sized element, as std accepts.)
+        syn::Type::Path(_) | syn::Type::Tuple(_) => record_type(elem).map(|(t, _)| (dim, t, access)),
         _ => None,
     }
 }

@@ -214,7 +214,8 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
             }
             // (Structs whose fields the crate's sources show: not `&[T]` with `T` a type parameter.)
             let records = crate::record::records_type(&pt.ty).filter(|(_, t, _)| {
-                !sig.generics.type_params().any(|p| p.ident == t.as_str()) && l.env.record_fields(t).is_some()
+                !sig.generics.type_params().any(|p| p.ident == t.as_str())
+                    && (t.starts_with('(') || l.env.record_fields(t).is_some())
             });
             if let (Some((dim, rust_type, access)), syn::Pat::Ident(pi)) = (records, &*pt.pat) {
                 if pi.mutability.is_some() {

@@ -262,3 +262,23 @@ fn views_of_constant_data() {
     let t = t_const_views(s, 1.0, &x).1;
     assert!((t - ds).abs() < 1e-14, "forward {t} vs reverse {ds}");
 }
+
+fn cross3(r: &[f64; 3], p: &[f64; 3], out: &mut [f64; 3]) {
+    out[0] = r[1] * p[2] - r[2] * p[1];
+    out[1] = r[2] * p[0] - r[0] * p[2];
+    out[2] = r[0] * p[1] - r[1] * p[0];
+}
+
+// `first_chunk::<N>()`/`last_chunk::<N>()`: a sub-slice taken as an array (ADBench's BA).
+slice_case!(
+    first_and_last_chunks_as_arrays,
+    [[0.3, -0.7, 1.1, 0.4, 2.0], [1.2, 0.5, -0.3, 0.9, -1.1]],
+    fn f(cam: &[f64]) -> f64 {
+        let p = [1.0, 2.0, cam[4]];
+        let mut o = [0.0; 3];
+        cross3(cam.first_chunk::<3>().unwrap(), &p, &mut o);
+        let last = cam.last_chunk::<2>().unwrap();
+        let none = cam.first_chunk::<9>().is_none();
+        o[0] * o[1] + o[2] * last[0] * last[1] + if none { cam[0] } else { 0.0 }
+    }
+);
