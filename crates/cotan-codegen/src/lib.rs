@@ -645,7 +645,14 @@ impl<'f> Gen<'f> {
         }
         match self.field_of(v) {
             Some((base, name)) => {
-                let b = self.mem_ref(base);
+                let mut b = self.mem_ref(base);
+                if let Some(MemKind::Record(id)) = self.f.ty(base).mem().map(|m| m.kind) {
+                    if self.f.records[id as usize].starts_with('*') {
+                        // A struct read through a `*const S`.
+                        b = quote!((*#b));
+                        self.touched.set(true);
+                    }
+                }
                 let member: syn::Member = match name.parse::<u32>() {
                     Ok(k) => syn::Member::Unnamed(syn::Index { index: k, span: Span::call_site() }),
                     Err(_) => syn::Member::Named(format_ident!("{}", name)),

@@ -270,9 +270,10 @@ impl Lower {
         let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
         // The field's type, when the crate's sources say it.
         let MemKind::Record(rid) = bt.kind else { unreachable!("checked: a record") };
+        let rust_type = &self.func.records[rid as usize];
         let typed = self
             .env
-            .record_fields(&self.func.records[rid as usize])
+            .record_fields(rust_type.strip_prefix("*const ").unwrap_or(rust_type))
             .and_then(|fs| fs.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t));
         let (ty, elem) = match typed {
             Some(FieldType::Number(s)) => (mem(s, MemKind::Cell, bt.access), Some(STy::Known(s))),
@@ -336,13 +337,23 @@ impl Lower {
                     _ => None,
                 }
             }
-            _ => match root_name(e).and_then(|n| self.lookup(&n)) {
-                Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
-                    MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
-                    _ => None,
-                },
+            // `*p` with `p: *const S` or `p: &S`: the struct.
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
+                let t = self.record_type_of_name(expr)?;
+                Some(t.strip_prefix("*const ").unwrap_or(&t).to_string())
+            }
+            _ => self.record_type_of_name(e).filter(|t| !t.starts_with('*')),
+        }
+    }
+
+    /// The Rust type of the record a name is bound to (`*const S` for a pointer to one).
+    fn record_type_of_name(&self, e: &syn::Expr) -> Option<String> {
+        match root_name(e).and_then(|n| self.lookup(&n)) {
+            Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
+                MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
                 _ => None,
             },
+            _ => None,
         }
     }
 

@@ -282,3 +282,32 @@ slice_case!(
         o[0] * o[1] + o[2] * last[0] * last[1] + if none { cam[0] } else { 0.0 }
     }
 );
+
+// Slices of different buffers chosen by `if` (ADBench's LSTM): the rest of the block is
+// lowered in each branch.
+slice_case!(
+    slices_of_different_buffers_chosen_by_if,
+    [[0.3, -0.7, 1.1, 0.4, 2.0], [1.2, 0.5, -0.3, 0.9, -1.1]],
+    fn f(x: &[f64]) -> f64 {
+        let mut a = x[..2].to_vec();
+        let mut b = vec![x[2], x[3]];
+        let mut s = 0.0;
+        let mut i = 0;
+        while i < 4 {
+            let (src, dst) = if i % 2 == 0 {
+                (&x[i..i + 2], a.as_mut_slice())
+            } else if i == 1 {
+                let (lo, _) = b.split_at_mut(2);
+                (&x[1..3], lo)
+            } else {
+                (&x[3..], &mut b[..])
+            };
+            for k in 0..2 {
+                dst[k] = dst[k] * src[k] + src[1 - k].sin();
+            }
+            s += dst[0] * dst[1];
+            i += 1;
+        }
+        s + a[0] * b[1]
+    }
+);
