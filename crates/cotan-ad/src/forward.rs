@@ -135,7 +135,7 @@ impl Fwd<'_> {
         for &p in &self.f.params.clone() {
             if self.act.mem(p) && !self.tan_mem.contains_key(&p) {
                 let m = self.f.ty(p).mem().unwrap();
-                if let MemKind::Record(_) | MemKind::Nested(..) = m.kind {
+                if let MemKind::Record(_) | MemKind::Nested(..) | MemKind::Records(..) = m.kind {
                     self.errors.push(AdError {
                         span: self.f.value(p).span,
                         message:

@@ -723,7 +723,7 @@ impl<'a> Rev<'a> {
                         continue;
                     }
                 }
-                if let MemKind::Record(_) | MemKind::Nested(..) = m.kind {
+                if let MemKind::Record(_) | MemKind::Nested(..) | MemKind::Records(..) = m.kind {
                     self.errors.push(AdError {
                         span: self.f.value(p).span,
                         message:
@@ -1414,7 +1414,7 @@ impl<'a> Rev<'a> {
                     match self.shadow(a) {
                         Shadow::Mem(s) if clash => {
                             let mt = self.e.out.ty(s).mem().unwrap();
-                            if let MemKind::Record(_) | MemKind::Nested(..) = mt.kind {
+                            if let MemKind::Record(_) | MemKind::Nested(..) | MemKind::Records(..) = mt.kind {
                                 self.errors.push(AdError {
                                     span: op.span,
                                     message: "cotan cannot pass the same struct twice to a call in reverse mode yet; pass a copy as the second argument".into(),

@@ -178,7 +178,10 @@ fn check_input(mode: Mode, act: Activity, ty: Ty, shown: &str) -> Result<(), Str
         (Active | Duplicated | DuplicatedOnly, Ty::Mem(m))
             if matches!(m.kind, MemKind::Record(_)) && m.access == cotan_ir::Access::Owned =>
         {
-            Err(format!("a struct passed by value (`{shown}`) is `Const`; take `&{shown}` and mark it `Duplicated` for its derivative"))
+            match shown.strip_prefix("*const ") {
+                Some(s) => Err(format!("a struct read through a raw pointer (`{shown}`) is `Const`; take `&{s}` and mark it `Duplicated` for its derivative")),
+                None => Err(format!("a struct passed by value (`{shown}`) is `Const`; take `&{shown}` and mark it `Duplicated` for its derivative")),
+            }
         }
         (Active, Ty::Mem(m)) if m.is_ptr() => {
             Err(format!("`Active` is for floats passed by value; use `Duplicated` for the pointer `{shown}`"))

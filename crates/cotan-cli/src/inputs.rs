@@ -84,7 +84,10 @@ fn memory(name: &str, kind: MemKind, elem: Scalar, v: &Json) -> Result<Arg, CliE
                 return Err(CliError::new(format!("`{name}` expects {n} rows, got {}", rows.len())));
             }
         }
-        let rows = rows.iter().enumerate().map(|(k, r)| memory(&format!("{name}[{k}]"), row, elem, r));
+        let rows = rows.iter().enumerate().map(|(k, r)| match row {
+            MemKind::Record(_) => record(&format!("{name}[{k}]"), r),
+            _ => memory(&format!("{name}[{k}]"), row, elem, r),
+        });
         return Ok(Arg::Rows(rows.collect::<Result<_, _>>()?));
     }
     let items: Vec<Json> = match (kind, v) {
@@ -161,7 +164,7 @@ fn random_mem(kind: MemKind, elem: Scalar, rng: &mut fastrand::Rng, len: usize) 
         MemKind::Array(n) | MemKind::ArrayPtr(n) | MemKind::Nested(cotan_ir::Dim::Array(n), ..) => n as usize,
         // (A pointer points into a buffer of `len` elements.)
         MemKind::Slice | MemKind::Vec | MemKind::Ptr | MemKind::Nested(..) => len,
-        MemKind::Record(_) => 0,
+        MemKind::Record(_) | MemKind::Records(..) => 0,
     };
     match kind.row() {
         Some(row) => Arg::Rows((0..n).map(|_| random_mem(row, elem, rng, len)).collect()),

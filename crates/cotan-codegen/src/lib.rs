@@ -645,7 +645,14 @@ impl<'f> Gen<'f> {
         }
         match self.field_of(v) {
             Some((base, name)) => {
-                let b = self.mem_ref(base);
+                let mut b = self.mem_ref(base);
+                if let Some(MemKind::Record(id)) = self.f.ty(base).mem().map(|m| m.kind) {
+                    if self.f.records[id as usize].starts_with('*') {
+                        // A struct read through a `*const S`.
+                        b = quote!((*#b));
+                        self.touched.set(true);
+                    }
+                }
                 let member: syn::Member = match name.parse::<u32>() {
                     Ok(k) => syn::Member::Unnamed(syn::Index { index: k, span: Span::call_site() }),
                     Err(_) => syn::Member::Named(format_ident!("{}", name)),
@@ -972,6 +979,17 @@ impl<'f> Gen<'f> {
             // Raw pointers are passed by value.
             return self.ptr_expr(v);
         }
+        if let (Some(_), Some(m)) = (self.view_of(v), self.f.ty(v).mem()) {
+            if let MemKind::Array(_) = m.kind {
+                // A sub-slice taken as an array (`first_chunk::<3>()`).
+                let path = self.mem_ref(v);
+                let t = kind_tokens(m.kind, scalar_tokens(m.elem));
+                return match by_mut {
+                    true => quote!(<&mut #t>::try_from(&mut #path).unwrap()),
+                    false => quote!(<&#t>::try_from(&#path).unwrap()),
+                };
+            }
+        }
         if self.field_of(v).is_some()
             || self.view_of(v).is_some()
             || self.offset_of(v).is_some()
@@ -1140,8 +1158,12 @@ pub fn param_ty_tokens(f: &Function, t: Ty) -> TokenStream {
 /// The Rust type of a record (struct or tuple) parameter, `None` for other types.
 fn record_ty_tokens(f: &Function, t: Ty) -> Option<TokenStream> {
     let m = t.mem()?;
-    let MemKind::Record(id) = m.kind else { return None };
-    let inner: syn::Type = syn::parse_str(f.records.get(id as usize)?).ok()?;
+    let (MemKind::Record(id) | MemKind::Records(_, id)) = m.kind else { return None };
+    let record: syn::Type = syn::parse_str(f.records.get(id as usize)?).ok()?;
+    let inner = match m.kind.dim() {
+        Some(dim) => dim_tokens(dim, quote!(#record)),
+        None => quote!(#record),
+    };
     Some(match m.access {
         Access::Shared => quote!(&#inner),
         Access::Mut => quote!(&mut #inner),
@@ -1178,22 +1200,28 @@ pub fn ty_tokens(t: Ty) -> TokenStream {
     }
 }
 
-/// The Rust type of memory of `kind` holding numbers of type `e` (without the reference).
-fn kind_tokens(kind: MemKind, e: TokenStream) -> TokenStream {
-    let around = |dim: cotan_ir::Dim, inner: TokenStream| match dim {
+/// `[T]`, `[T; N]` or `Vec<T>` around `inner`.
+fn dim_tokens(dim: cotan_ir::Dim, inner: TokenStream) -> TokenStream {
+    match dim {
         cotan_ir::Dim::Slice => quote!([#inner]),
         cotan_ir::Dim::Array(n) => {
             let n = proc_macro2::Literal::u64_unsuffixed(n);
             quote!([#inner; #n])
         }
         cotan_ir::Dim::Vec => quote!(Vec<#inner>),
-    };
+    }
+}
+
+/// The Rust type of memory of `kind` holding numbers of type `e` (without the reference).
+fn kind_tokens(kind: MemKind, e: TokenStream) -> TokenStream {
+    let around = dim_tokens;
     match kind {
         MemKind::Slice | MemKind::Array(_) | MemKind::Vec => around(kind.dim().unwrap(), e),
         MemKind::Cell => e,
         // Records are named by `record_ty_tokens`; a nested one is never declared.
         MemKind::Record(_) => quote!(_),
         MemKind::Nested(outer, ..) => around(outer, kind_tokens(kind.row().unwrap(), e)),
+        MemKind::Records(outer, _) => around(outer, quote!(_)),
         // (Pointers are written by `ty_tokens`.)
         MemKind::Ptr | MemKind::ArrayPtr(_) => quote!(_),
     }

@@ -63,6 +63,7 @@ impl Param {
                 quote!({ let mut z = #n.to_owned(); #zero_rows z })
             }
             MemKind::Ptr | MemKind::ArrayPtr(_) => unreachable!("`params` refuses raw pointers"),
+            MemKind::Records(..) => unreachable!("`params` refuses structs"),
         };
         if writable {
             quote!(&mut #z)

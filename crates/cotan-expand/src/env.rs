@@ -18,11 +18,61 @@ pub(crate) struct SourceEnv {
     /// For the body of a function inlined into another (`cotan_syntax::Inlined`): the scope
     /// of the function being lowered, for which the paths it generates are written.
     pub home: Option<ModId>,
+    /// For the body of another crate's function inlined into this one's: that crate's name,
+    /// by which generated paths reach its items (`::simple_dep::f`).
+    pub krate: Option<Rc<str>>,
 }
 
 impl SourceEnv {
     pub(crate) fn new(src: Rc<Sources>, scope: ModId, imp: Option<ImplId>) -> Self {
-        SourceEnv { src, scope, imp, home: None }
+        SourceEnv { src, scope, imp, home: None, krate: None }
+    }
+
+    /// `::krate::module::name` for an item of another crate's module.
+    fn foreign(&self, module: ModId, name: &str) -> Option<String> {
+        let k = self.krate.as_ref()?;
+        let mut p = format!("::{k}");
+        for seg in &self.src.modules[module].path {
+            p.push_str("::");
+            p.push_str(seg);
+        }
+        Some(format!("{p}::{name}"))
+    }
+
+    /// Type `t` as the generated code names it, when that differs from how it is written.
+    fn type_path_out(&self, t: TypeId) -> Option<String> {
+        match (&self.krate, self.home) {
+            (Some(_), _) => self.foreign(self.src.types[t].module, &self.src.types[t].name),
+            (None, Some(home)) => self.src.type_path(home, t),
+            (None, None) => None,
+        }
+    }
+
+    /// Another crate's function that a path names from this crate (`simple_dep::f`, or `f`
+    /// imported with `use simple_dep::f`): the crate's name, its sources and the function.
+    fn dependency_fn(&self, path: &syn::Path) -> Option<(Rc<str>, Rc<Sources>, FnId)> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let first = segs.first()?.clone();
+        let full: Vec<String> = match self.src.import_path(self.scope, &first) {
+            Some(mut p) => {
+                if self.src.is_local(self.scope, &p[0]) {
+                    return None;
+                }
+                p.extend(segs[1..].iter().cloned());
+                p
+            }
+            None if self.src.is_local(self.scope, &first) => return None,
+            None => segs,
+        };
+        let krate = full[0].clone();
+        if ["std", "core", "alloc", "cotan"].contains(&krate.as_str()) || full.len() < 2 {
+            return None;
+        }
+        let dep = crate::sources::dependency(&krate)?;
+        match dep.resolve(0, &full[1..], Ns::Value) {
+            Res::Fn(f) => Some((krate.into(), dep, f)),
+            _ => None,
+        }
     }
 
     /// Where generated paths are read.
@@ -46,6 +96,12 @@ impl SourceEnv {
     /// Function `f` as code in the home scope names it (`Type::method` for a method).
     fn fn_path_from_home(&self, f: FnId) -> Option<String> {
         let def = &self.src.fns[f];
+        if self.krate.is_some() {
+            return match def.imp {
+                Some(i) => Some(format!("{}::{}", self.type_path_out(self.src.impl_type(i)?)?, def.name)),
+                None => self.foreign(def.module, &def.name),
+            };
+        }
         match def.imp {
             Some(i) => {
                 Some(format!("{}::{}", self.src.type_path(self.home_scope(), self.src.impl_type(i)?)?, def.name))
@@ -59,8 +115,9 @@ impl cotan_syntax::Env for SourceEnv {
     fn structure(&self, ty: &syn::Path) -> Option<Structure> {
         let t = self.type_named(ty)?;
         let mut s = structure(&self.src, t, &mut vec![])?;
-        s.path = match self.home {
-            Some(home) => self.src.type_path(home, t)?,
+        s.path = match self.type_path_out(t) {
+            Some(p) => p,
+            None if self.home.is_some() || self.krate.is_some() => return None,
             None => path_text(ty),
         };
         Some(s)
@@ -77,11 +134,9 @@ impl cotan_syntax::Env for SourceEnv {
         callee_shape(&self.src, f).map(|mut shape| {
             // The result as the caller names it.
             if let Some(r) = &mut shape.ret {
-                if self.home.is_some() {
+                if self.home.is_some() || self.krate.is_some() {
                     let t = self.src.fns[f].imp.and_then(|i| self.src.impl_type(i));
-                    if let Some(p) =
-                        t.filter(|_| r.path == "Self").and_then(|t| self.src.type_path(self.home_scope(), t))
-                    {
+                    if let Some(p) = t.filter(|_| r.path == "Self").and_then(|t| self.type_path_out(t)) {
                         r.path = p;
                     }
                 } else if r.path == "Self" && segs.len() >= 2 {
@@ -93,28 +148,44 @@ impl cotan_syntax::Env for SourceEnv {
     }
 
     fn inline(&self, path: &syn::Path) -> Option<Result<cotan_syntax::Inlined, String>> {
-        let f = self.resolve_fn(path)?;
-        let def = &self.src.fns[f];
-        if self.src.exports(f) {
+        let (src, f, krate) = match self.resolve_fn(path) {
+            Some(f) => (self.src.clone(), f, self.krate.clone()),
+            // Another crate's function that exports no derivatives: its body, read from that
+            // crate's sources, is lowered here (no derivative of it is made there).
+            None => {
+                let (krate, dep, f) = self.dependency_fn(path)?;
+                (dep, f, Some(krate))
+            }
+        };
+        let def = &src.fns[f];
+        if src.exports(f) {
             return None;
         }
+        // This crate's functions are inlined when no derivative signature can carry them;
+        // another crate's always (but not generic ones, which it cannot name here).
+        let foreign = krate.is_some();
         let item = crate::sources::with_fallback(|| {
             let mut sig = def.item.sig.clone();
             for a in sig.inputs.iter_mut() {
                 if let syn::FnArg::Typed(t) = a {
-                    *t.ty = without_aliases(&self.src, def.module, &t.ty);
+                    *t.ty = without_aliases(&src, def.module, &t.ty);
                 }
             }
             if let syn::ReturnType::Type(_, t) = &mut sig.output {
-                **t = without_aliases(&self.src, def.module, t);
+                **t = without_aliases(&src, def.module, t);
             }
-            cotan_syntax::inline_reason(&sig)?;
-            let item = crate::constants::substitute(&def.item, &self.src, def.scope, def.imp).map(|mut item| {
+            let generic = sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_)));
+            let reason = match (foreign, generic) {
+                (true, false) => "it is another crate's function that exports no derivatives",
+                _ => cotan_syntax::inline_reason(&sig)?,
+            };
+            let item = crate::constants::substitute(&def.item, &src, def.scope, def.imp).map(|mut item| {
                 item.sig = sig;
                 item
             });
-            Some(item.map(|i| (quote::ToTokens::to_token_stream(&i).to_string(), i)))
+            Some((reason, item.map(|i| (quote::ToTokens::to_token_stream(&i).to_string(), i))))
         })?;
+        let (reason, item) = item;
         let item = match item {
             // Outside the fallback mode (in the macro), the tokens are made anew for rustc.
             Ok((text, item)) => match crate::sources::in_fallback() {
@@ -126,18 +197,22 @@ impl cotan_syntax::Env for SourceEnv {
             },
             Err(e) => return Some(Err(e.to_string())),
         };
-        let env = SourceEnv { src: self.src.clone(), scope: def.scope, imp: def.imp, home: Some(self.home_scope()) };
+        let home = (!foreign).then(|| self.home_scope());
+        let env = SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp, home, krate: krate.clone() };
         Some(Ok(cotan_syntax::Inlined {
             item,
             env: Rc::new(env),
-            shown: format!("`{}` ({})", def.name, self.src.location(f)),
-            key: f.to_string(),
+            shown: format!("`{}` ({})", def.name, src.location(f)),
+            key: format!("{}{f}", krate.as_deref().unwrap_or("")),
             located: crate::sources::in_fallback(),
+            reason,
         }))
     }
 
     fn home_path(&self, path: &syn::Path) -> Option<String> {
-        self.home?;
+        if self.home.is_none() && self.krate.is_none() {
+            return None;
+        }
         self.fn_path_from_home(self.resolve_fn(path)?)
     }
 }
@@ -163,7 +238,7 @@ impl SourceEnv {
                             Res::Type(inner)
                                 if self.src.types[inner].structure.is_some() || self.src.types[inner].is_enum =>
                             {
-                                match self.src.type_path(self.home_scope(), inner) {
+                                match self.type_path_out(inner).or_else(|| self.src.type_path(self.scope, inner)) {
                                     Some(path) => FieldType::Record(path),
                                     None => FieldType::Other,
                                 }

@@ -320,6 +320,8 @@ impl Sources {
                 }
                 syn::Item::Mod(md) => {
                     let name = md.ident.to_string();
+                    // (`mod r#unsafe;` is in `unsafe.rs`.)
+                    let file_name = syn::ext::IdentExt::unraw(&md.ident).to_string();
                     let mut path = self.modules[m].path.clone();
                     path.push(name.clone());
                     let explicit = md.attrs.iter().find_map(path_attr);
@@ -329,14 +331,14 @@ impl Sources {
                             self.modules[m].items.push((name.clone(), Item::Mod(id)));
                             let sub = match &explicit {
                                 Some(p) => dir.join(p),
-                                None => dir.join(&name),
+                                None => dir.join(&file_name),
                             };
                             self.items(inner, id, &sub);
                         }
                         None => {
                             let candidates = match &explicit {
                                 Some(p) => vec![dir.join(p)],
-                                None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                                None => vec![dir.join(format!("{file_name}.rs")), dir.join(&file_name).join("mod.rs")],
                             };
                             let Some(found) = candidates.into_iter().find(|p| p.is_file()) else { continue };
                             let Some(parsed) = self.parse(&found) else { continue };
@@ -346,7 +348,7 @@ impl Sources {
                             let sub = if found.file_name().is_some_and(|f| f == "mod.rs") || explicit.is_some() {
                                 found.parent().map(Path::to_path_buf).unwrap_or_default()
                             } else {
-                                dir.join(&name)
+                                dir.join(&file_name)
                             };
                             let id = self.add_module(Some(m), false, path, Rc::new(found), (1, usize::MAX));
                             self.modules[m].items.push((name.clone(), Item::Mod(id)));

@@ -308,7 +308,9 @@ impl Machine<'_> {
                     Slot::Mem(self.mems.len() - 1)
                 }
                 (Ty::Mem(MemTy { kind: MemKind::Record(_), .. }), arg @ Arg::Record(_)) => self.lend_in(arg),
-                (Ty::Mem(MemTy { kind: MemKind::Nested(..), .. }), arg @ Arg::Rows(_)) => self.lend_in(arg),
+                (Ty::Mem(MemTy { kind: MemKind::Nested(..) | MemKind::Records(..), .. }), arg @ Arg::Rows(_)) => {
+                    self.lend_in(arg)
+                }
                 (_, arg) => return Err(err(format!("argument {k}: expected {}, got {arg:?}", print_ty(ty)))),
             };
             self.values[p.0 as usize] = Some(slot);

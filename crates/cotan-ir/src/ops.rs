@@ -316,6 +316,8 @@ impl OpKind {
     pub fn view_base(&self) -> Option<Value> {
         match self {
             OpKind::Slice { base, .. } | OpKind::Elem { base, .. } | OpKind::Offset { base, .. } => Some(*base),
+            // (A field of an element of a slice of structs, which is not at the top.)
+            OpKind::Field { base, .. } => Some(*base),
             _ => None,
         }
     }

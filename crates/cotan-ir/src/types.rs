@@ -126,6 +126,10 @@ pub enum MemKind {
     /// container, its rows, and their rows if they have any; `elem` is the numbers at the
     /// bottom. A row is reached with `Elem`.
     Nested(Dim, Dim, Option<Dim>),
+    /// Structs in a container (`&[Particle]`, `&mut Vec<Spring>`, `&[Body; 3]`): each element
+    /// is a record (an index into [`Function::records`](crate::Function::records)), reached
+    /// with `Elem`; `elem` is a placeholder, as for a record.
+    Records(Dim, u32),
     /// A raw pointer to elements, `*const T` (access `Shared`) or `*mut T` (`Mut`), into
     /// memory whose length cotan does not know: indexed as `*p.add(i)`, with no `Len`.
     Ptr,
@@ -169,6 +173,7 @@ impl MemKind {
         match self {
             MemKind::Nested(_, r, None) => Some(r.kind()),
             MemKind::Nested(_, r, Some(rr)) => Some(MemKind::Nested(r, rr, None)),
+            MemKind::Records(_, id) => Some(MemKind::Record(id)),
             _ => None,
         }
     }
@@ -179,7 +184,7 @@ impl MemKind {
             MemKind::Slice => Some(Dim::Slice),
             MemKind::Array(n) => Some(Dim::Array(n)),
             MemKind::Vec => Some(Dim::Vec),
-            MemKind::Nested(d, ..) => Some(d),
+            MemKind::Nested(d, ..) | MemKind::Records(d, _) => Some(d),
             MemKind::Cell | MemKind::Record(_) | MemKind::Ptr | MemKind::ArrayPtr(_) => None,
         }
     }
@@ -199,7 +204,7 @@ impl MemKind {
             MemKind::Slice | MemKind::Array(_) | MemKind::Vec => self.dim().unwrap().around(&elem.to_string()),
             MemKind::Cell => elem.to_string(),
             MemKind::Record(n) => format!("struct {n}"),
-            MemKind::Nested(outer, ..) => outer.around(&self.row().unwrap().rust(elem)),
+            MemKind::Nested(outer, ..) | MemKind::Records(outer, _) => outer.around(&self.row().unwrap().rust(elem)),
             MemKind::Ptr | MemKind::ArrayPtr(_) => ptr_text(MemTy { elem, kind: self, access: Access::Shared }),
         }
     }

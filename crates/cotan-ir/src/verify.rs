@@ -232,7 +232,9 @@ impl Verifier<'_> {
             (MemKind::Cell, None) => Ok(()),
             (MemKind::Cell, Some(_)) => Err("a cell is accessed without an index".into()),
             (MemKind::Record(_), _) => Err("a struct is accessed through its fields".into()),
-            (MemKind::Nested(..), _) => Err("nested memory is accessed through its rows (`elem`)".into()),
+            (MemKind::Nested(..) | MemKind::Records(..), _) => {
+                Err("nested memory is accessed through its rows (`elem`)".into())
+            }
             (MemKind::ArrayPtr(_), _) => Err("an array pointer is accessed through the array it points at".into()),
             (_, None) => Err("an array is accessed with an index".into()),
             (_, Some(i)) => self.expect(i, Ty::USIZE, "index"),
@@ -463,7 +465,12 @@ impl Verifier<'_> {
                 }
                 let v = r
                     .mem()
-                    .filter(|v| v.kind == MemKind::Slice && v.elem == m.elem && v.access != crate::Access::Owned);
+                    // (A sub-slice may be taken as an array, `first_chunk::<3>()`.)
+                    .filter(|v| {
+                        matches!(v.kind, MemKind::Slice | MemKind::Array(_))
+                            && v.elem == m.elem
+                            && v.access != crate::Access::Owned
+                    });
                 let v = v.ok_or_else(|| {
                     format!("a sub-slice is a reference to a slice of {}, not {}", m.elem, print_ty(r))
                 })?;

@@ -99,6 +99,8 @@ pub struct Inlined {
     pub key: String,
     /// Whether `item`'s spans hold its lines in its file (when it is not made for rustc).
     pub located: bool,
+    /// Why it is lowered in place (for messages): "it takes a closure".
+    pub reason: &'static str,
 }
 
 /// The type of a struct's field.

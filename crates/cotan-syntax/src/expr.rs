@@ -809,6 +809,30 @@ impl Lower {
                 };
                 return Ok(Some(self.guarded_load(cond, mv, index)));
             }
+            ("first_chunk" | "last_chunk", []) if self.is_memory(&m.receiver) => {
+                // `Some(&x[..N])` (as a `&[T; N]`) when the slice has `N` elements.
+                let Some(k) = const_turbofish(m) else {
+                    return err_at(&m.method, format!("cotan needs the length written here: `.{name}::<N>()`"));
+                };
+                let mv = self.memory(&m.receiver)?;
+                let usize_t = STy::Known(Scalar::Usize);
+                self.at(m.span());
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
+                let k = self.emit_s(OpKind::Const(Const::Int(k as i128)), usize_t);
+                let some = self.emit_s(OpKind::Cmp(CmpOp::Ge, n, k), STy::Known(Scalar::Bool));
+                // (Bounds that stay in the slice when there is no chunk: it is never read then.)
+                let len = self.emit_s(OpKind::Select(some, k, zero), usize_t);
+                let (start, end) = match name.as_str() {
+                    "first_chunk" => (zero, len),
+                    _ => (self.emit_s(OpKind::Binary(BinOp::Sub, n, len), usize_t), n),
+                };
+                let mut ty = self.mem_ty(mv).unwrap();
+                ty.kind = MemKind::Array(const_turbofish(m).unwrap());
+                ty.access = Access::Shared;
+                let chunk = self.slice_of(mv, start, end, ty);
+                return Ok(Some(Tree::Option(some, Box::new(Tree::Leaf(chunk)))));
+            }
             ("split_first" | "split_last", []) if self.is_memory(&m.receiver) => {
                 // `Some((element, rest))` when the slice is not empty.
                 let mv = self.memory(&m.receiver)?;
@@ -1336,6 +1360,9 @@ impl Lower {
 
     /// A new `Vec` holding a copy of `src` (`to_vec`, `clone`).
     fn copy_of(&mut self, src: Value, span: Span) -> syn::Result<Value> {
+        if let Some(MemKind::Records(..)) = self.mem_ty(src).map(|m| m.kind) {
+            return err(span, "cotan does not make local vectors of structs yet; let the caller make the copy and pass it as a `&mut [S]` parameter (`Duplicated`), which the function then writes");
+        }
         if self.is_nested(src) {
             return err(span, "cotan copies vectors of numbers, not nested ones; make the copy with `vec![vec![0.0; m]; n]` and a loop");
         }
@@ -1649,6 +1676,18 @@ pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
         "MAX" if s == Scalar::U128 => None,
         "MAX" => Some(hi),
         "MIN" => Some(lo),
+        _ => None,
+    }
+}
+
+/// `N` in `.method::<N>()`, an integer literal.
+fn const_turbofish(m: &syn::ExprMethodCall) -> Option<u64> {
+    let t = m.turbofish.as_ref()?;
+    match t.args.iter().collect::<Vec<_>>()[..] {
+        [syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))] => {
+            n.base10_parse().ok()
+        }
+        [syn::GenericArgument::Type(syn::Type::Verbatim(ts))] => ts.to_string().parse().ok(),
         _ => None,
     }
 }

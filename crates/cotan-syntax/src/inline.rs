@@ -131,7 +131,16 @@ impl Lower {
         if self.inline_stack.contains(&inl.key) || self.inline_stack.len() >= MAX_DEPTH {
             return err(
                 span,
-                format!("cotan inlines {} at its calls (it takes a closure or returns a vector), so it cannot call itself; pass the closure's result, or write the recursion as a loop", inl.shown),
+                format!(
+                    "cotan lowers {} at its calls ({}), so it cannot call itself; write the recursion as a loop{}",
+                    inl.shown,
+                    inl.reason,
+                    if inl.reason.contains("another crate") {
+                        ", or mark it `#[cotan::differentiable]` where it is defined"
+                    } else {
+                        ""
+                    }
+                ),
             );
         }
         let closures = closure_params(&sig.generics).unwrap_or_default();
@@ -150,7 +159,7 @@ impl Lower {
         if exits_of_expr(&body).contains(&Exit::Return) {
             return err(
                 span,
-                format!("cotan inlines {} here (it takes a closure or returns a vector) and does not support `return` in it yet; make its result its last expression", inl.shown),
+                format!("cotan lowers {} here ({}) and does not support `return` in it yet; make its result its last expression", inl.shown, inl.reason),
             );
         }
         let outer_scopes = std::mem::take(&mut self.scopes);
@@ -181,7 +190,7 @@ impl Lower {
                 true => format!(", line {}, column {}", at.line, at.column + 1),
                 false => String::new(),
             };
-            syn::Error::new(span, format!("in {}{place}, which cotan inlines at this call: {e}", inl.shown))
+            syn::Error::new(span, format!("in {}{place}, which cotan lowers at this call: {e}", inl.shown))
         })
     }
 

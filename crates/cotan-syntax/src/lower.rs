@@ -128,6 +128,8 @@ pub(crate) struct Lower {
     pub(crate) ret_struct: Option<crate::env::Structure>,
     /// The functions being inlined, innermost last (`inline.rs`).
     pub(crate) inline_stack: Vec<String>,
+    /// Fields of parameters (and their fields), taken at the top of the function.
+    pub(crate) top_fields: std::collections::HashSet<Value>,
 }
 
 fn no_env() -> Rc<dyn Env> {
@@ -258,6 +260,7 @@ impl Lower {
             flatten,
             ret_struct: None,
             inline_stack: vec![],
+            top_fields: Default::default(),
             offsets: HashMap::new(),
         }
     }
@@ -663,6 +666,9 @@ impl Lower {
     ) -> syn::Result<Option<Agg>> {
         for (k, stmt) in stmts.iter().enumerate() {
             let last = k + 1 == stmts.len();
+            if let Some(split) = self.split_at_memory_let(stmt, &stmts[k + 1..]) {
+                return self.stmts_inner(std::slice::from_ref(&split), tail);
+            }
             let value = self.stmt(stmt, last)?;
             if last {
                 if value.is_some() {
@@ -688,6 +694,62 @@ impl Lower {
             }
         }
         tail(self)
+    }
+
+    /// `let PAT = if c { A } else { B }; rest` where the branches give references into
+    /// memory (`x2.as_mut()`, sub-slices of different buffers), which no IR value can hold
+    /// whichever branch ran: as `if c { let PAT = A; rest } else { let PAT = B; rest }`, the
+    /// same program with the rest of the block in each branch.
+    fn split_at_memory_let(&self, stmt: &syn::Stmt, rest: &[syn::Stmt]) -> Option<syn::Stmt> {
+        let syn::Stmt::Local(local) = stmt else { return None };
+        let init = local.init.as_ref().filter(|i| i.diverge.is_none())?;
+        let syn::Expr::If(cond) = strip_parens(&init.expr) else { return None };
+        if rest.is_empty() || !self.gives_memory(cond) {
+            return None;
+        }
+        let pat = &local.pat;
+        // The rest sees the branch's own bindings once moved there: none may hide a name it uses.
+        let mut used = Names::default();
+        for s in rest {
+            syn::visit::Visit::visit_stmt(&mut used, s);
+        }
+        let mut bound = Names::default();
+        syn::visit::Visit::visit_pat(&mut bound, pat);
+        if branch_bindings(cond).iter().any(|n| used.0.contains(n) && !bound.0.contains(n)) {
+            return None;
+        }
+        let branch = |value: &syn::Expr| -> syn::Block {
+            syn::parse_quote_spanned!(value.span()=> { let #pat = #value; #(#rest)* })
+        };
+        let split = split_if(cond, &branch)?;
+        let value = matches!(rest.last(), Some(syn::Stmt::Expr(_, None)));
+        Some(syn::Stmt::Expr(syn::Expr::If(split), (!value).then(Default::default)))
+    }
+
+    /// Whether a branch of an `if` ends in a reference into memory (also in a tuple).
+    fn gives_memory(&self, e: &syn::ExprIf) -> bool {
+        let tail = |b: &syn::Block| match b.stmts.last() {
+            Some(syn::Stmt::Expr(e, None)) => self.is_memory_ref(e),
+            _ => false,
+        };
+        tail(&e.then_branch)
+            || match e.else_branch.as_ref().map(|(_, e)| strip_parens(e)) {
+                Some(syn::Expr::Block(b)) => tail(&b.block),
+                Some(syn::Expr::If(i)) => self.gives_memory(i),
+                _ => false,
+            }
+    }
+
+    fn is_memory_ref(&self, e: &syn::Expr) -> bool {
+        match strip_parens(e) {
+            syn::Expr::Tuple(t) => t.elems.iter().any(|e| self.is_memory_ref(e)),
+            syn::Expr::Reference(r) => self.is_memory(&r.expr),
+            syn::Expr::MethodCall(m) => {
+                matches!(m.method.to_string().as_str(), "as_mut" | "as_ref" | "as_slice" | "as_mut_slice")
+                    && self.is_memory(&m.receiver)
+            }
+            _ => false,
+        }
     }
 
     /// True when an exit flag that should skip the rest of the current block is set.
@@ -1212,4 +1274,75 @@ fn split_final_return(stmts: &[syn::Stmt]) -> (&[syn::Stmt], Option<&syn::Expr>)
 /// A memory type from its parts.
 pub(crate) fn mem(elem: Scalar, kind: MemKind, access: Access) -> Ty {
     Ty::Mem(MemTy { elem, kind, access })
+}
+
+/// `if c { A } else { B }` with each branch's value `v` replaced by the block `branch(v)`
+/// (an `else if` chain too); `None` if a branch has no value.
+fn split_if(e: &syn::ExprIf, branch: &dyn Fn(&syn::Expr) -> syn::Block) -> Option<syn::ExprIf> {
+    let with_tail = |b: &syn::Block| -> Option<syn::Block> {
+        let (last, init) = b.stmts.split_last()?;
+        let syn::Stmt::Expr(value, None) = last else { return None };
+        let mut out = b.clone();
+        out.stmts = init.to_vec();
+        out.stmts.push(syn::Stmt::Expr(
+            syn::Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block: branch(value) }),
+            None,
+        ));
+        Some(out)
+    };
+    let mut out = e.clone();
+    out.then_branch = with_tail(&e.then_branch)?;
+    let (else_token, other) = e.else_branch.as_ref()?;
+    let other = match strip_parens(other) {
+        syn::Expr::Block(b) => syn::Expr::Block(syn::ExprBlock { block: with_tail(&b.block)?, ..b.clone() }),
+        syn::Expr::If(i) => syn::Expr::If(split_if(i, branch)?),
+        _ => return None,
+    };
+    out.else_branch = Some((*else_token, Box::new(other)));
+    Some(out)
+}
+
+/// The identifiers a piece of syntax names (paths of one segment, pattern bindings).
+#[derive(Default)]
+struct Names(std::collections::HashSet<String>);
+
+impl<'a> syn::visit::Visit<'a> for Names {
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        if let Some(i) = p.get_ident() {
+            self.0.insert(i.to_string());
+        }
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+}
+
+/// The names the statements of an `if`'s branches bind (`let`s at their top level).
+fn branch_bindings(e: &syn::ExprIf) -> Vec<String> {
+    let mut names = Names::default();
+    let mut add = |b: &syn::Block| {
+        for s in &b.stmts {
+            if let syn::Stmt::Local(l) = s {
+                syn::visit::Visit::visit_pat(&mut names, &l.pat);
+            }
+        }
+    };
+    add(&e.then_branch);
+    let mut other = e.else_branch.as_ref().map(|(_, e)| &**e);
+    while let Some(o) = other {
+        match strip_parens(o) {
+            syn::Expr::Block(b) => {
+                add(&b.block);
+                other = None;
+            }
+            syn::Expr::If(i) => {
+                add(&i.then_branch);
+                other = i.else_branch.as_ref().map(|(_, e)| &**e);
+            }
+            _ => other = None,
+        }
+    }
+    names.0.into_iter().collect()
 }

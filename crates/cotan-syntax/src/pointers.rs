@@ -120,6 +120,12 @@ impl Lower {
     /// `*e` where a value is expected: the number a pointer points at, or a copy of the
     /// array an array pointer points at (`let a = *p;` copies it, as Rust does).
     pub(crate) fn deref_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
+        if let Some(crate::lower::Binding::Value(v)) =
+            crate::record::root_name(e).filter(|_| self.is_record_pointer(e)).and_then(|n| self.lookup(&n))
+        {
+            // `*p` of a reference or pointer to a struct: the struct (its fields are read where used).
+            return Ok(v);
+        }
         Ok(match self.deref(e)? {
             Deref::Elem(m, i) => {
                 let t = self.elem_sty(m);
@@ -470,5 +476,15 @@ impl Lower {
             }
         }
         Ok(())
+    }
+}
+
+impl Lower {
+    /// Whether `e` names a record: a struct parameter, `&S` or `*const S`.
+    pub(crate) fn is_record_pointer(&self, e: &syn::Expr) -> bool {
+        let Some(crate::lower::Binding::Value(v)) = crate::record::root_name(e).and_then(|n| self.lookup(&n)) else {
+            return false;
+        };
+        matches!(self.mem_ty(v).map(|m| m.kind), Some(MemKind::Record(_)))
     }
 }

@@ -51,6 +51,36 @@ pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
     }
 }
 
+/// A slice, vector or array of structs behind a reference (`&[Particle]`, `&mut Vec<Spring>`,
+/// `&[Body; 3]`): the container, the struct's type as written, and the access.
+pub fn records_type(ty: &syn::Type) -> Option<(cotan_ir::Dim, String, Access)> {
+    let syn::Type::Reference(r) = ty else { return None };
+    let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
+    let (dim, elem) = match &*r.elem {
+        syn::Type::Slice(s) => (cotan_ir::Dim::Slice, &*s.elem),
+        syn::Type::Array(a) => {
+            let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &a.len else { return None };
+            (cotan_ir::Dim::Array(n.base10_parse().ok()?), &*a.elem)
+        }
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+            let (true, [syn::GenericArgument::Type(t)]) =
+                (last.ident == "Vec", &args.args.iter().collect::<Vec<_>>()[..])
+            else {
+                return None;
+            };
+            (cotan_ir::Dim::Vec, t)
+        }
+        _ => return None,
+    };
+    match elem {
+        // (`()` too: a zero-sized element, as std accepts.)
+        syn::Type::Path(_) | syn::Type::Tuple(_) => record_type(elem).map(|(t, _)| (dim, t, access)),
+        _ => None,
+    }
+}
+
 fn tokens_text(t: &impl quote::ToTokens) -> String {
     let s = t.to_token_stream().to_string();
     // `model :: Params < f64 >` as `model::Params<f64>`; tuples keep `, `.
@@ -81,7 +111,7 @@ pub(crate) fn field_path(e: &syn::Expr) -> Option<String> {
     }
 }
 
-fn root_name(e: &syn::Expr) -> Option<String> {
+pub(crate) fn root_name(e: &syn::Expr) -> Option<String> {
     match e {
         syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
         _ => None,
@@ -196,6 +226,33 @@ impl Lower {
         self.bind(name.to_string(), Binding::Value(v));
     }
 
+    /// A slice (vector, array) of structs parameter, bound by name.
+    pub(crate) fn records_param(
+        &mut self,
+        name: &str,
+        rust_type: &str,
+        dim: cotan_ir::Dim,
+        access: Access,
+        span: proc_macro2::Span,
+    ) {
+        let id = self.func.record(rust_type);
+        let at = self.at(span);
+        let v = self.func.add_param(mem(Scalar::F64, MemKind::Records(dim, id), access), name.to_string(), at);
+        self.bind(name.to_string(), Binding::Value(v));
+    }
+
+    /// Emits a `Field` op: the fields of parameters (and their fields) once, at the top of the
+    /// function; a field of an element of a slice of structs (`springs[i].k`) where it is.
+    pub(crate) fn field_op(&mut self, op: cotan_ir::Op) {
+        let (OpKind::Field { base, .. }, Some(v)) = (&op.kind, op.result) else { unreachable!("a field op") };
+        if self.func.params.contains(base) || self.top_fields.contains(base) {
+            self.hoist(op);
+            self.top_fields.insert(v);
+        } else {
+            self.stack.last_mut().unwrap().push(op);
+        }
+    }
+
     /// The value of a field expression: memory (a cell for a number field).
     pub(crate) fn field(&mut self, f: &syn::ExprField) -> syn::Result<Value> {
         let base = self.expr(&f.base)?;
@@ -213,9 +270,10 @@ impl Lower {
         let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
         // The field's type, when the crate's sources say it.
         let MemKind::Record(rid) = bt.kind else { unreachable!("checked: a record") };
+        let rust_type = &self.func.records[rid as usize];
         let typed = self
             .env
-            .record_fields(&self.func.records[rid as usize])
+            .record_fields(rust_type.strip_prefix("*const ").unwrap_or(rust_type))
             .and_then(|fs| fs.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t));
         let (ty, elem) = match typed {
             Some(FieldType::Number(s)) => (mem(s, MemKind::Cell, bt.access), Some(STy::Known(s))),
@@ -227,8 +285,8 @@ impl Lower {
             Some(FieldType::Other) | None => self.field_by_use(shape, bt.access),
         };
         let span = self.at(f.span());
-        let v = self.func.new_value(ty, Some(path.replace('.', "_")), span);
-        self.hoist(cotan_ir::Op { kind: OpKind::Field { base, name: name.clone() }, result: Some(v), span });
+        let v = self.func.new_value(ty, (!path.is_empty()).then(|| path.replace('.', "_")), span);
+        self.field_op(cotan_ir::Op { kind: OpKind::Field { base, name: name.clone() }, result: Some(v), span });
         if let Some(t) = elem {
             self.set_elem_sty(v, t);
         }
@@ -263,6 +321,14 @@ impl Lower {
     fn record_type_of(&self, e: &syn::Expr) -> Option<String> {
         match e {
             syn::Expr::Paren(p) => self.record_type_of(&p.expr),
+            // An element of a slice of structs (`springs[i]`).
+            syn::Expr::Index(i) => match root_name(&i.expr).and_then(|n| self.lookup(&n)) {
+                Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
+                    MemKind::Records(_, id) => Some(self.func.records[id as usize].clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
             syn::Expr::Field(f) => {
                 let base = self.record_type_of(&f.base)?;
                 let name = member_name(&f.member);
@@ -271,13 +337,23 @@ impl Lower {
                     _ => None,
                 }
             }
-            _ => match root_name(e).and_then(|n| self.lookup(&n)) {
-                Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
-                    MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
-                    _ => None,
-                },
+            // `*p` with `p: *const S` or `p: &S`: the struct.
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => {
+                let t = self.record_type_of_name(expr)?;
+                Some(t.strip_prefix("*const ").unwrap_or(&t).to_string())
+            }
+            _ => self.record_type_of_name(e).filter(|t| !t.starts_with('*')),
+        }
+    }
+
+    /// The Rust type of the record a name is bound to (`*const S` for a pointer to one).
+    fn record_type_of_name(&self, e: &syn::Expr) -> Option<String> {
+        match root_name(e).and_then(|n| self.lookup(&n)) {
+            Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
+                MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
                 _ => None,
             },
+            _ => None,
         }
     }
 

@@ -212,6 +212,27 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.record_param(&pi.ident.to_string(), &rust_type, l.by_ref(access), span);
                 continue;
             }
+            // (Structs whose fields the crate's sources show: not `&[T]` with `T` a type parameter.)
+            let records = crate::record::records_type(&pt.ty).filter(|(_, t, _)| {
+                !sig.generics.type_params().any(|p| p.ident == t.as_str())
+                    && (t.starts_with('(') || l.env.record_fields(t).is_some())
+            });
+            if let (Some((dim, rust_type, access)), syn::Pat::Ident(pi)) = (records, &*pt.pat) {
+                if pi.mutability.is_some() {
+                    return err_at(&pi, "cotan does not support `mut` parameters that are slices of structs; write through `&mut [S]` instead");
+                }
+                l.records_param(&pi.ident.to_string(), &rust_type, dim, l.by_ref(access), span);
+                continue;
+            }
+            if let (syn::Type::Ptr(ptr), syn::Pat::Ident(pi)) = (&*pt.ty, &*pt.pat) {
+                // `*const S` with `S` a struct of the crate: read as the struct it points at
+                // (`(*p).x`, `*p` passed on), in `unsafe` code; constant.
+                let pointee = crate::record::record_type(&ptr.elem).map(|(t, _)| t);
+                if let Some(t) = pointee.filter(|t| ptr.mutability.is_none() && l.env.record_fields(t).is_some()) {
+                    l.record_param(&pi.ident.to_string(), &format!("*const {t}"), Access::Owned, span);
+                    continue;
+                }
+            }
             if let (Some((rust_type, access)), syn::Pat::Wild(_)) = (crate::record::record_type(&pt.ty), &*pt.pat) {
                 // `_: ()`, `_: Marker`: unused, named for the derivative's signature.
                 let name = format!("_arg{}", l.func.params.len());
@@ -219,7 +240,7 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 continue;
             }
             if let syn::Type::Ptr(_) = &*pt.ty {
-                return err_at(&pt.ty, "cotan supports raw pointers to numbers and to arrays of numbers (`*const f64`, `*mut [f64; 3]`); take a struct by reference (`&S`, `&mut S`)");
+                return err_at(&pt.ty, "cotan supports raw pointers to numbers, to arrays of numbers (`*const f64`, `*mut [f64; 3]`) and `*const S` to a struct of the crate (constant); take a struct by reference (`&S`, `&mut S`)");
             }
             return err_at(&pt.ty, SUPPORTED);
         };

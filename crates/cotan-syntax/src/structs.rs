@@ -99,8 +99,8 @@ impl Lower {
             return v;
         }
         let at = self.at(span);
-        let v = self.func.new_value(ty, Some(path.replace('.', "_")), at);
-        self.hoist(cotan_ir::Op {
+        let v = self.func.new_value(ty, (!path.is_empty()).then(|| path.replace('.', "_")), at);
+        self.field_op(cotan_ir::Op {
             kind: OpKind::Field { base: rec, name: name.to_string() },
             result: Some(v),
             span: at,
@@ -154,6 +154,10 @@ impl Lower {
                 matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if crate::record::is_record(self.func.ty(v)))
             }),
             syn::Expr::Field(f) => self.record_named(&f.base).is_some(),
+            syn::Expr::Index(i) => matches!(
+                crate::record::root_name(&i.expr).and_then(|n| self.lookup(&n)),
+                Some(Binding::Value(v)) if matches!(self.mem_ty(v).map(|m| m.kind), Some(cotan_ir::MemKind::Records(..)))
+            ),
             _ => false,
         };
         if !is_record {

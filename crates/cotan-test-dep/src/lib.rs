@@ -1,5 +1,6 @@
 //! Functions of another crate, for cotan's tests of calls across crates: marked ones export
-//! their derivatives; unmarked ones cannot be differentiated from another crate.
+//! their derivatives; unmarked ones are read from this crate's sources and lowered where
+//! they are called.
 
 // Written the way users write numerical code (index loops).
 #![allow(clippy::needless_range_loop)]
@@ -26,7 +27,34 @@ pub fn damp(v: &mut [f64], c: f64) {
     }
 }
 
-/// Not marked: a function of another crate that cotan cannot differentiate.
+/// Not marked: cotan lowers it where it is called.
 pub fn unmarked(x: f64) -> f64 {
     x.tanh()
+}
+
+/// Not marked, with a private helper and a module.
+pub fn norm_sq(v: &[f64]) -> f64 {
+    v.iter().map(|a| square(*a)).sum()
+}
+
+fn square(a: f64) -> f64 {
+    a * a
+}
+
+pub mod shapes {
+    /// Not marked, in a module, writing through `&mut`.
+    pub fn scale(v: &mut [f64], s: f64) {
+        for x in v.iter_mut() {
+            *x *= super::unmarked(s);
+        }
+    }
+}
+
+/// Not marked and recursive: cotan cannot lower it where it is called.
+pub fn power(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        1.0
+    } else {
+        x * power(x, n - 1)
+    }
 }

@@ -1,5 +1,6 @@
 //! Calls into another crate: functions it marks `#[cotan::differentiable]` are
-//! differentiated through the derivatives they export (their private helpers included).
+//! differentiated through the derivatives they export (their private helpers included);
+//! unmarked ones are read from that crate's sources and lowered where they are called.
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
@@ -7,6 +8,50 @@
 mod common;
 
 use cotan_test_dep::damp;
+use cotan_test_dep::norm_sq;
+
+slice_case!(
+    unmarked_functions_of_another_crate,
+    [[0.3, -1.2, 2.5, 0.8], [1.1, 0.4, -0.6, 2.0]],
+    fn f(x: &[f64]) -> f64 {
+        let mut y = [x[0], x[1] * x[2], x[3]];
+        cotan_test_dep::shapes::scale(&mut y, x[2]);
+        cotan_test_dep::unmarked(x[0] * x[1]) * norm_sq(x) + norm_sq(&y) + cotan_test_dep::energy(x, x[3])
+    }
+);
+
+#[cotan::hvp(hvp_unmarked)]
+fn unmarked_of_two(x: &[f64]) -> f64 {
+    cotan_test_dep::unmarked(x[0] * x[2]) * norm_sq(x)
+}
+
+#[test]
+fn second_order_through_unmarked_functions_of_another_crate() {
+    let x = [0.4, -0.7, 1.1];
+    let v = [1.0, 0.5, -0.25];
+    let (mut g, mut hv) = ([0.0; 3], [0.0; 3]);
+    hvp_unmarked(&x, &v, &mut g, &mut hv);
+    let grad = |y: &[f64]| -> Vec<f64> {
+        let (mut gy, mut hy) = ([0.0; 3], [0.0; 3]);
+        hvp_unmarked(y, &v, &mut gy, &mut hy);
+        gy.to_vec()
+    };
+    let h = 1e-5;
+    let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+    let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+    let (gp, gm) = (grad(&xp), grad(&xm));
+    for k in 0..3 {
+        let want = (gp[k] - gm[k]) / (2.0 * h);
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+        let fd = {
+            let (mut p, mut m) = (x, x);
+            p[k] += h;
+            m[k] -= h;
+            (unmarked_of_two(&p) - unmarked_of_two(&m)) / (2.0 * h)
+        };
+        assert!((g[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0), "g[{k}]: {} vs {fd}", g[k]);
+    }
+}
 
 slice_case!(
     a_marked_function_of_another_crate,

@@ -987,3 +987,37 @@ fn pointers_in_generic_float_code() {
     let (_, t) = t_generic_ptr(xd.as_ptr(), u.as_ptr(), 3);
     assert!((t - ((-1.0f64).sin() - (-1.0f64).cos())).abs() <= 1e-15);
 }
+
+/// A constant struct read through `*const S` (ADBench's GMM: `wishart: *const Wishart`),
+/// its fields read (`(*w).gamma`) and the struct passed on by value (`*w`).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Wishart {
+    pub gamma: f64,
+    pub m: i32,
+}
+
+unsafe fn prior(w: Wishart, x: f64) -> f64 {
+    w.gamma * x * x + w.m as f64
+}
+
+#[cotan::autodiff_reverse(d_wishart_loss, Active, Const, Active)]
+#[cotan::autodiff_forward(t_wishart_loss, Dual, Const, Dual)]
+unsafe fn wishart_loss(x: f64, w: *const Wishart) -> f64 {
+    prior(*w, x) + (*w).gamma * x.sin()
+}
+
+#[test]
+fn constant_structs_behind_pointers() {
+    let w = Wishart { gamma: 1.5, m: 2 };
+    for x in [0.7, -1.3] {
+        let (v, dx) = unsafe { d_wishart_loss(x, &w, 1.0) };
+        let (v2, t) = unsafe { t_wishart_loss(x, 1.0, &w) };
+        let h = 1e-6;
+        let fd = unsafe { (wishart_loss(x + h, &w) - wishart_loss(x - h, &w)) / (2.0 * h) };
+        assert_eq!(v, unsafe { wishart_loss(x, &w) });
+        assert_eq!(v2, v);
+        assert!((dx - fd).abs() < 1e-7 * fd.abs().max(1.0), "{dx} vs {fd}");
+        assert_eq!(t, dx);
+    }
+}

@@ -262,3 +262,52 @@ fn views_of_constant_data() {
     let t = t_const_views(s, 1.0, &x).1;
     assert!((t - ds).abs() < 1e-14, "forward {t} vs reverse {ds}");
 }
+
+fn cross3(r: &[f64; 3], p: &[f64; 3], out: &mut [f64; 3]) {
+    out[0] = r[1] * p[2] - r[2] * p[1];
+    out[1] = r[2] * p[0] - r[0] * p[2];
+    out[2] = r[0] * p[1] - r[1] * p[0];
+}
+
+// `first_chunk::<N>()`/`last_chunk::<N>()`: a sub-slice taken as an array (ADBench's BA).
+slice_case!(
+    first_and_last_chunks_as_arrays,
+    [[0.3, -0.7, 1.1, 0.4, 2.0], [1.2, 0.5, -0.3, 0.9, -1.1]],
+    fn f(cam: &[f64]) -> f64 {
+        let p = [1.0, 2.0, cam[4]];
+        let mut o = [0.0; 3];
+        cross3(cam.first_chunk::<3>().unwrap(), &p, &mut o);
+        let last = cam.last_chunk::<2>().unwrap();
+        let none = cam.first_chunk::<9>().is_none();
+        o[0] * o[1] + o[2] * last[0] * last[1] + if none { cam[0] } else { 0.0 }
+    }
+);
+
+// Slices of different buffers chosen by `if` (ADBench's LSTM): the rest of the block is
+// lowered in each branch.
+slice_case!(
+    slices_of_different_buffers_chosen_by_if,
+    [[0.3, -0.7, 1.1, 0.4, 2.0], [1.2, 0.5, -0.3, 0.9, -1.1]],
+    fn f(x: &[f64]) -> f64 {
+        let mut a = x[..2].to_vec();
+        let mut b = vec![x[2], x[3]];
+        let mut s = 0.0;
+        let mut i = 0;
+        while i < 4 {
+            let (src, dst) = if i % 2 == 0 {
+                (&x[i..i + 2], a.as_mut_slice())
+            } else if i == 1 {
+                let (lo, _) = b.split_at_mut(2);
+                (&x[1..3], lo)
+            } else {
+                (&x[3..], &mut b[..])
+            };
+            for k in 0..2 {
+                dst[k] = dst[k] * src[k] + src[1 - k].sin();
+            }
+            s += dst[0] * dst[1];
+            i += 1;
+        }
+        s + a[0] * b[1]
+    }
+);

@@ -1,3 +1,4 @@
+// A struct behind a raw pointer is read only: `Duplicated` is refused with the remedy.
 use cotan::autodiff_reverse;
 
 pub struct Wishart {

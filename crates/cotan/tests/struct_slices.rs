@@ -1,0 +1,198 @@
+//! Slices, vectors and arrays of structs as parameters (`&[Spring]`, `&mut [Particle]`,
+//! `&Vec<Body>`, `&[Body; 3]`), `Const`, `Duplicated` and `Dual`, as std takes them: the
+//! shadow is a slice of the same structs. Elements are indexed, iterated (`for s in
+//! springs`, `iter_mut`, iterator chains), their fields read and written, and passed to
+//! helpers and methods. Checked against central finite differences, forward mode against
+//! reverse mode, and batched forward mode against both.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+use cotan::{autodiff_forward, autodiff_reverse};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Particle {
+    pub pos: [f64; 2],
+    pub vel: [f64; 2],
+    pub mass: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spring {
+    pub a: usize,
+    pub b: usize,
+    pub rest: f64,
+    pub k: f64,
+}
+
+impl Spring {
+    fn energy(&self, particles: &[Particle]) -> f64 {
+        let l = norm(sub(particles[self.b].pos, particles[self.a].pos));
+        0.5 * self.k * (l - self.rest) * (l - self.rest)
+    }
+}
+
+fn sub(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] - b[0], a[1] - b[1]]
+}
+
+fn norm(v: [f64; 2]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1]).sqrt()
+}
+
+fn kinetic(p: &Particle) -> f64 {
+    0.5 * p.mass * (p.vel[0] * p.vel[0] + p.vel[1] * p.vel[1])
+}
+
+/// One semi-implicit Euler step of the mass-spring system, in place.
+fn step(particles: &mut [Particle], springs: &[Spring], dt: f64) {
+    for s in springs {
+        let d = sub(particles[s.b].pos, particles[s.a].pos);
+        let len = norm(d);
+        let f = s.k * (len - s.rest) / len;
+        for c in 0..2 {
+            particles[s.a].vel[c] += dt * f * d[c] / particles[s.a].mass;
+            particles[s.b].vel[c] -= dt * f * d[c] / particles[s.b].mass;
+        }
+    }
+    for p in particles.iter_mut() {
+        for c in 0..2 {
+            p.pos[c] += dt * p.vel[c];
+        }
+    }
+}
+
+#[autodiff_reverse(d_sim, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_sim, Dual, Dual, Dual)]
+#[autodiff_forward(t2_sim, 2, Dual, Dual, Dual)]
+fn sim(springs: &[Spring], particles: &mut [Particle]) -> f64 {
+    for _ in 0..20 {
+        step(particles, springs, 0.05);
+    }
+    let total: f64 = particles.iter().map(|p| p.mass).sum();
+    let mut e = 0.0;
+    for i in 0..particles.len() {
+        e += kinetic(&particles[i]) + particles[i].pos[1] * particles[i].mass / total;
+    }
+    e + springs.iter().map(|s| s.energy(particles)).sum::<f64>() + springs[0].energy(particles)
+}
+
+fn scene() -> (Vec<Spring>, Vec<Particle>) {
+    let springs = vec![
+        Spring { a: 0, b: 1, rest: 1.0, k: 2.0 },
+        Spring { a: 1, b: 2, rest: 0.5, k: 3.0 },
+        Spring { a: 0, b: 2, rest: 1.5, k: 1.0 },
+    ];
+    let particles = vec![
+        Particle { pos: [0.0, 0.0], vel: [0.1, 0.0], mass: 1.0 },
+        Particle { pos: [1.1, 0.2], vel: [0.0, 0.3], mass: 1.5 },
+        Particle { pos: [0.4, 1.0], vel: [-0.2, 0.0], mass: 0.8 },
+    ];
+    (springs, particles)
+}
+
+/// Every float of the scene, in a fixed order: a vector view for finite differences.
+fn floats(s: &[Spring], p: &[Particle]) -> Vec<f64> {
+    let mut out = vec![];
+    for s in s {
+        out.extend([s.rest, s.k]);
+    }
+    for p in p {
+        out.extend([p.pos[0], p.pos[1], p.vel[0], p.vel[1], p.mass]);
+    }
+    out
+}
+
+fn with_floats(s: &[Spring], p: &[Particle], x: &[f64]) -> (Vec<Spring>, Vec<Particle>) {
+    let (mut s, mut p) = (s.to_vec(), p.to_vec());
+    let mut k = 0;
+    for s in s.iter_mut() {
+        s.rest = x[k];
+        s.k = x[k + 1];
+        k += 2;
+    }
+    for p in p.iter_mut() {
+        p.pos = [x[k], x[k + 1]];
+        p.vel = [x[k + 2], x[k + 3]];
+        p.mass = x[k + 4];
+        k += 5;
+    }
+    (s, p)
+}
+
+#[test]
+fn slices_of_structs_against_finite_differences_in_both_modes() {
+    let (springs, parts) = scene();
+    let f = |x: &[f64]| {
+        let (s, mut p) = with_floats(&springs, &parts, x);
+        sim(&s, &mut p)
+    };
+    let mut ds = vec![Spring::default(); 3];
+    let mut p = parts.clone();
+    let mut dp = vec![Particle::default(); 3];
+    let v = d_sim(&springs, &mut ds, &mut p, &mut dp, 1.0);
+    let x = floats(&springs, &parts);
+    assert_eq!(v, f(&x));
+    // The integer fields of the shadows are left as they were.
+    assert!(ds.iter().all(|s| s.a == 0 && s.b == 0));
+    let grad = floats(&ds, &dp);
+    for i in 0..x.len() {
+        let h = 1e-6 * x[i].abs().max(1.0);
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[i] += h;
+        xm[i] -= h;
+        let fd = (f(&xp) - f(&xm)) / (2.0 * h);
+        assert!((grad[i] - fd).abs() < 1e-6 * fd.abs().max(1.0), "float {i}: {} vs {fd}", grad[i]);
+    }
+    // Forward mode against reverse mode (dot-product test), and the final state.
+    let u: Vec<f64> = (0..x.len()).map(|i| ((i * 7 + 3) % 11) as f64 / 11.0 - 0.5).collect();
+    let (ts, tp) = with_floats(&springs, &parts, &u);
+    let mut p2 = parts.clone();
+    let mut tp2 = tp.clone();
+    let (v2, t) = t_sim(&springs, &ts, &mut p2, &mut tp2);
+    assert_eq!(v2, v);
+    assert_eq!(p2, p);
+    let want: f64 = grad.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!((t - want).abs() < 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+    // Two directions at once: the second is the first, doubled.
+    let (ts2, tp2b) = with_floats(&springs, &parts, &u.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+    let mut p3 = parts.clone();
+    let (mut l0, mut l1) = (tp.clone(), tp2b.clone());
+    let [v3, a, b] = t2_sim(&springs, &ts, &ts2, &mut p3, &mut l0, &mut l1);
+    assert_eq!(v3, v);
+    assert!((a - t).abs() < 1e-12 * t.abs().max(1.0) && (b - 2.0 * t).abs() < 1e-12 * t.abs().max(1.0));
+}
+
+/// The slice of structs held constant, the derivative taken with respect to numbers.
+#[autodiff_reverse(d_stiff, Duplicated, Const, Const, Active)]
+#[autodiff_forward(t_stiff, Dual, Const, Const, Dual)]
+fn stiffness_loss(k: &[f64], springs: &Vec<Spring>, bodies: &[Particle; 3]) -> f64 {
+    let mut e = 0.0;
+    for (s, ks) in springs.iter().zip(k) {
+        let l = norm(sub(bodies[s.b].pos, bodies[s.a].pos));
+        e += ks * (l - s.rest).powi(2) + ks.sin() * bodies[s.a].mass;
+    }
+    e
+}
+
+#[test]
+fn constant_slices_and_arrays_of_structs() {
+    let (springs, parts) = scene();
+    let bodies = [parts[0], parts[1], parts[2]];
+    let k = [0.7, 1.3, -0.4];
+    let mut dk = [0.0; 3];
+    let v = d_stiff(&k, &mut dk, &springs, &bodies, 1.0);
+    assert_eq!(v, stiffness_loss(&k, &springs, &bodies));
+    for i in 0..3 {
+        let h = 1e-6;
+        let (mut kp, mut km) = (k, k);
+        kp[i] += h;
+        km[i] -= h;
+        let fd = (stiffness_loss(&kp, &springs, &bodies) - stiffness_loss(&km, &springs, &bodies)) / (2.0 * h);
+        assert!((dk[i] - fd).abs() < 1e-7 * fd.abs().max(1.0), "k[{i}]: {} vs {fd}", dk[i]);
+    }
+    let u = [0.5, -1.0, 0.25];
+    let (_, t) = t_stiff(&k, &u, &springs, &bodies);
+    let want: f64 = dk.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
+}
