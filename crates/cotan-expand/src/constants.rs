@@ -32,6 +32,15 @@ pub(crate) fn substitute(
     }
 }
 
+/// Type `ty`, written in `scope`, with the constants in its array lengths evaluated
+/// (`[(usize, usize); NS]` as `[(usize, usize); 6]`).
+pub(crate) fn with_lengths(ty: &syn::Type, src: &Sources, scope: ModId) -> syn::Type {
+    let mut s = Substitute { eval: Eval { src, done: HashMap::new(), active: vec![] }, scope, imp: None, error: None };
+    let mut t = ty.clone();
+    s.visit_type_mut(&mut t);
+    t
+}
+
 /// A constant's value.
 #[derive(Clone, Debug, PartialEq)]
 enum Value {

@@ -225,11 +225,15 @@ impl SourceEnv {
         let mut out = vec![];
         for (k, f) in fields.iter().enumerate() {
             let name = f.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string());
-            let fty = without_aliases(&self.src, def.module, &f.ty);
+            let fty = crate::sources::with_fallback(|| {
+                crate::constants::with_lengths(&without_aliases(&self.src, def.module, &f.ty), &self.src, def.module)
+            });
             let ty = if let Some(s) = cotan_syntax::scalar_type(&fty) {
                 FieldType::Number(s)
             } else if let Some((s, kind)) = cotan_syntax::container_type(&fty) {
                 FieldType::Memory(s, kind)
+            } else if let Some((dim, t)) = self.records_field(&fty, def.module) {
+                FieldType::Records(dim, t)
             } else {
                 match &f.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
@@ -252,6 +256,40 @@ impl SourceEnv {
             out.push((name, ty));
         }
         Some(out)
+    }
+
+    /// A container of structs of the crate or of tuples (`Vec<Spring>`, `[(usize, usize); 6]`),
+    /// its element type as generated code names it.
+    fn records_field(&self, ty: &syn::Type, module: ModId) -> Option<(cotan_ir::Dim, String)> {
+        let (dim, elem) = match ty {
+            syn::Type::Array(a) => {
+                let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &a.len else { return None };
+                (cotan_ir::Dim::Array(n.base10_parse().ok()?), &*a.elem)
+            }
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let last = p.path.segments.last()?;
+                let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+                match (last.ident == "Vec", args.args.first()) {
+                    (true, Some(syn::GenericArgument::Type(t))) if args.args.len() == 1 => (cotan_ir::Dim::Vec, t),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let text = match elem {
+            syn::Type::Tuple(t) if t.elems.iter().all(|e| cotan_syntax::scalar_type(e).is_some()) => {
+                // (Tokens made from the sources' tokens, in their mode.)
+                crate::sources::with_fallback(|| quote::ToTokens::to_token_stream(t).to_string().replace(" ,", ","))
+            }
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let Res::Type(inner) = self.src.resolve(module, &segs, Ns::Type) else { return None };
+                self.src.types[inner].structure.as_ref()?;
+                self.type_path_out(inner).or_else(|| self.src.type_path(self.scope, inner))?
+            }
+            _ => return None,
+        };
+        Some((dim, text))
     }
 
     fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {

@@ -395,6 +395,15 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             }
             Ok(())
         }
+        (syn::Pat::Tuple(t), Item::Val(v)) if l.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_))) => {
+            // A tuple in memory (an element of `[(usize, usize); N]`): its fields.
+            for (k, p) in t.elems.iter().enumerate() {
+                let f = l.field_of(v, k.to_string(), String::new(), p.span());
+                let x = l.auto_load(f);
+                bind_item(l, p, Item::Val(x))?;
+            }
+            Ok(())
+        }
         (syn::Pat::Ident(pi), Item::Val(v)) if pi.subpat.is_none() => l.bind_pat(pat, v),
         (syn::Pat::Ident(pi), Item::Place(mem, index)) if pi.subpat.is_none() => {
             l.bind(pi.ident.to_string(), Binding::Place(mem, index));

@@ -111,6 +111,8 @@ pub enum FieldType {
     Memory(Scalar, cotan_ir::MemKind),
     /// Another struct, by a path the function can name it with.
     Record(String),
+    /// Structs or tuples in a container (`Vec<Spring>`, `[(usize, usize); 6]`).
+    Records(cotan_ir::Dim, String),
     /// Anything else (`String`, a map): passed on, never read.
     Other,
 }

@@ -132,6 +132,12 @@ impl Lower {
                 self.emit_s(OpKind::Load { mem: m, index: Some(i) }, t)
             }
             Deref::Array(a) => self.local_copy(a, e.span())?,
+            // `*a` of `a: &[f64; N]` (or `&[[f64; 2]; N]`): a copy, as Rust makes of arrays.
+            Deref::Other(v)
+                if self.mem_ty(v).is_some_and(|m| matches!(m.kind.dim(), Some(cotan_ir::Dim::Array(_)))) =>
+            {
+                self.array_copy(v, e.span())?
+            }
             Deref::Other(v) => self.auto_load(v),
         })
     }
@@ -486,5 +492,46 @@ impl Lower {
             return false;
         };
         matches!(self.mem_ty(v).map(|m| m.kind), Some(MemKind::Record(_)))
+    }
+}
+
+impl Lower {
+    /// A local copy of an array (of numbers, or of rows that are arrays of numbers).
+    pub(crate) fn array_copy(&mut self, src: Value, span: proc_macro2::Span) -> syn::Result<Value> {
+        let m = self.mem_ty(src).expect("an array");
+        let (Some(cotan_ir::Dim::Array(n)), Some(row)) = (m.kind.dim(), m.kind.row()) else {
+            return self.local_copy(src, span);
+        };
+        let MemKind::Array(k) = row else {
+            return err(
+                span,
+                "cotan copies arrays of numbers and arrays of arrays of numbers; copy deeper ones level by level",
+            );
+        };
+        let t = self.elem_sty(src);
+        let zero = self.pending_zero(t);
+        let k_v = self.usize_const(k as i128);
+        let first = self.alloc(zero, t, k_v, MemKind::Array(k), span)?;
+        let n_v = self.usize_const(n as i128);
+        let dst = self.nested_alloc(first, n_v, cotan_ir::Dim::Array(n), span)?;
+        let i = self.func.new_value(Ty::USIZE, Some("i".into()), cotan_ir::SpanId::NONE);
+        self.set_sty(i, USIZE);
+        let zero_i = self.usize_const(0);
+        self.push_region();
+        let (d, s) = (self.row(dst, i), self.row(src, i));
+        let k_v = self.usize_const(k as i128);
+        self.copy_loop(d, s, k_v);
+        let body = self.pop_region();
+        self.effect(OpKind::For {
+            index: i,
+            lo: zero_i,
+            hi: n_v,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body,
+            exit: None,
+        });
+        Ok(dst)
     }
 }

@@ -256,17 +256,23 @@ impl Lower {
     /// The value of a field expression: memory (a cell for a number field).
     pub(crate) fn field(&mut self, f: &syn::ExprField) -> syn::Result<Value> {
         let base = self.expr(&f.base)?;
-        let Some(bt) = self.mem_ty(base).filter(|m| matches!(m.kind, MemKind::Record(_))) else {
+        if !self.mem_ty(base).is_some_and(|m| matches!(m.kind, MemKind::Record(_))) {
             return err_at(
                 &f.base,
                 "cotan reads fields of struct and tuple parameters only (not of array elements like `v[i].x`, or of locals); pass the struct itself as a parameter",
             );
         };
         let name = member_name(&f.member);
-        if let Some(v) = self.fields.get(&(base, name.clone())) {
-            return Ok(*v);
-        }
         let path = field_path(&syn::Expr::Field(f.clone())).unwrap_or_default();
+        Ok(self.field_of(base, name, path, f.span()))
+    }
+
+    /// Field `name` of record `base` (its path `p.x` for names and shapes, if it has one).
+    pub(crate) fn field_of(&mut self, base: Value, name: String, path: String, at: proc_macro2::Span) -> Value {
+        if let Some(v) = self.fields.get(&(base, name.clone())) {
+            return *v;
+        }
+        let bt = self.mem_ty(base).expect("a record");
         let shape = self.field_shapes.get(&path).copied().unwrap_or(Shape::Number);
         // The field's type, when the crate's sources say it.
         let MemKind::Record(rid) = bt.kind else { unreachable!("checked: a record") };
@@ -282,9 +288,13 @@ impl Lower {
                 let id = self.func.record(&ty);
                 (mem(Scalar::F64, MemKind::Record(id), bt.access), None)
             }
+            Some(FieldType::Records(dim, ty)) => {
+                let id = self.func.record(&ty);
+                (mem(Scalar::F64, MemKind::Records(dim, id), bt.access), None)
+            }
             Some(FieldType::Other) | None => self.field_by_use(shape, bt.access),
         };
-        let span = self.at(f.span());
+        let span = self.at(at);
         let v = self.func.new_value(ty, (!path.is_empty()).then(|| path.replace('.', "_")), span);
         self.field_op(cotan_ir::Op { kind: OpKind::Field { base, name: name.clone() }, result: Some(v), span });
         if let Some(t) = elem {
@@ -292,7 +302,7 @@ impl Lower {
         }
         self.fields.insert((base, name), v);
         self.field_paths.insert(v, path);
-        Ok(v)
+        v
     }
 
     /// A field's type as its uses show it (when the sources do not say).

@@ -212,11 +212,8 @@ impl Scene {
 
 /// The mass-spring loss with fixed-size arrays, as a function of the stiffnesses and
 /// the initial velocities.
-#[cfg_attr(
-    feature = "pending",
-    autodiff_reverse(fixed_size_loss_grad, Duplicated, Duplicated, Const, Const, Const, Active)
-)]
-#[cfg_attr(feature = "pending", autodiff_forward(fixed_size_loss_tangent, Dual, Dual, Const, Const, Const, Dual))]
+#[autodiff_reverse(fixed_size_loss_grad, Duplicated, Duplicated, Const, Const, Const, Active)]
+#[autodiff_forward(fixed_size_loss_tangent, Dual, Dual, Const, Const, Const, Dual)]
 pub fn fixed_size_loss(
     stiffness: &[f64; NS],
     v0: &[[f64; 2]; NP],

@@ -91,7 +91,6 @@ fn initial_velocity_gradient() {
     assert_dot_product("initial velocity", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn fixed_size_gradient() {
     let (particles, springs, cfg) = setup();

@@ -196,3 +196,52 @@ fn constant_slices_and_arrays_of_structs() {
     let want: f64 = dk.iter().zip(&u).map(|(a, b)| a * b).sum();
     assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
 }
+
+pub const NE: usize = 3;
+
+/// Arrays of tuples in a field, their length a constant (`[(usize, usize); NE]`),
+/// destructured in a `for`; arrays of arrays copied from behind a reference (`*x0`).
+pub struct Edges {
+    pub ends: [(usize, usize); NE],
+    pub rest: [f64; NE],
+}
+
+#[autodiff_reverse(d_edges, Duplicated, Const, Active)]
+#[autodiff_forward(t_edges, Dual, Const, Dual)]
+fn edge_energy(x0: &[[f64; 2]; 3], e: &Edges) -> f64 {
+    let mut x = *x0;
+    x[1][0] += 0.5 * x[2][1];
+    let mut s = 0.0;
+    for (k, &(a, b)) in e.ends.iter().enumerate() {
+        let d = [x[b][0] - x[a][0], x[b][1] - x[a][1]];
+        let l = (d[0] * d[0] + d[1] * d[1]).sqrt();
+        s += (l - e.rest[k]).powi(2);
+    }
+    s
+}
+
+#[test]
+fn arrays_of_tuples_in_fields_and_copied_arrays_of_arrays() {
+    let e = Edges { ends: [(0, 1), (1, 2), (0, 2)], rest: [1.0, 0.5, 1.5] };
+    let x0 = [[0.0, 0.1], [1.1, 0.2], [0.4, 1.0]];
+    let mut dx = [[0.0; 2]; 3];
+    let v = d_edges(&x0, &mut dx, &e, 1.0);
+    assert_eq!(v, edge_energy(&x0, &e));
+    let u = [[0.3, -0.2], [0.1, 0.5], [-0.4, 0.25]];
+    let (v2, t) = t_edges(&x0, &u, &e);
+    assert_eq!(v2, v);
+    let mut want = 0.0;
+    for i in 0..3 {
+        for c in 0..2 {
+            let h = 1e-6;
+            let (mut p, mut m) = (x0, x0);
+            p[i][c] += h;
+            m[i][c] -= h;
+            let fd = (edge_energy(&p, &e) - edge_energy(&m, &e)) / (2.0 * h);
+            assert!((dx[i][c] - fd).abs() < 1e-7 * fd.abs().max(1.0), "x[{i}][{c}]: {} vs {fd}", dx[i][c]);
+            want += dx[i][c] * u[i][c];
+        }
+    }
+    assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
+    assert_eq!(x0, [[0.0, 0.1], [1.1, 0.2], [0.4, 1.0]], "the copy is written, not the argument");
+}
