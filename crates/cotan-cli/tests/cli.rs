@@ -448,3 +448,29 @@ fn check_nested_memory() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("`m[0]` expects an array"), "{}", stderr(&o));
 }
+
+/// `cotan check` runs what the macros accept: closures passed to helpers, slices of
+/// structs given as JSON arrays of objects, another crate's unmarked functions.
+#[test]
+fn check_handles_closures_struct_slices_and_other_crates() {
+    let tests = format!("{}/../cotan/tests", env!("CARGO_MANIFEST_DIR"));
+    let springs = r#"[{"a":0,"b":1,"rest":1.0,"k":2.0},{"a":1,"b":2,"rest":0.5,"k":3.0}]"#;
+    let body = |x: f64, y: f64| format!(r#"{{"pos":[{x},{y}],"vel":[0.1,0.0],"mass":1.2}}"#);
+    let bodies = [body(0.0, 0.0), body(1.1, 0.2), body(0.4, 1.0)].join(",");
+    let at = format!(r#"{{"k":[0.7,1.3],"springs":{springs},"bodies":[{bodies}]}}"#);
+    let cases: [(&str, &str, Option<&str>); 3] = [
+        ("higher_order.rs", "smooth", None),
+        ("struct_slices.rs", "stiffness_loss", Some(&at)),
+        ("other_crates.rs", "unmarked_of_two", None),
+    ];
+    for (file, f, at) in cases {
+        let file = format!("{tests}/{file}");
+        let mut args = vec!["check", &file, "--fn", f, "--trials", "2"];
+        if let Some(at) = at {
+            args.extend(["--at", at]);
+        }
+        let o = cotan(&args);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("ok: reverse, forward and finite differences agree"), "{f}: {}", stdout(&o));
+    }
+}

@@ -68,7 +68,7 @@ impl SourceEnv {
         if ["std", "core", "alloc", "cotan"].contains(&krate.as_str()) || full.len() < 2 {
             return None;
         }
-        let dep = crate::sources::dependency(&krate)?;
+        let dep = crate::sources::dependency_near(&krate, Some(&self.src.modules[0].file))?;
         match dep.resolve(0, &full[1..], Ns::Value) {
             Res::Fn(f) => Some((krate.into(), dep, f)),
             _ => None,

@@ -859,7 +859,17 @@ fn candidate_roots(file: &Path) -> Vec<PathBuf> {
 /// The sources of the dependency `name` of the crate being compiled (a path dependency, a
 /// workspace member or a crate from the registry), if they can be found.
 pub(crate) fn dependency(name: &str) -> Option<Rc<Sources>> {
-    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    dependency_near(name, None)
+}
+
+/// Like [`dependency`], for the package whose manifest is nearest above `file` (the tools
+/// have no `CARGO_MANIFEST_DIR`, or that of another package).
+pub(crate) fn dependency_near(name: &str, file: Option<&Path>) -> Option<Rc<Sources>> {
+    let near = file.and_then(|f| f.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()));
+    let dir = match near {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?),
+    };
     let root = dependency_dir(&dir, name).and_then(|d| library_root(&d))?;
     Sources::cached(&std::fs::canonicalize(root).ok()?, true)
 }
