@@ -304,7 +304,7 @@ impl Gen {
         }
         let d = depth - 1;
         let typed = |s: String| (s, true);
-        match self.rng.u8(0..21) {
+        match self.rng.u8(0..24) {
             0 => {
                 let ((l, tl), (r, tr)) = (self.expr_any(d), self.expr_any(d));
                 (format!("{l} + {r}"), tl || tr)
@@ -370,8 +370,46 @@ impl Gen {
                 }
                 None => self.leaf(),
             },
+            19 | 20 => {
+                // A closure passed to a helper that takes one (`F: Fn(T) -> T`, `&F`).
+                let closure = self.closure_literal(d);
+                match self.pick(&self.readable()).filter(|_| self.rng.bool()) {
+                    Some(b) => typed(format!("sum_ho(&{}, &{closure})", b.name)),
+                    None => typed(format!("twice_ho({closure}, {})", self.expr(d))),
+                }
+            }
+            21 => match self.pick(&self.readable()).filter(|b| b.min >= 1) {
+                // A helper returning a new vector, indexed.
+                Some(b) => typed(format!("scaled_ho(&{}, {})[0]", b.name, self.expr(d))),
+                None => typed(self.call_expr(d)),
+            },
             _ => typed(self.call_expr(d)),
         }
+    }
+
+    /// `|v: T| body`, capturing only what nothing writes.
+    fn closure_literal(&mut self, depth: usize) -> String {
+        let v = self.name("v");
+        let was = self.in_closure;
+        self.in_closure = true;
+        self.scopes.push(Scope::default());
+        self.scope().floats.push((v.clone(), false));
+        let body = self.expr(depth);
+        self.scopes.pop();
+        self.in_closure = was;
+        format!("|{v}: {}| {body}", self.t)
+    }
+
+    /// Helpers that take closures or return vectors, which cotan lowers where they are
+    /// called.
+    fn higher_order_helpers(&mut self) {
+        let t = self.t;
+        let _ = write!(
+            self.out,
+            "fn twice_ho<F: Fn({t}) -> {t}>(f: F, x: {t}) -> {t} {{\n    f(f(x)) * 0.5 + f(x * 0.5)\n}}\n\n\
+             fn sum_ho<F>(x: &[{t}], f: &F) -> {t}\nwhere\n    F: Fn({t}) -> {t},\n{{\n    let mut s = 0.0;\n    for v in x {{\n        s += f(*v);\n    }}\n    s\n}}\n\n\
+             fn scaled_ho(x: &[{t}], s: {t}) -> Vec<{t}> {{\n    x.iter().map(|v| v * s).collect()\n}}\n\n"
+        );
     }
 
     /// An expression of known type, in parentheses unless it is a name or an element.
@@ -1320,6 +1358,7 @@ pub fn program(seed: u64, index: usize) -> String {
         g.t = "f32";
     }
     g.constants();
+    g.higher_order_helpers();
     // Two value helpers at least, the second calling the first: calls two deep or more.
     let n_helpers = g.rng.usize(2..5);
     for k in 0..n_helpers {

@@ -18,6 +18,9 @@ pub(crate) struct ClosureDef {
     scopes: Vec<Vec<(String, Binding)>>,
     /// The crate as seen where it was written (it may be called inside an inlined function).
     env: std::rc::Rc<dyn crate::env::Env>,
+    /// The functions being inlined where it was written: its body runs there, so calling a
+    /// helper inside it is no recursion of the helper it is passed to.
+    inline_stack: Vec<String>,
 }
 
 /// Something an iterator method calls per item.
@@ -71,7 +74,8 @@ impl Lower {
                 }
             }
         }
-        self.closures.push(ClosureDef { expr: c.clone(), scopes, env: self.env.clone() });
+        let inline_stack = self.inline_stack.clone();
+        self.closures.push(ClosureDef { expr: c.clone(), scopes, env: self.env.clone(), inline_stack });
         Ok(self.closures.len() - 1)
     }
 
@@ -100,11 +104,13 @@ impl Lower {
         }
         let outer = std::mem::replace(&mut self.scopes, def.scopes);
         let outer_env = std::mem::replace(&mut self.env, def.env);
+        let outer_stack = std::mem::replace(&mut self.inline_stack, def.inline_stack);
         // `break`/`continue` inside a closure cannot leave the loops around its call.
         let loops = std::mem::take(&mut self.loops);
         let r = self.inline(&def.expr, args);
         self.scopes = outer;
         self.env = outer_env;
+        self.inline_stack = outer_stack;
         self.loops = loops;
         r
     }
@@ -196,14 +202,17 @@ impl Lower {
             Callable::Literal(c) => ((*c).clone(), None),
             Callable::Local(id) => {
                 let def = self.closures[*id].clone();
-                (def.expr, Some((def.scopes, def.env)))
+                (def.expr, Some((def.scopes, def.env, def.inline_stack)))
             }
             Callable::Path(p) => return err_at(p, "expected a closure here"),
         };
         if c.inputs.len() != args.len() {
             return err(span, format!("this closure takes {} argument(s), {} given", c.inputs.len(), args.len()));
         }
-        let outer = scopes.map(|(s, e)| (std::mem::replace(&mut self.scopes, s), std::mem::replace(&mut self.env, e)));
+        let outer = scopes.map(|(s, e, k)| {
+            let s = std::mem::replace(&mut self.scopes, s);
+            (s, std::mem::replace(&mut self.env, e), std::mem::replace(&mut self.inline_stack, k))
+        });
         self.push_scope();
         let r = (|| {
             for (p, a) in c.inputs.iter().zip(args) {
@@ -212,9 +221,10 @@ impl Lower {
             body(self, &c.body)
         })();
         self.pop_scope();
-        if let Some((s, e)) = outer {
+        if let Some((s, e, k)) = outer {
             self.scopes = s;
             self.env = e;
+            self.inline_stack = k;
         }
         r
     }

@@ -58,7 +58,9 @@ slice_case!(
     fn f(x: &[f64]) -> f64 {
         let k = x[2];
         let g = |v: f64| k * v.tanh() + v;
-        twice(g, x[0]) + twice(f64::sin, x[1]) + twice(|v| v * k, x[0]) + apply_by_ref(&g, x[1])
+        // (A helper called inside the closure passed to it is no recursion.)
+        let nested = twice(|v| twice(|w| w * k + v, v.sin()), x[2]);
+        twice(g, x[0]) + twice(f64::sin, x[1]) + twice(|v| v * k, x[0]) + apply_by_ref(&g, x[1]) + nested
     }
 );
 
