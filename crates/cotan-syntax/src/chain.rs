@@ -454,6 +454,30 @@ fn turbofish_scalar(m: &syn::ExprMethodCall) -> Option<Scalar> {
     }
 }
 
+/// `N` when the chain's last `map` makes arrays of `N` numbers (`.map(|p| [a, b])`).
+fn array_items(e: &syn::Expr) -> Option<u64> {
+    let syn::Expr::MethodCall(m) = crate::lower::strip_parens(e) else { return None };
+    if m.method != "map" {
+        return None;
+    }
+    let syn::Expr::Closure(c) = m.args.first()? else { return None };
+    let tail = match &*c.body {
+        syn::Expr::Block(b) => match b.block.stmts.last()? {
+            syn::Stmt::Expr(e, None) => e,
+            _ => return None,
+        },
+        e => e,
+    };
+    match tail {
+        syn::Expr::Array(a) => Some(a.elems.len() as u64),
+        syn::Expr::Repeat(r) => match &*r.len {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// A bool variable declared here with `init`.
 fn flag(l: &mut Lower, name: &str, init: bool) -> Var {
     let var = l.new_var(name, BOOL);
@@ -618,6 +642,33 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let flag = l.emit_s(OpKind::GetVar(some), BOOL);
             let v = best.get(l).expect("the loop body set the result");
             Ok(Some(Tree::Option(flag, Box::new(v))))
+        }
+        _ if array_items(&m.receiver).is_some() => {
+            // collect arrays (`.map(|p| [a, b]).collect()`) into a `Vec<[T; N]>`: nested memory
+            // of the chain's length, each row written whole.
+            let n = array_items(&m.receiver).expect("checked");
+            if c.filtered {
+                return err_at(&m.method, "cotan collects arrays from chains without `filter`; collect after choosing the items with an index loop");
+            }
+            let t = l.infer.fresh(Class::Any);
+            let zero = l.pending_zero(t);
+            let n_v = usize_const(l, n as i128);
+            let row = l.alloc(zero, t, n_v, MemKind::Array(n), span)?;
+            let buf = l.nested_alloc(row, c.count, cotan_ir::Dim::Vec, span)?;
+            each(l, &c, None, |l, k, item| {
+                let a = item_agg(l, item);
+                let Tree::Leaf(src) = a else { return err_at(&m.receiver, "expected arrays from this iterator") };
+                if l.mem_ty(src).map(|t| t.kind) != Some(MemKind::Array(n)) {
+                    return err_at(&m.receiver, format!("expected arrays of {n} numbers from this iterator"));
+                }
+                let et = l.elem_sty(src);
+                l.unify(t, et, span)?;
+                let dst = l.row(buf, k);
+                let len = usize_const(l, n as i128);
+                l.copy_loop(dst, src, len);
+                Ok(())
+            })?;
+            Ok(Some(Tree::Leaf(buf)))
         }
         _ => {
             // collect into a Vec: of the chain's length, or grown by `push` after a `filter`.

@@ -314,3 +314,44 @@ fn hessians_and_batched_tangents_through_closures_passed_to_helpers() {
         assert!((hv[i] - want).abs() < 1e-10 * want.abs().max(1.0), "Hv[{i}]: {} vs {want}", hv[i]);
     }
 }
+
+fn forces(x: &[f64], k: f64) -> Vec<[f64; 2]> {
+    x.iter().map(|&v| [k * v, v * v]).collect()
+}
+
+// Arrays collected into a `Vec<[f64; 2]>` (`.map(|p| [a, b]).collect()`), here and in a
+// helper, rows updated through `iter_mut().zip(..)`. (Checked without the allocation test:
+// the reverse sweep's buffers for vectors of arrays are allocated, not pooled.)
+#[autodiff_reverse(d_collected, Duplicated, Active)]
+#[autodiff_forward(t_collected, Dual, Dual)]
+fn collected(x: &[f64]) -> f64 {
+    let k = x[0] * 0.5 + 0.3;
+    let mut acc: Vec<[f64; 2]> = x.iter().enumerate().map(|(i, v)| [v.sin() * k, i as f64 * v]).collect();
+    let fs = forces(x, k);
+    for (a, g) in acc.iter_mut().zip(fs.iter()) {
+        a[0] += g[1];
+        a[1] -= g[0] * a[0];
+    }
+    acc.iter().map(|a| a[0] * a[1]).sum::<f64>() + fs[1][0]
+}
+
+#[test]
+fn arrays_collected_into_vectors() {
+    let case = common::Case {
+        src: "collected",
+        shape: common::Shape::Slice,
+        primal: &|x| vec![collected(x)],
+        jvp: &|x, u| {
+            let (y, t) = t_collected(x, u);
+            (vec![y], vec![t])
+        },
+        vjp: &|x, w| {
+            let mut g = vec![0.0; x.len()];
+            let y = d_collected(x, &mut g, w[0]);
+            (vec![y], g)
+        },
+    };
+    for x in [[0.3, -0.7, 1.1], [1.2, 0.5, -0.3]] {
+        common::check_compiled(&case, &x);
+    }
+}
