@@ -259,3 +259,115 @@ pub fn rosenbrock_hvp(x: &[f64], v: &[f64], grad: &mut [f64], hv: &mut [f64]) ->
     }
     s
 }
+
+fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// ba (x = [cameras, points, weights] as in the model): each observation's projection, then
+/// its adjoint at once (no tape), the camera's and the point's gradients added in place.
+pub fn ba(x: &[f64], obs: &[usize], feats: &[f64], n_cams: usize, n_points: usize, g: &mut [f64]) -> f64 {
+    let (cams, x) = x.split_at(11 * n_cams);
+    let (points, weights) = x.split_at(3 * n_points);
+    let (gcams, g) = g.split_at_mut(11 * n_cams);
+    let (gpoints, gweights) = g.split_at_mut(3 * n_points);
+    let mut cost = 0.0;
+    for i in 0..weights.len() {
+        let (ci, pi) = (11 * obs[2 * i], 3 * obs[2 * i + 1]);
+        let cam = &cams[ci..ci + 11];
+        let pt = &points[pi..pi + 3];
+        let w = weights[i];
+        let xo = [pt[0] - cam[3], pt[1] - cam[4], pt[2] - cam[5]];
+        let rot = [cam[0], cam[1], cam[2]];
+        let sq = rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2];
+        // Forward: the rotation, keeping what its adjoint needs.
+        let (theta, c, s, inv, ax, axp, dot) = if sq != 0.0 {
+            let theta = sq.sqrt();
+            let (s, c) = theta.sin_cos();
+            let inv = 1.0 / theta;
+            let ax = [rot[0] * inv, rot[1] * inv, rot[2] * inv];
+            let axp = cross(&ax, &xo);
+            let dot = ax[0] * xo[0] + ax[1] * xo[1] + ax[2] * xo[2];
+            (theta, c, s, inv, ax, axp, dot)
+        } else {
+            (0.0, 1.0, 1.0, 0.0, rot, cross(&rot, &xo), 0.0)
+        };
+        let tmp = dot * (1.0 - c);
+        let xc = if sq != 0.0 {
+            [0, 1, 2].map(|k| xo[k] * c + axp[k] * s + ax[k] * tmp)
+        } else {
+            [0, 1, 2].map(|k| xo[k] + axp[k])
+        };
+        let (p0, p1) = (xc[0] / xc[2], xc[1] / xc[2]);
+        let rsq = p0 * p0 + p1 * p1;
+        let l = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq;
+        let (d0, d1) = (p0 * l, p1 * l);
+        let (r0, r1) = (d0 * cam[6] + cam[7] - feats[2 * i], d1 * cam[6] + cam[8] - feats[2 * i + 1]);
+        let (e0, e1) = (w * r0, w * r1);
+        cost += e0 * e0 + e1 * e1;
+        // Reverse.
+        let (ge0, ge1) = (2.0 * e0, 2.0 * e1);
+        gweights[i] += ge0 * r0 + ge1 * r1;
+        let (gr0, gr1) = (w * ge0, w * ge1);
+        let gc = &mut gcams[ci..ci + 11];
+        gc[6] += gr0 * d0 + gr1 * d1;
+        gc[7] += gr0;
+        gc[8] += gr1;
+        let (gd0, gd1) = (gr0 * cam[6], gr1 * cam[6]);
+        let gl = gd0 * p0 + gd1 * p1;
+        gc[9] += gl * rsq;
+        gc[10] += gl * rsq * rsq;
+        let grsq = gl * (cam[9] + 2.0 * cam[10] * rsq);
+        let gp0 = gd0 * l + 2.0 * p0 * grsq;
+        let gp1 = gd1 * l + 2.0 * p1 * grsq;
+        let gxc = [gp0 / xc[2], gp1 / xc[2], -(gp0 * p0 + gp1 * p1) / xc[2]];
+        let mut gxo = [0.0; 3];
+        let mut grot = [0.0; 3];
+        if sq != 0.0 {
+            let mut gax = [0.0; 3];
+            let mut gaxp = [0.0; 3];
+            let (mut gcos, mut gsin, mut gtmp) = (0.0, 0.0, 0.0);
+            for k in 0..3 {
+                gxo[k] += gxc[k] * c;
+                gcos += gxc[k] * xo[k];
+                gaxp[k] = gxc[k] * s;
+                gsin += gxc[k] * axp[k];
+                gax[k] = gxc[k] * tmp;
+                gtmp += gxc[k] * ax[k];
+            }
+            let gdot = gtmp * (1.0 - c);
+            gcos -= gtmp * dot;
+            let (a1, a2) = (cross(&xo, &gaxp), cross(&gaxp, &ax));
+            let mut ginv = 0.0;
+            for k in 0..3 {
+                gax[k] += gdot * xo[k] + a1[k];
+                gxo[k] += gdot * ax[k] + a2[k];
+                grot[k] += gax[k] * inv;
+                ginv += gax[k] * rot[k];
+            }
+            let gtheta = -ginv * inv * inv - gcos * s + gsin * c;
+            let gsq = gtheta / (2.0 * theta);
+            for k in 0..3 {
+                grot[k] += 2.0 * rot[k] * gsq;
+            }
+        } else {
+            let (a1, a2) = (cross(&gxc, &rot), cross(&xo, &gxc));
+            for k in 0..3 {
+                gxo[k] += gxc[k] + a1[k];
+                grot[k] += a2[k];
+            }
+        }
+        let gp = &mut gpoints[pi..pi + 3];
+        for k in 0..3 {
+            gc[k] += grot[k];
+            gc[3 + k] -= gxo[k];
+            gp[k] += gxo[k];
+        }
+    }
+    for i in 0..weights.len() {
+        let e = 1.0 - weights[i] * weights[i];
+        cost += e * e;
+        gweights[i] -= 4.0 * e * weights[i];
+    }
+    cost
+}

@@ -5,6 +5,9 @@ use cotan_bench::bench::{self, Budget, CountingAlloc, Rng};
 use cotan_bench::{report, rows};
 use std::time::Instant;
 
+/// A scaling table's key (for `--rows`) and its function.
+type ScalingTable = (&'static str, fn(Budget) -> String);
+
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
 
@@ -21,7 +24,8 @@ struct Args {
     /// Draw the ratios as an SVG chart to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<String>,
-    /// Only rows whose name contains one of these (comma-separated).
+    /// Only rows whose name contains one of these (comma-separated); the scaling tables
+    /// are named scaling_fft, scaling_gmm and scaling_lstm (`--rows scaling` for the three).
     #[arg(long, value_delimiter = ',')]
     rows: Vec<String>,
     /// Also measure compile time: clean release builds of the models with and without
@@ -91,10 +95,27 @@ fn main() {
         out.push_str(&report::markdown(&results));
         out.push_str("\nTargets (goals, not assertions):\n\n");
         out.push_str(&report::targets(&results));
-        if args.rows.is_empty() || args.rows.iter().any(|r| "fft".contains(r.as_str())) {
-            out.push_str("\nScaling (ratios to the primal, one run per size):\n\n");
-            let table = cotan_bench::scaling::fft_table(budget);
+        // The scaling tables: all of them, or those whose key a row filter is part of
+        // (`--rows fft`, `--rows scaling` for the three).
+        let tables: [ScalingTable; 3] = [
+            ("scaling_fft", cotan_bench::scaling::fft_table),
+            ("scaling_gmm", cotan_bench::scaling::gmm_table),
+            ("scaling_lstm", cotan_bench::scaling::lstm_table),
+        ];
+        let mut first = true;
+        for (key, table) in tables {
+            if !args.rows.is_empty() && !args.rows.iter().any(|r| key.contains(r.as_str())) {
+                continue;
+            }
+            if first {
+                out.push_str("\nScaling (ratios to the primal, one run per size):\n");
+                first = false;
+            }
+            let t = Instant::now();
+            let table = table(budget);
+            eprintln!("{key:<24} {:.1} s", t.elapsed().as_secs_f64());
             failed |= table.contains("FAILED");
+            out.push('\n');
             out.push_str(&table);
         }
     }

@@ -542,6 +542,102 @@ impl Model for Lstm {
     }
 }
 
+/// ba; x = [cameras (11 each), points (3 each), weights (one per observation)].
+pub struct Ba {
+    pub n_cams: usize,
+    pub n_points: usize,
+    pub obs: Rc<Vec<usize>>,
+    pub feats: Rc<Vec<f64>>,
+}
+impl Model for Ba {
+    fn eval<T: Real>(&self, v: &[T]) -> T {
+        let (cams, v) = v.split_at(11 * self.n_cams);
+        let (points, weights) = v.split_at(3 * self.n_points);
+        let mut cost = zero();
+        for i in 0..weights.len() {
+            let cam = &cams[11 * self.obs[2 * i]..][..11];
+            let x = &points[3 * self.obs[2 * i + 1]..][..3];
+            let xo = [x[0] - cam[3], x[1] - cam[4], x[2] - cam[5]];
+            let rot = &cam[..3];
+            let sq = rot[0] * rot[0] + rot[1] * rot[1] + rot[2] * rot[2];
+            let xc = if sq.re() != 0.0 {
+                let theta = sq.sqrt();
+                let (c, s) = (theta.cos(), theta.sin());
+                let inv = T::c(1.0) / theta;
+                let w = [rot[0] * inv, rot[1] * inv, rot[2] * inv];
+                let wx = cross(&w, &xo);
+                let along = (w[0] * xo[0] + w[1] * xo[1] + w[2] * xo[2]) * (T::c(1.0) - c);
+                [0, 1, 2].map(|k| xo[k] * c + wx[k] * s + w[k] * along)
+            } else {
+                let rx = cross(&[rot[0], rot[1], rot[2]], &xo);
+                [0, 1, 2].map(|k| xo[k] + rx[k])
+            };
+            let (p0, p1) = (xc[0] / xc[2], xc[1] / xc[2]);
+            let rsq = p0 * p0 + p1 * p1;
+            let l = T::c(1.0) + cam[9] * rsq + cam[10] * rsq * rsq;
+            let e0 = weights[i] * (p0 * l * cam[6] + cam[7] - T::c(self.feats[2 * i]));
+            let e1 = weights[i] * (p1 * l * cam[6] + cam[8] - T::c(self.feats[2 * i + 1]));
+            cost += e0 * e0 + e1 * e1;
+        }
+        for &w in weights {
+            let e = T::c(1.0) - w * w;
+            cost += e * e;
+        }
+        cost
+    }
+}
+
+fn cross<T: Real>(a: &[T; 3], b: &[T; 3]) -> [T; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// ode_real; x = [u₀ (N²), v₀ (N²), p (3)], N = [`crate::models::adbench::ODE_N`].
+pub struct Ode {
+    pub t0: f64,
+    pub dt: f64,
+    pub steps: usize,
+}
+impl Model for Ode {
+    fn eval<T: Real>(&self, x: &[T]) -> T {
+        const N: usize = crate::models::adbench::ODE_N;
+        let mut u = x[..N * N].to_vec();
+        let mut v = x[N * N..2 * N * N].to_vec();
+        let (a, b) = (x[2 * N * N], x[2 * N * N + 1]);
+        let h = 1.0 / (N - 1) as f64;
+        let alpha = x[2 * N * N + 2] / T::c(h * h);
+        let mut du = [zero::<T>(); N * N];
+        let mut dv = [zero::<T>(); N * N];
+        let dt = T::c(self.dt);
+        for s in 0..self.steps {
+            let t = self.t0 + s as f64 * self.dt;
+            for i in 0..N {
+                for j in 0..N {
+                    let (xg, yg) = (h * i as f64, h * j as f64);
+                    let (ip, im) = (if i == N - 1 { i } else { i + 1 }, if i == 0 { i } else { i - 1 });
+                    let (jp, jm) = (if j == N - 1 { j } else { j + 1 }, if j == 0 { j } else { j - 1 });
+                    let c = N * i + j;
+                    let u2v = u[c] * u[c] * v[c];
+                    let lu = u[N * im + j] + u[N * ip + j] + u[N * i + jp] + u[N * i + jm] - T::c(4.0) * u[c];
+                    let lv = v[N * im + j] + v[N * ip + j] + v[N * i + jp] + v[N * i + jm] - T::c(4.0) * v[c];
+                    let on = (xg - 0.3) * (xg - 0.3) + (yg - 0.6) * (yg - 0.6) <= 0.1 * 0.1 && t >= 1.1;
+                    let f = T::c(if on { 5.0 } else { 0.0 });
+                    du[c] = alpha * lu + b + u2v - (a + T::c(1.0)) * u[c] + f;
+                    dv[c] = alpha * lv + a * u[c] - u2v;
+                }
+            }
+            for c in 0..N * N {
+                u[c] += dt * du[c];
+                v[c] += dt * dv[c];
+            }
+        }
+        let mut sq = zero();
+        for c in 0..N * N {
+            sq += u[c] * u[c] + v[c] * v[c];
+        }
+        T::c(0.5) * sq
+    }
+}
+
 pub struct Rosenbrock;
 impl Model for Rosenbrock {
     fn eval<T: Real>(&self, x: &[T]) -> T {

@@ -350,7 +350,16 @@ pub fn gmm_inputs(rng: &mut Rng, d: usize, k: usize, n: usize) -> (Vec<f64>, Vec
 }
 
 pub fn gmm(rng: &mut Rng, name: &'static str, d: usize, k: usize) -> Row {
-    let (params, data) = gmm_inputs(rng, d, k, 1000);
+    let (row, data, kc) = gmm_cotan(rng, name, d, k, 1000);
+    let model = peers::Gmm { data, d, k, wishart_kc: kc };
+    let grad = if d == 2 && k == 5 { nd_grad::<30, _>() } else { None };
+    peers(row, model, grad)
+}
+
+/// The GMM row's cotan and hand-written columns for d dimensions, k components and n points
+/// (the scaling table uses it alone), with its data and the Wishart constant.
+pub fn gmm_cotan(rng: &mut Rng, name: &'static str, d: usize, k: usize, n: usize) -> (Row, Rc<Vec<f64>>, f64) {
+    let (params, data) = gmm_inputs(rng, d, k, n);
     let kc = wishart_kc(d, k);
     let data = Rc::new(data);
     let (d1, d2, d3, d4, d5) = (data.clone(), data.clone(), data.clone(), data.clone(), data.clone());
@@ -362,35 +371,166 @@ pub fn gmm(rng: &mut Rng, name: &'static str, d: usize, k: usize) -> Row {
         })
         .jvp(Column::Fwd, move |p, v| ab::gmm_fwd(p, v, &d4, d, k, kc).1)
         .grad(Column::Hand, move |p, g| hand::gmm(p, &d5, d, k, kc, g));
-    let model = peers::Gmm { data, d, k, wishart_kc: kc };
-    let grad = if d == 2 && k == 5 { nd_grad::<30, _>() } else { None };
-    peers(row, model, grad)
+    (row, data, kc)
 }
 
+/// Channels of the LSTM rows (ADBench's smallest problem: 14).
+pub const LSTM_B: usize = 14;
+
 pub fn lstm(rng: &mut Rng) -> Row {
-    const L: usize = 2;
-    const C: usize = 1024;
-    const B: usize = 14;
-    const MAIN: usize = 2 * L * 4 * B;
-    let mut x = rng.uniforms(MAIN, -1.0, 1.0);
-    x.extend(rng.uniforms(3 * B, -1.0, 1.0));
-    let state: Rc<Vec<f64>> = Rc::new(rng.uniforms(2 * L * B, -1.0, 1.0));
-    let seq: Rc<Vec<f64>> = Rc::new(rng.uniforms(C * B, -1.0, 1.0));
+    let (l, c, b) = (2, 1024, LSTM_B);
+    let (row, state, seq) = lstm_cotan(rng, "lstm", l, c);
+    peers(row, peers::Lstm { state0: state, seq, l, c, b }, None)
+}
+
+/// The LSTM row's cotan columns for `l` layers and a sequence of length `c` (the scaling
+/// table uses it alone), with its initial state and sequence.
+pub fn lstm_cotan(rng: &mut Rng, name: &'static str, l: usize, c: usize) -> (Row, Rc<Vec<f64>>, Rc<Vec<f64>>) {
+    let b = LSTM_B;
+    let main = 2 * l * 4 * b;
+    let mut x = rng.uniforms(main, -1.0, 1.0);
+    x.extend(rng.uniforms(3 * b, -1.0, 1.0));
+    let state: Rc<Vec<f64>> = Rc::new(rng.uniforms(2 * l * b, -1.0, 1.0));
+    let seq: Rc<Vec<f64>> = Rc::new(rng.uniforms(c * b, -1.0, 1.0));
     let (s1, s2, s3, s4) = (state.clone(), state.clone(), state.clone(), state.clone());
     let (q1, q2, q3, q4) = (seq.clone(), seq.clone(), seq.clone(), seq.clone());
-    let row = Row::new("lstm", x, move |v| ab::lstm(&v[..MAIN], &v[MAIN..], &s1, &q1, L, C, B))
+    let row = Row::new(name, x, move |v| ab::lstm(&v[..main], &v[main..], &s1, &q1, l, c, b))
         .grad(Column::Rev, move |v, g| {
-            let (dm, de) = g.split_at_mut(MAIN);
-            ab::lstm_rev(&v[..MAIN], dm, &v[MAIN..], de, &s2, &q2, L, C, B, 1.0)
+            let (dm, de) = g.split_at_mut(main);
+            ab::lstm_rev(&v[..main], dm, &v[main..], de, &s2, &q2, l, c, b, 1.0)
         })
         .grad(Column::RevOnly, move |v, g| {
-            let (dm, de) = g.split_at_mut(MAIN);
-            ab::lstm_rev_only(&v[..MAIN], dm, &v[MAIN..], de, &s3, &q3, L, C, B, 1.0);
+            let (dm, de) = g.split_at_mut(main);
+            ab::lstm_rev_only(&v[..main], dm, &v[main..], de, &s3, &q3, l, c, b, 1.0);
             f64::NAN
         })
-        .jvp(Column::Fwd, move |v, t| ab::lstm_fwd(&v[..MAIN], &t[..MAIN], &v[MAIN..], &t[MAIN..], &s4, &q4, L, C, B).1)
-        .na(Column::Hand, NO_HAND);
-    peers(row, peers::Lstm { state0: state, seq, l: L, c: C, b: B }, None)
+        .jvp(Column::Fwd, move |v, t| ab::lstm_fwd(&v[..main], &t[..main], &v[main..], &t[main..], &s4, &q4, l, c, b).1)
+        .na(Column::Hand, NO_HAND)
+        // The loss is a mean of 14·(c − 1) terms, the partials down to 1e-8: a step of 1e-4
+        // leaves round-off of the order of the tolerance (smooth gates, so a larger step
+        // costs no truncation error worth the name with the Richardson step).
+        .fd_step(1e-3);
+    (row, state, seq)
+}
+
+/// BA's synthetic problem: cameras, points, weights (the differentiated inputs, flattened),
+/// the (camera, point) pairs and the observed features.
+pub struct BaProblem {
+    pub n_cams: usize,
+    pub n_points: usize,
+    pub x: Vec<f64>,
+    pub obs: Vec<usize>,
+    pub feats: Vec<f64>,
+}
+
+/// A small BA problem as ADBench's generator makes them: every camera looks down +z at
+/// points about 5 units away, with small rotations, unit focal length and mild distortion.
+pub fn ba_problem(rng: &mut Rng, n_cams: usize, n_points: usize, n_obs: usize) -> BaProblem {
+    let mut x = Vec::with_capacity(11 * n_cams + 3 * n_points + n_obs);
+    for _ in 0..n_cams {
+        x.extend(rng.normals(3, 0.2));
+        x.extend(rng.normals(3, 0.3));
+        x.push(1.0 + 0.1 * rng.normal());
+        x.extend(rng.normals(2, 0.05));
+        x.extend(rng.normals(2, 0.02));
+    }
+    for _ in 0..n_points {
+        x.push(rng.normal());
+        x.push(rng.normal());
+        x.push(5.0 + 0.5 * rng.normal());
+    }
+    x.extend(rng.uniforms(n_obs, 0.5, 1.5));
+    let mut obs = Vec::with_capacity(2 * n_obs);
+    for i in 0..n_obs {
+        obs.push(i % n_cams);
+        obs.push((rng.next_u64() % n_points as u64) as usize);
+    }
+    let feats = rng.normals(2 * n_obs, 0.3);
+    BaProblem { n_cams, n_points, x, obs, feats }
+}
+
+pub fn ba(rng: &mut Rng) -> Row {
+    let pb = ba_problem(rng, 10, 200, 1000);
+    let (nc, np) = (pb.n_cams, pb.n_points);
+    let (c_end, p_end) = (11 * nc, 11 * nc + 3 * np);
+    let obs = Rc::new(pb.obs);
+    let feats = Rc::new(pb.feats);
+    let (o1, o2, o3, o4, o5) = (obs.clone(), obs.clone(), obs.clone(), obs.clone(), obs.clone());
+    let (f1, f2, f3, f4, f5) = (feats.clone(), feats.clone(), feats.clone(), feats.clone(), feats.clone());
+    let row = Row::new("ba", pb.x, move |x| ab::ba(&x[..c_end], &x[c_end..p_end], &x[p_end..], &o1, &f1))
+        .grad(Column::Rev, move |x, g| {
+            let (gc, g) = g.split_at_mut(c_end);
+            let (gp, gw) = g.split_at_mut(p_end - c_end);
+            ab::ba_rev(&x[..c_end], gc, &x[c_end..p_end], gp, &x[p_end..], gw, &o2, &f2, 1.0)
+        })
+        .grad(Column::RevOnly, move |x, g| {
+            let (gc, g) = g.split_at_mut(c_end);
+            let (gp, gw) = g.split_at_mut(p_end - c_end);
+            ab::ba_rev_only(&x[..c_end], gc, &x[c_end..p_end], gp, &x[p_end..], gw, &o3, &f3, 1.0);
+            f64::NAN
+        })
+        .jvp(Column::Fwd, move |x, v| {
+            let (xc, xp, xw) = (&x[..c_end], &x[c_end..p_end], &x[p_end..]);
+            let (vc, vp, vw) = (&v[..c_end], &v[c_end..p_end], &v[p_end..]);
+            ab::ba_fwd(xc, vc, xp, vp, xw, vw, &o4, &f4).1
+        })
+        .grad(Column::Hand, move |x, g| hand::ba(x, &o5, &f5, nc, np, g));
+    peers(row, peers::Ba { n_cams: nc, n_points: np, obs, feats }, None)
+}
+
+const NN: usize = ab::ODE_N * ab::ODE_N;
+/// ode_real's integration: start time (the forcing is on from 1.1), step, number of steps.
+pub const ODE_T0: f64 = 1.1;
+pub const ODE_DT: f64 = 1e-5;
+pub const ODE_STEPS: usize = 20;
+
+/// ADBench's `init_brusselator` state (u₀, v₀) and p = (3.4, 1, 10), flattened.
+pub fn ode_inputs() -> Vec<f64> {
+    let n = ab::ODE_N;
+    let at = |i: usize| i as f64 / (n - 1) as f64;
+    let mut x = vec![0.0; 2 * NN + 3];
+    for i in 0..n {
+        for j in 0..n {
+            let (gx, gy) = (at(i), at(j));
+            x[n * i + j] = 22.0 * (gy * (1.0 - gy)) * (gy * (1.0 - gy)).sqrt();
+            x[NN + n * i + j] = 27.0 * (gx * (1.0 - gx)) * (gx * (1.0 - gx)).sqrt();
+        }
+    }
+    x[2 * NN..].copy_from_slice(&[3.4, 1.0, 10.0]);
+    x
+}
+
+type Grid = [f64; NN];
+fn grids(x: &[f64]) -> (&Grid, &Grid, &[f64; 3]) {
+    (x[..NN].try_into().unwrap(), x[NN..2 * NN].try_into().unwrap(), x[2 * NN..].try_into().unwrap())
+}
+fn grids_mut(g: &mut [f64]) -> (&mut Grid, &mut Grid, &mut [f64; 3]) {
+    let (gu, g) = g.split_at_mut(NN);
+    let (gv, gp) = g.split_at_mut(NN);
+    (gu.try_into().unwrap(), gv.try_into().unwrap(), gp.try_into().unwrap())
+}
+
+pub fn ode(_rng: &mut Rng) -> Row {
+    let (t0, dt, steps) = (ODE_T0, ODE_DT, ODE_STEPS);
+    let row = Row::new("ode_brusselator", ode_inputs(), move |x| {
+        let (u, v, p) = grids(x);
+        ab::ode_real(u, v, p, t0, dt, steps)
+    })
+    .grad(Column::Rev, move |x, g| {
+        let ((u, v, p), (gu, gv, gp)) = (grids(x), grids_mut(g));
+        ab::ode_real_rev(u, gu, v, gv, p, gp, t0, dt, steps, 1.0)
+    })
+    .grad(Column::RevOnly, move |x, g| {
+        let ((u, v, p), (gu, gv, gp)) = (grids(x), grids_mut(g));
+        ab::ode_real_rev_only(u, gu, v, gv, p, gp, t0, dt, steps, 1.0);
+        f64::NAN
+    })
+    .jvp(Column::Fwd, move |x, t| {
+        let ((u, v, p), (tu, tv, tp)) = (grids(x), grids(t));
+        ab::ode_real_fwd(u, tu, v, tv, p, tp, t0, dt, steps).1
+    })
+    .na(Column::Hand, NO_HAND);
+    peers(row, peers::Ode { t0, dt, steps }, None)
 }
 
 pub fn hvp_rosenbrock(rng: &mut Rng) -> Row {
@@ -435,6 +575,8 @@ pub fn all() -> Vec<RowMaker> {
         ("gmm_d10_k25", |r| gmm(r, "gmm_d10_k25", 10, 25)),
         ("gmm_d2_k5", |r| gmm(r, "gmm_d2_k5", 2, 5)),
         ("lstm", lstm),
+        ("ba", ba),
+        ("ode_brusselator", ode),
         ("hvp_rosenbrock", hvp_rosenbrock),
         ("hvp_gmm", hvp_gmm),
     ]

@@ -1,5 +1,8 @@
 //! The ADBench objectives (Microsoft's AD benchmark): GMM and LSTM, written like ADBench's
-//! C++ reference implementations (same loops, same temporaries).
+//! C++ reference implementations (same loops, same temporaries); BA and ODE-real
+//! (brusselator) written as rust-lang/rust's `tests/ui/autodiff/adbench` safe variants write
+//! them: ordinary Rust with fixed arrays (`&[f64; 11]`, `first_chunk::<3>()`), unmarked
+//! helpers and in-place `&mut` outputs.
 
 /// `gmm`: Gaussian mixture log-likelihood with a Wishart prior (γ = 1, m = 0).
 ///
@@ -225,4 +228,190 @@ fn ifft(data: &mut [f64]) {
     let len = data.len();
     radix2(data, 0, len, -1);
     rescale(data, len / 2);
+}
+
+/// Parameters per BA camera: Rodrigues rotation (3), centre (3), focal length, principal
+/// point (2), radial distortion (2).
+pub const BA_NCAMPARAMS: usize = 11;
+
+fn sqnorm3(v: &[f64; 3]) -> f64 {
+    v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+}
+
+fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// Rotates `pt` by the angle-axis vector `rot` (Rodrigues' formula; first order at 0).
+fn rodrigues_rotate_point(rot: &[f64; 3], pt: &[f64; 3], rotated: &mut [f64; 3]) {
+    let sqtheta = sqnorm3(rot);
+    if sqtheta != 0.0 {
+        let theta = sqtheta.sqrt();
+        let costheta = theta.cos();
+        let sintheta = theta.sin();
+        let inv = 1.0 / theta;
+        let axis = [rot[0] * inv, rot[1] * inv, rot[2] * inv];
+        let axis_x_pt = cross(&axis, pt);
+        let along = (axis[0] * pt[0] + axis[1] * pt[1] + axis[2] * pt[2]) * (1.0 - costheta);
+        for i in 0..3 {
+            rotated[i] = pt[i] * costheta + axis_x_pt[i] * sintheta + axis[i] * along;
+        }
+    } else {
+        let rot_x_pt = cross(rot, pt);
+        for i in 0..3 {
+            rotated[i] = pt[i] + rot_x_pt[i];
+        }
+    }
+}
+
+/// Scales the projected point by 1 + k₁r² + k₂r⁴.
+fn radial_distort(k: &[f64; 2], proj: &mut [f64; 2]) {
+    let rsq = proj[0] * proj[0] + proj[1] * proj[1];
+    let l = 1.0 + k[0] * rsq + k[1] * rsq * rsq;
+    proj[0] *= l;
+    proj[1] *= l;
+}
+
+/// Projects the point `x` through the camera `cam` (ADBench's `project`).
+fn project(cam: &[f64; BA_NCAMPARAMS], x: &[f64; 3], proj: &mut [f64; 2]) {
+    let centred = [x[0] - cam[3], x[1] - cam[4], x[2] - cam[5]];
+    let mut in_cam = [0.0; 3];
+    rodrigues_rotate_point(cam.first_chunk::<3>().unwrap(), &centred, &mut in_cam);
+    proj[0] = in_cam[0] / in_cam[2];
+    proj[1] = in_cam[1] / in_cam[2];
+    radial_distort(cam.last_chunk::<2>().unwrap(), proj);
+    proj[0] = proj[0] * cam[6] + cam[7];
+    proj[1] = proj[1] * cam[6] + cam[8];
+}
+
+/// ADBench's `computeReprojError` for one observation: the weighted residual of the
+/// projection against the feature.
+fn compute_reproj_error(cam: &[f64; BA_NCAMPARAMS], x: &[f64; 3], w: f64, feat: &[f64; 2], err: &mut [f64; 2]) {
+    let mut proj = [0.0; 2];
+    project(cam, x, &mut proj);
+    err[0] = w * (proj[0] - feat[0]);
+    err[1] = w * (proj[1] - feat[1]);
+}
+
+/// ADBench's `computeZachWeightError`: 1 − w². (ADBench writes it through a pointer; cotan
+/// does not pass a local number by `&mut` to a call yet, so it is returned.)
+fn compute_zach_weight_error(w: f64) -> f64 {
+    1.0 - w * w
+}
+
+/// `ba`: ADBench's bundle-adjustment residuals (a reprojection error per observation and a
+/// Zach weight error per weight) folded into the least-squares cost they define, the sum of
+/// their squares, whose gradient is taken w.r.t. the cameras (11 each), the points (3 each)
+/// and the weights (one per observation). `obs` holds (camera, point) index pairs, `feats`
+/// the observed (x, y) per observation.
+#[cfg_attr(feature = "ad", cotan::autodiff_reverse(ba_rev, Duplicated, Duplicated, Duplicated, Const, Const, Active))]
+#[cfg_attr(
+    feature = "ad",
+    cotan::autodiff_reverse(ba_rev_only, Duplicated, Duplicated, Duplicated, Const, Const, ActiveOnly)
+)]
+#[cfg_attr(feature = "ad", cotan::autodiff_forward(ba_fwd, Dual, Dual, Dual, Const, Const, Dual))]
+pub fn ba(cams: &[f64], points: &[f64], weights: &[f64], obs: &[usize], feats: &[f64]) -> f64 {
+    let mut cost = 0.0;
+    let mut err = [0.0; 2];
+    for i in 0..weights.len() {
+        let cam = cams[obs[2 * i] * BA_NCAMPARAMS..].first_chunk::<11>().unwrap();
+        let x = points[obs[2 * i + 1] * 3..].first_chunk::<3>().unwrap();
+        let feat = feats[2 * i..].first_chunk::<2>().unwrap();
+        compute_reproj_error(cam, x, weights[i], feat, &mut err);
+        cost += err[0] * err[0] + err[1] * err[1];
+    }
+    for i in 0..weights.len() {
+        let w_err = compute_zach_weight_error(weights[i]);
+        cost += w_err * w_err;
+    }
+    cost
+}
+
+/// Side of the brusselator's grid (ADBench's ode-real: N = 32).
+pub const ODE_N: usize = 32;
+
+/// The i-th of `ODE_N` points evenly spaced on [lo, hi].
+fn grid_point(lo: f64, hi: f64, i: usize) -> f64 {
+    (hi - lo) / (ODE_N as f64 - 1.0) * i as f64 + lo
+}
+
+/// The brusselator's forcing: 5 on a disc of radius 0.1 around (0.3, 0.6) from t = 1.1 on.
+fn brusselator_forcing(x: f64, y: f64, t: f64) -> f64 {
+    if (x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6) <= 0.1 * 0.1 && t >= 1.1 {
+        5.0
+    } else {
+        0.0
+    }
+}
+
+/// ADBench's `brusselator_2d_loop`: the right-hand side (du, dv) of the 2-D brusselator on
+/// the N×N grid at (u, v), with p = (A, B, α) and Neumann borders.
+fn brusselator_2d_loop(
+    du: &mut [f64; ODE_N * ODE_N],
+    dv: &mut [f64; ODE_N * ODE_N],
+    u: &[f64; ODE_N * ODE_N],
+    v: &[f64; ODE_N * ODE_N],
+    p: &[f64; 3],
+    t: f64,
+) {
+    let a = p[0];
+    let b = p[1];
+    let h = 1.0 / (ODE_N - 1) as f64;
+    let alpha = p[2] / (h * h);
+    for i in 0..ODE_N {
+        for j in 0..ODE_N {
+            let x = grid_point(0.0, 1.0, i);
+            let y = grid_point(0.0, 1.0, j);
+            let ip = if i == ODE_N - 1 { i } else { i + 1 };
+            let im = if i == 0 { i } else { i - 1 };
+            let jp = if j == ODE_N - 1 { j } else { j + 1 };
+            let jm = if j == 0 { j } else { j - 1 };
+            let c = ODE_N * i + j;
+            let u2v = u[c] * u[c] * v[c];
+            let lap_u = u[ODE_N * im + j] + u[ODE_N * ip + j] + u[ODE_N * i + jp] + u[ODE_N * i + jm] - 4.0 * u[c];
+            let lap_v = v[ODE_N * im + j] + v[ODE_N * ip + j] + v[ODE_N * i + jp] + v[ODE_N * i + jm] - 4.0 * v[c];
+            du[c] = alpha * lap_u + b + u2v - (a + 1.0) * u[c] + brusselator_forcing(x, y, t);
+            dv[c] = alpha * lap_v + a * u[c] - u2v;
+        }
+    }
+}
+
+/// `ode_real`: `steps` explicit Euler steps of length `dt` of the brusselator from the state
+/// (u₀, v₀), starting at time `t0`; the objective is ½‖(u, v)‖² of the final state, its
+/// gradient taken w.r.t. the initial state and the parameters p = (A, B, α).
+#[cfg_attr(
+    feature = "ad",
+    cotan::autodiff_reverse(ode_real_rev, Duplicated, Duplicated, Duplicated, Const, Const, Const, Active)
+)]
+#[cfg_attr(
+    feature = "ad",
+    cotan::autodiff_reverse(ode_real_rev_only, Duplicated, Duplicated, Duplicated, Const, Const, Const, ActiveOnly)
+)]
+#[cfg_attr(feature = "ad", cotan::autodiff_forward(ode_real_fwd, Dual, Dual, Dual, Const, Const, Const, Dual))]
+pub fn ode_real(
+    u0: &[f64; ODE_N * ODE_N],
+    v0: &[f64; ODE_N * ODE_N],
+    p: &[f64; 3],
+    t0: f64,
+    dt: f64,
+    steps: usize,
+) -> f64 {
+    let mut u = [0.0; ODE_N * ODE_N];
+    let mut v = [0.0; ODE_N * ODE_N];
+    u.copy_from_slice(u0);
+    v.copy_from_slice(v0);
+    let mut du = [0.0; ODE_N * ODE_N];
+    let mut dv = [0.0; ODE_N * ODE_N];
+    for s in 0..steps {
+        brusselator_2d_loop(&mut du, &mut dv, &u, &v, p, t0 + s as f64 * dt);
+        for c in 0..ODE_N * ODE_N {
+            u[c] += dt * du[c];
+            v[c] += dt * dv[c];
+        }
+    }
+    let mut sq = 0.0;
+    for c in 0..ODE_N * ODE_N {
+        sq += u[c] * u[c] + v[c] * v[c];
+    }
+    0.5 * sq
 }
