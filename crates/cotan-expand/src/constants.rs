@@ -440,6 +440,22 @@ impl Substitute<'_> {
 }
 
 impl VisitMut for Substitute<'_> {
+    /// `first_chunk::<N>()` with `N` a constant: its value (rustc reads a path there as a
+    /// type or a constant; cotan needs the number).
+    fn visit_generic_argument_mut(&mut self, a: &mut syn::GenericArgument) {
+        match a {
+            syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let mut e = syn::Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path: p.path.clone() });
+                self.fold_length(&mut e);
+                if let syn::Expr::Lit(_) = e {
+                    *a = syn::GenericArgument::Const(e);
+                }
+            }
+            syn::GenericArgument::Const(e) => self.fold_length(e),
+            _ => syn::visit_mut::visit_generic_argument_mut(self, a),
+        }
+    }
+
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         if let syn::Expr::Path(p) = e {
             if p.qself.is_none() {

@@ -263,6 +263,9 @@ fn views_of_constant_data() {
     assert!((t - ds).abs() < 1e-14, "forward {t} vs reverse {ds}");
 }
 
+/// A chunk length given by a constant (`last_chunk::<LAST>()`).
+const LAST: usize = 2;
+
 fn cross3(r: &[f64; 3], p: &[f64; 3], out: &mut [f64; 3]) {
     out[0] = r[1] * p[2] - r[2] * p[1];
     out[1] = r[2] * p[0] - r[0] * p[2];
@@ -277,7 +280,7 @@ slice_case!(
         let p = [1.0, 2.0, cam[4]];
         let mut o = [0.0; 3];
         cross3(cam.first_chunk::<3>().unwrap(), &p, &mut o);
-        let last = cam.last_chunk::<2>().unwrap();
+        let last = cam.last_chunk::<LAST>().unwrap();
         let none = cam.first_chunk::<9>().is_none();
         o[0] * o[1] + o[2] * last[0] * last[1] + if none { cam[0] } else { 0.0 }
     }
