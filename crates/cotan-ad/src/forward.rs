@@ -502,6 +502,13 @@ impl Fwd<'_> {
             }
             // The tangents of a pushed value were pushed with it (see `op`).
             OpKind::Push(_) => {}
+            // A copy of structs: zeroed copies, whose floats the `Store`s after it write.
+            OpKind::CopyRecords { src, zero, .. } => {
+                let r = op.result.unwrap();
+                let kind = OpKind::CopyRecords { src: self.map[src], zero: zero.clone(), zeroed: true };
+                let lanes = (0..w).map(|_| Shadow::Mem(self.e.emit(kind.clone(), self.f.ty(r)))).collect();
+                self.tan_mem.insert(r, lanes);
+            }
             // A zeroed struct is a constant: its tangents are zeroed structs too.
             OpKind::ZeroRecord(v) => {
                 let r = op.result.unwrap();

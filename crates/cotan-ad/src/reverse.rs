@@ -1041,6 +1041,24 @@ impl<'a> Rev<'a> {
             }
         }
         for op in &r.ops {
+            if let (OpKind::CopyRecords { src, zero, .. }, Some(m)) = (&op.kind, op.result) {
+                if self.act.mem(m) {
+                    // A vector of structs copied in the function: zeros shaped like it.
+                    let Some(src_now) = self.mem_now(*src) else {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan copies slices of structs it can read again in the reverse sweep: copy a parameter".into(),
+                        });
+                        continue;
+                    };
+                    let kind = OpKind::CopyRecords { src: src_now, zero: zero.clone(), zeroed: true };
+                    let s = self.e.emit(kind, self.f.ty(m));
+                    let name = d_name(self.f.value(m).name.as_deref().unwrap_or("buf"));
+                    self.e.out.values[s.0 as usize].name = Some(name);
+                    self.shadows.last_mut().unwrap().insert(m, Shadow::Mem(s));
+                }
+                continue;
+            }
             if let (OpKind::Alloc { len, init }, Some(m)) = (&op.kind, op.result) {
                 if self.act.mem(m) && self.f.ty(*init).mem().is_some() {
                     // Nested memory: rows of zeros shaped like its rows.
@@ -1153,7 +1171,11 @@ impl<'a> Rev<'a> {
                     exit: None,
                 });
             }
-            OpKind::Field { .. } | OpKind::Slice { .. } | OpKind::Elem { .. } | OpKind::Offset { .. } => {}
+            OpKind::Field { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Elem { .. }
+            | OpKind::Offset { .. }
+            | OpKind::CopyRecords { .. } => {}
             _ => self.reverse_simple(op),
         }
     }

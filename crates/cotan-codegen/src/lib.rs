@@ -547,6 +547,14 @@ impl<'f> Gen<'f> {
                 (quote!(#n), Prec::Atom)
             }
             OpKind::Pop => (pop(self.f.ty(r)), Prec::Atom),
+            OpKind::CopyRecords { src, zero, zeroed } => {
+                let n = self.mem_ref(*src);
+                let zero: TokenStream = zero.parse().expect("lowering wrote the zeroing statements");
+                match zeroed {
+                    true => (quote!({ let mut z = #n.to_vec(); for e in z.iter_mut() { #zero } z }), Prec::Atom),
+                    false => (quote!(#n.to_vec()), Prec::Atom),
+                }
+            }
             OpKind::ZeroRecord(v) => {
                 let n = self.mem_ref(*v);
                 let krate = &self.krate;

@@ -885,6 +885,12 @@ impl Machine<'_> {
                 let mut copy = zeroed(self.to_arg(slot));
                 return Ok(Some(self.lend_in(&mut copy)));
             }
+            CopyRecords { src, zeroed: z, .. } => {
+                let slot = self.get(*src)?;
+                let arg = self.to_arg(slot);
+                let mut copy = if *z { zeroed(arg) } else { arg };
+                return Ok(Some(self.lend_in(&mut copy)));
+            }
             Pop => {
                 let s = self.result_scalar(op)?;
                 self.tapes[tape_index(s)].pop().ok_or(format!("pop from the empty {s} tape"))?

@@ -109,6 +109,15 @@ pub enum OpKind {
     /// A zeroed copy of a record (its numbers 0, as `Differentiable::zero_like` makes it): an
     /// owned record of the result's type, for a shadow or tangent that carries nothing.
     ZeroRecord(Value),
+    /// An owned copy of a slice (vector, array) of structs, `src.to_vec()`; with `zeroed`, its
+    /// floats set to zero by `zero` (Rust statements on one element `e`: `e.x = 0.0;`), for
+    /// a shadow or tangent. The floats of a plain copy are written again by `Store`s after it,
+    /// which carry the derivative.
+    CopyRecords {
+        src: Value,
+        zero: String,
+        zeroed: bool,
+    },
     /// `matches!(value, PATTERN)` on a record (an enum parameter): whether it is one of the
     /// variants the pattern names (Rust syntax, binding no names). The result is a `bool`.
     Matches {
@@ -237,6 +246,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![*a],
+            CopyRecords { src, .. } => vec![*src],
             Matches { value, .. } | VariantField { value, .. } => vec![*value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
@@ -264,6 +274,7 @@ impl OpKind {
         match self {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![a],
+            CopyRecords { src, .. } => vec![src],
             Matches { value, .. } | VariantField { value, .. } => vec![value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),

@@ -330,6 +330,9 @@ impl Printer<'_> {
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
             OpKind::ZeroRecord(v) => write!(o, "zeroed %{}", v.0).unwrap(),
+            OpKind::CopyRecords { src, zero, zeroed } => {
+                write!(o, "{} %{}, {zero:?}", if *zeroed { "zeroed_copy" } else { "copy" }, src.0).unwrap()
+            }
             OpKind::Return(vs) => {
                 o.push_str("return");
                 if !vs.is_empty() {

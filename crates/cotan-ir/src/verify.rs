@@ -266,6 +266,7 @@ impl Verifier<'_> {
                 | VariantField { .. }
                 | Field { .. }
                 | ZeroRecord(_)
+                | CopyRecords { .. }
                 | Alloc { .. }
                 | Slice { .. }
                 | Elem { .. }
@@ -566,6 +567,15 @@ impl Verifier<'_> {
             }
             Pop => {
                 rs.ok_or("pops memory; only scalars go on the tape")?;
+            }
+            CopyRecords { src, .. } => {
+                let MemKind::Records(_, id) = self.mem(*src)?.kind else {
+                    return Err(format!("%{} is not a slice of structs", src.0));
+                };
+                let want = MemKind::Records(crate::Dim::Vec, id);
+                if !r.mem().is_some_and(|m| m.kind == want && m.access == crate::Access::Owned) {
+                    return Err("a copy of structs is an owned vector of them".into());
+                }
             }
             ZeroRecord(v) => {
                 if !matches!(self.mem(*v)?.kind, MemKind::Record(_)) {

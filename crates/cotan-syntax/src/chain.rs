@@ -541,6 +541,24 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
         "fold" => {
             let init = l.agg(arg(m, 0)?)?;
             let f = l.callable(arg(m, 1)?, 2)?;
+            if let Tree::Leaf(a) = init {
+                if let Some(MemKind::Array(n)) = l.mem_ty(a).map(|t| t.kind) {
+                    // An array accumulator (`fold([0.0, 0.0], |acc, p| [..])`): a local array,
+                    // written whole with each new value.
+                    let acc = l.array_copy(a, span)?;
+                    each(l, &c, None, |l, _, item| {
+                        let new = l.call_value(&f, vec![Item::Val(acc), item], span)?;
+                        let Tree::Leaf(new) = new else { return err(span, "expected an array from this closure") };
+                        if l.mem_ty(new).map(|t| t.kind) != Some(MemKind::Array(n)) {
+                            return err(span, format!("expected an array of {n} numbers from this closure"));
+                        }
+                        let len = usize_const(l, n as i128);
+                        l.copy_loop(acc, new, len);
+                        Ok(())
+                    })?;
+                    return Ok(Some(Tree::Leaf(acc)));
+                }
+            }
             let acc = l.declare_vars("acc", &init, arg(m, 0)?.span())?;
             each(l, &c, None, |l, _, item| {
                 let old = l.get_vars(&acc);
@@ -690,7 +708,11 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let buf = l.alloc_vec(init, t, len, span)?;
             let filtered = c.filtered;
             each(l, &c, None, |l, k, item| {
-                let v = value(l, item, &m.receiver)?;
+                let v = match item_agg(l, item) {
+                    Tree::Leaf(v) => v,
+                    Tree::Struct(..) => return err_at(&m.receiver, "cotan collects numbers and arrays into vectors, not structs; copy a slice of the structs with `.to_vec()` and write their fields (`for (s, &k) in v.iter_mut().zip(ks) { s.k = k; }`)"),
+                    a => return err_at(&m.receiver, format!("expected numbers from this iterator, found {}", a.describe())),
+                };
                 let vt = l.scalar_sty(v, span)?;
                 l.unify(t, vt, span)?;
                 if filtered {

@@ -1361,7 +1361,7 @@ impl Lower {
     /// A new `Vec` holding a copy of `src` (`to_vec`, `clone`).
     fn copy_of(&mut self, src: Value, span: Span) -> syn::Result<Value> {
         if let Some(MemKind::Records(..)) = self.mem_ty(src).map(|m| m.kind) {
-            return err(span, "cotan does not make local vectors of structs yet; let the caller make the copy and pass it as a `&mut [S]` parameter (`Duplicated`), which the function then writes");
+            return self.copy_records(src, span);
         }
         if self.is_nested(src) {
             return err(span, "cotan copies vectors of numbers, not nested ones; make the copy with `vec![vec![0.0; m]; n]` and a loop");
@@ -1387,14 +1387,21 @@ impl Lower {
 
     /// `for i in 0..len { dst[i] = src[i] }`.
     pub(crate) fn copy_loop(&mut self, dst: Value, src: Value, len: Value) {
-        let usize_t = STy::Known(Scalar::Usize);
         let t = self.elem_sty(src);
+        self.index_loop(len, |l, i| {
+            let v = l.emit_s(OpKind::Load { mem: src, index: Some(i) }, t);
+            l.effect(OpKind::Store { mem: dst, index: Some(i), value: v });
+        });
+    }
+
+    /// `for i in 0..len { body(i) }`.
+    pub(crate) fn index_loop(&mut self, len: Value, body: impl FnOnce(&mut Self, Value)) {
+        let usize_t = STy::Known(Scalar::Usize);
         let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
         let i = self.func.new_value(cotan_ir::Ty::USIZE, Some("i".into()), cotan_ir::SpanId::NONE);
         self.set_sty(i, usize_t);
         self.push_region();
-        let v = self.emit_s(OpKind::Load { mem: src, index: Some(i) }, t);
-        self.effect(OpKind::Store { mem: dst, index: Some(i), value: v });
+        body(self, i);
         let body = self.pop_region();
         self.effect(OpKind::For {
             index: i,

@@ -514,23 +514,10 @@ impl Lower {
         let first = self.alloc(zero, t, k_v, MemKind::Array(k), span)?;
         let n_v = self.usize_const(n as i128);
         let dst = self.nested_alloc(first, n_v, cotan_ir::Dim::Array(n), span)?;
-        let i = self.func.new_value(Ty::USIZE, Some("i".into()), cotan_ir::SpanId::NONE);
-        self.set_sty(i, USIZE);
-        let zero_i = self.usize_const(0);
-        self.push_region();
-        let (d, s) = (self.row(dst, i), self.row(src, i));
-        let k_v = self.usize_const(k as i128);
-        self.copy_loop(d, s, k_v);
-        let body = self.pop_region();
-        self.effect(OpKind::For {
-            index: i,
-            lo: zero_i,
-            hi: n_v,
-            step: None,
-            inclusive: false,
-            reverse: false,
-            body,
-            exit: None,
+        self.index_loop(n_v, |l, i| {
+            let (d, s) = (l.row(dst, i), l.row(src, i));
+            let k_v = l.usize_const(k as i128);
+            l.copy_loop(d, s, k_v);
         });
         Ok(dst)
     }

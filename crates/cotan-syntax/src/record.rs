@@ -13,7 +13,7 @@ use syn::visit::Visit;
 
 use crate::env::FieldType;
 use crate::infer::{Class, STy};
-use crate::lower::{err_at, mem, Binding, Lower};
+use crate::lower::{err, err_at, mem, Binding, Lower};
 
 /// What a field is, as its uses show.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -239,6 +239,58 @@ impl Lower {
         let at = self.at(span);
         let v = self.func.add_param(mem(Scalar::F64, MemKind::Records(dim, id), access), name.to_string(), at);
         self.bind(name.to_string(), Binding::Value(v));
+    }
+
+    /// `src.to_vec()` of a slice of structs: a copy (`CopyRecords`), whose float fields are
+    /// then written again from `src`'s, element by element, so that derivatives flow.
+    pub(crate) fn copy_records(&mut self, src: Value, span: proc_macro2::Span) -> syn::Result<Value> {
+        let m = self.mem_ty(src).expect("memory");
+        let MemKind::Records(_, id) = m.kind else { unreachable!("checked: structs") };
+        let ty = self.func.records[id as usize].clone();
+        let unsupported = |what: String| {
+            err(span, format!("cotan copies vectors of structs whose fields are numbers, and arrays or vectors of numbers; {what}; take the copy as a `&mut [{ty}]` parameter instead"))
+        };
+        let Some(fields) = self.env.record_fields(&ty) else {
+            return unsupported(format!("it cannot read the definition of `{ty}`"));
+        };
+        let mut zero = String::new();
+        let mut floats = vec![];
+        for (name, ft) in fields {
+            match ft {
+                FieldType::Number(s) if s.is_float() => {
+                    zero.push_str(&format!("e.{name} = 0.0; "));
+                    floats.push((name, false));
+                }
+                FieldType::Memory(s, kind) if s.is_float() && kind.row().is_none() => {
+                    zero.push_str(&format!("e.{name}.fill(0.0); "));
+                    floats.push((name, true));
+                }
+                FieldType::Number(_) => {}
+                FieldType::Memory(s, _) if !s.is_float() => {}
+                _ => return unsupported(format!("`{ty}` has the field `{name}`")),
+            }
+        }
+        self.at(span);
+        let ty = mem(Scalar::F64, MemKind::Records(cotan_ir::Dim::Vec, id), Access::Owned);
+        let dst = self.emit(OpKind::CopyRecords { src, zero, zeroed: false }, ty);
+        let usize_t = STy::Known(Scalar::Usize);
+        let len = self.emit_s(OpKind::Len(src), usize_t);
+        self.index_loop(len, |l, i| {
+            let (d, s) = (l.row(dst, i), l.row(src, i));
+            for (name, is_array) in floats {
+                let fd = l.field_of(d, name.clone(), String::new(), span);
+                let fs = l.field_of(s, name, String::new(), span);
+                if is_array {
+                    let n = l.emit_s(OpKind::Len(fs), usize_t);
+                    l.copy_loop(fd, fs, n);
+                } else {
+                    let t = l.elem_sty(fs);
+                    let v = l.emit_s(OpKind::Load { mem: fs, index: None }, t);
+                    l.effect(OpKind::Store { mem: fd, index: None, value: v });
+                }
+            }
+        });
+        Ok(dst)
     }
 
     /// Emits a `Field` op: the fields of parameters (and their fields) once, at the top of the

@@ -135,8 +135,8 @@ fn distance_to_target(particles: &[Particle], cfg: &SimConfig) -> f64 {
 
 /// Loss as a function of the springs (std's way for a slice of structs: the shadow
 /// `&mut [Spring]` receives d loss / d k and d loss / d rest).
-#[cfg_attr(feature = "pending", autodiff_reverse(loss_wrt_springs_grad, Duplicated, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(loss_wrt_springs_tangent, Dual, Const, Const, Dual))]
+#[autodiff_reverse(loss_wrt_springs_grad, Duplicated, Const, Const, Active)]
+#[autodiff_forward(loss_wrt_springs_tangent, Dual, Const, Const, Dual)]
 pub fn loss_wrt_springs(springs: &[Spring], initial: &[Particle], cfg: &SimConfig) -> f64 {
     let mut particles = initial.to_vec();
     for _ in 0..cfg.steps {

@@ -42,7 +42,6 @@ fn stiffness_gradient() {
     assert_dot_product("stiffness", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn springs_gradient() {
     let (particles, springs, cfg) = setup();

@@ -120,6 +120,18 @@ fn with_floats(s: &[Spring], p: &[Particle], x: &[f64]) -> (Vec<Spring>, Vec<Par
     (s, p)
 }
 
+/// A gradient against central finite differences, float by float.
+fn check_gradient(f: &dyn Fn(&[f64]) -> f64, x: &[f64], grad: &[f64]) {
+    for i in 0..x.len() {
+        let h = 1e-6 * x[i].abs().max(1.0);
+        let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+        xp[i] += h;
+        xm[i] -= h;
+        let fd = (f(&xp) - f(&xm)) / (2.0 * h);
+        assert!((grad[i] - fd).abs() < 1e-6 * fd.abs().max(1.0), "float {i}: {} vs {fd}", grad[i]);
+    }
+}
+
 #[test]
 fn slices_of_structs_against_finite_differences_in_both_modes() {
     let (springs, parts) = scene();
@@ -136,14 +148,7 @@ fn slices_of_structs_against_finite_differences_in_both_modes() {
     // The integer fields of the shadows are left as they were.
     assert!(ds.iter().all(|s| s.a == 0 && s.b == 0));
     let grad = floats(&ds, &dp);
-    for i in 0..x.len() {
-        let h = 1e-6 * x[i].abs().max(1.0);
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[i] += h;
-        xm[i] -= h;
-        let fd = (f(&xp) - f(&xm)) / (2.0 * h);
-        assert!((grad[i] - fd).abs() < 1e-6 * fd.abs().max(1.0), "float {i}: {} vs {fd}", grad[i]);
-    }
+    check_gradient(&f, &x, &grad);
     // Forward mode against reverse mode (dot-product test), and the final state.
     let u: Vec<f64> = (0..x.len()).map(|i| ((i * 7 + 3) % 11) as f64 / 11.0 - 0.5).collect();
     let (ts, tp) = with_floats(&springs, &parts, &u);
@@ -244,4 +249,39 @@ fn arrays_of_tuples_in_fields_and_copied_arrays_of_arrays() {
     }
     assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
     assert_eq!(x0, [[0.0, 0.1], [1.1, 0.2], [0.4, 1.0]], "the copy is written, not the argument");
+}
+
+/// A local copy of a slice of structs (`initial.to_vec()`), written and passed on; an array
+/// accumulator in `fold`. As the DiffTaichi-style mass-spring models write them.
+#[autodiff_reverse(d_local, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_local, Dual, Dual, Dual)]
+fn local_copy_of_structs(springs: &[Spring], initial: &[Particle]) -> f64 {
+    let mut particles = initial.to_vec();
+    for _ in 0..10 {
+        step(&mut particles, springs, 0.05);
+    }
+    let c = particles.iter().fold([0.0, 0.0], |acc, p| [acc[0] + p.mass * p.pos[0], acc[1] + p.mass * p.vel[1]]);
+    c[0] * c[1] + particles[2].pos[0]
+}
+
+#[test]
+fn local_vectors_of_structs_and_array_accumulators() {
+    let (springs, parts) = scene();
+    let f = |x: &[f64]| {
+        let (s, p) = with_floats(&springs, &parts, x);
+        local_copy_of_structs(&s, &p)
+    };
+    let mut ds = vec![Spring::default(); 3];
+    let mut dp = vec![Particle::default(); 3];
+    let v = d_local(&springs, &mut ds, &parts, &mut dp, 1.0);
+    let x = floats(&springs, &parts);
+    assert_eq!(v, f(&x));
+    let grad = floats(&ds, &dp);
+    check_gradient(&f, &x, &grad);
+    let u: Vec<f64> = (0..x.len()).map(|i| ((i * 5 + 1) % 7) as f64 / 7.0 - 0.5).collect();
+    let (ts, tp) = with_floats(&springs, &parts, &u);
+    let (v2, t) = t_local(&springs, &ts, &parts, &tp);
+    assert_eq!(v2, v);
+    let want: f64 = grad.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!((t - want).abs() < 1e-10 * want.abs().max(1.0), "{t} vs {want}");
 }

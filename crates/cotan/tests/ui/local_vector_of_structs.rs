@@ -1,19 +1,16 @@
-// A local copy of a slice of structs: cotan takes slices of structs as parameters only.
+// Structs collected into a vector: cotan copies slices of structs (`to_vec`) instead.
 use cotan::autodiff_reverse;
 
 #[derive(Clone, Copy, Default)]
-pub struct Particle {
-    pub x: f64,
-    pub v: f64,
+pub struct Spring {
+    pub rest: f64,
+    pub k: f64,
 }
 
-#[autodiff_reverse(d_f, Duplicated, Active)]
-fn f(initial: &[Particle]) -> f64 {
-    let mut ps = initial.to_vec();
-    for p in ps.iter_mut() {
-        p.x += p.v;
-    }
-    ps.iter().map(|p| p.x * p.x).sum()
+#[autodiff_reverse(d_f, Duplicated, Duplicated, Active)]
+fn f(springs: &[Spring], ks: &[f64]) -> f64 {
+    let v: Vec<Spring> = springs.iter().zip(ks).map(|(s, &k)| Spring { k, ..*s }).collect();
+    v.iter().map(|s| s.k * s.rest).sum()
 }
 
 fn main() {}
