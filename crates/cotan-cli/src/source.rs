@@ -45,6 +45,9 @@ impl Source {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::new(format!("cannot read `{path}`: {e}")))?;
         let mut src = Source::parse(&text).map_err(|e| CliError::new(format!("`{path}`: {e}")))?;
         src.set = cotan_expand::tools::SourceSet::file(std::path::Path::new(path));
+        // What the macros learn from the compiler: the file a function is in (`emit` derives
+        // as they do, with the crate's constants and functions).
+        cotan_expand::set_source_file(std::fs::canonicalize(path).ok());
         Ok(src)
     }
 

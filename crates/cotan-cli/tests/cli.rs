@@ -477,3 +477,20 @@ fn check_handles_closures_struct_slices_and_other_crates() {
         assert!(stdout(&o).contains("ok: reverse, forward and finite differences agree"), "{f}: {}", stdout(&o));
     }
 }
+
+/// `cotan emit` derives as the macros do: a module file of a crate, with the crate's
+/// constants (`[f64; NS]`, `[(usize, usize); NS]`) and functions.
+#[test]
+fn emit_reads_the_crate_of_a_module_file() {
+    let file = format!("{}/../cotan-user-models/src/mass_spring.rs", env!("CARGO_MANIFEST_DIR"));
+    let o = cotan(&[
+        "emit",
+        &file,
+        "--fn",
+        "fixed_size_loss",
+        "--reverse",
+        "Duplicated,Duplicated,Const,Const,Const,Active",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("fn fixed_size_loss_"), "{}", stdout(&o));
+}

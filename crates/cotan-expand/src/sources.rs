@@ -829,7 +829,10 @@ fn use_tree(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Use>) {
 /// (`CARGO_MANIFEST_DIR`, and `CARGO_CRATE_NAME` for tests, examples, benches and binaries).
 /// (A file outside them all is read alone, with paths relative to its top.)
 fn candidate_roots(file: &Path) -> Vec<PathBuf> {
-    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {
+    // (Tools have no `CARGO_MANIFEST_DIR`: the package is the one whose manifest is nearest
+    // above the file.)
+    let near = || file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_path_buf);
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(near) else {
         return vec![];
     };
     let mut names = vec![];

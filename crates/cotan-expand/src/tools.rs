@@ -23,7 +23,9 @@ pub struct SourceSet {
 impl SourceSet {
     /// The crate of the file at `path` (the file alone outside a Cargo package).
     pub fn file(path: &Path) -> SourceSet {
-        SourceSet { src: Sources::for_file(path), file: Some(path.to_path_buf()) }
+        // (The sources name their files canonically.)
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        SourceSet { src: Sources::for_file(&path), file: Some(path) }
     }
 
     /// One file's text, alone.
