@@ -261,21 +261,7 @@ impl SourceEnv {
     /// A container of structs of the crate or of tuples (`Vec<Spring>`, `[(usize, usize); 6]`),
     /// its element type as generated code names it.
     fn records_field(&self, ty: &syn::Type, module: ModId) -> Option<(cotan_ir::Dim, String)> {
-        let (dim, elem) = match ty {
-            syn::Type::Array(a) => {
-                let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &a.len else { return None };
-                (cotan_ir::Dim::Array(n.base10_parse().ok()?), &*a.elem)
-            }
-            syn::Type::Path(p) if p.qself.is_none() => {
-                let last = p.path.segments.last()?;
-                let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
-                match (last.ident == "Vec", args.args.first()) {
-                    (true, Some(syn::GenericArgument::Type(t))) if args.args.len() == 1 => (cotan_ir::Dim::Vec, t),
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
+        let (dim, elem) = cotan_syntax::container_of(ty).filter(|(d, _)| *d != cotan_ir::Dim::Slice)?;
         let text = match elem {
             syn::Type::Tuple(t) if t.elems.iter().all(|e| cotan_syntax::scalar_type(e).is_some()) => {
                 // (Tokens made from the sources' tokens, in their mode.)

@@ -831,8 +831,7 @@ fn use_tree(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Use>) {
 fn candidate_roots(file: &Path) -> Vec<PathBuf> {
     // (Tools have no `CARGO_MANIFEST_DIR`: the package is the one whose manifest is nearest
     // above the file.)
-    let near = || file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_path_buf);
-    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(near) else {
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(|| package_dir(file)) else {
         return vec![];
     };
     let mut names = vec![];
@@ -868,13 +867,17 @@ pub(crate) fn dependency(name: &str) -> Option<Rc<Sources>> {
 /// Like [`dependency`], for the package whose manifest is nearest above `file` (the tools
 /// have no `CARGO_MANIFEST_DIR`, or that of another package).
 pub(crate) fn dependency_near(name: &str, file: Option<&Path>) -> Option<Rc<Sources>> {
-    let near = file.and_then(|f| f.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()));
-    let dir = match near {
-        Some(d) => d.to_path_buf(),
+    let dir = match file.and_then(package_dir) {
+        Some(d) => d,
         None => PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?),
     };
     let root = dependency_dir(&dir, name).and_then(|d| library_root(&d))?;
     Sources::cached(&std::fs::canonicalize(root).ok()?, true)
+}
+
+/// The directory of the package `file` is in: the nearest above it with a manifest.
+fn package_dir(file: &Path) -> Option<PathBuf> {
+    file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_path_buf)
 }
 
 fn manifest(dir: &Path) -> Option<toml_edit::DocumentMut> {

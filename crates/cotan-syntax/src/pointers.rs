@@ -121,7 +121,7 @@ impl Lower {
     /// array an array pointer points at (`let a = *p;` copies it, as Rust does).
     pub(crate) fn deref_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
         if let Some(crate::lower::Binding::Value(v)) =
-            crate::record::root_name(e).filter(|_| self.is_record_pointer(e)).and_then(|n| self.lookup(&n))
+            crate::record::root_name(e).filter(|_| self.record_type_of_name(e).is_some()).and_then(|n| self.lookup(&n))
         {
             // `*p` of a reference or pointer to a struct: the struct (its fields are read where used).
             return Ok(v);
@@ -482,16 +482,6 @@ impl Lower {
             }
         }
         Ok(())
-    }
-}
-
-impl Lower {
-    /// Whether `e` names a record: a struct parameter, `&S` or `*const S`.
-    pub(crate) fn is_record_pointer(&self, e: &syn::Expr) -> bool {
-        let Some(crate::lower::Binding::Value(v)) = crate::record::root_name(e).and_then(|n| self.lookup(&n)) else {
-            return false;
-        };
-        matches!(self.mem_ty(v).map(|m| m.kind), Some(MemKind::Record(_)))
     }
 }
 

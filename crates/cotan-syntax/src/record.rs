@@ -56,27 +56,30 @@ pub fn record_type(ty: &syn::Type) -> Option<(String, Access)> {
 pub fn records_type(ty: &syn::Type) -> Option<(cotan_ir::Dim, String, Access)> {
     let syn::Type::Reference(r) = ty else { return None };
     let access = if r.mutability.is_some() { Access::Mut } else { Access::Shared };
-    let (dim, elem) = match &*r.elem {
-        syn::Type::Slice(s) => (cotan_ir::Dim::Slice, &*s.elem),
+    let (dim, elem) = container_of(&r.elem)?;
+    match elem {
+        // (`()` too: a zero-sized element, as std accepts.)
+        syn::Type::Path(_) | syn::Type::Tuple(_) => record_type(elem).map(|(t, _)| (dim, t, access)),
+        _ => None,
+    }
+}
+
+/// The container level of `[T]`, `[T; N]` (a literal `N`) or `Vec<T>`, and `T`.
+pub fn container_of(ty: &syn::Type) -> Option<(cotan_ir::Dim, &syn::Type)> {
+    match ty {
+        syn::Type::Slice(s) => Some((cotan_ir::Dim::Slice, &*s.elem)),
         syn::Type::Array(a) => {
             let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &a.len else { return None };
-            (cotan_ir::Dim::Array(n.base10_parse().ok()?), &*a.elem)
+            Some((cotan_ir::Dim::Array(n.base10_parse().ok()?), &*a.elem))
         }
         syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
-            let (true, [syn::GenericArgument::Type(t)]) =
-                (last.ident == "Vec", &args.args.iter().collect::<Vec<_>>()[..])
-            else {
-                return None;
-            };
-            (cotan_ir::Dim::Vec, t)
+            match (last.ident == "Vec", &args.args.iter().collect::<Vec<_>>()[..]) {
+                (true, [syn::GenericArgument::Type(t)]) => Some((cotan_ir::Dim::Vec, t)),
+                _ => None,
+            }
         }
-        _ => return None,
-    };
-    match elem {
-        // (`()` too: a zero-sized element, as std accepts.)
-        syn::Type::Path(_) | syn::Type::Tuple(_) => record_type(elem).map(|(t, _)| (dim, t, access)),
         _ => None,
     }
 }
@@ -409,7 +412,7 @@ impl Lower {
     }
 
     /// The Rust type of the record a name is bound to (`*const S` for a pointer to one).
-    fn record_type_of_name(&self, e: &syn::Expr) -> Option<String> {
+    pub(crate) fn record_type_of_name(&self, e: &syn::Expr) -> Option<String> {
         match root_name(e).and_then(|n| self.lookup(&n)) {
             Some(Binding::Value(v)) => match self.mem_ty(v)?.kind {
                 MemKind::Record(id) => Some(self.func.records[id as usize].clone()),
