@@ -509,6 +509,13 @@ impl Fwd<'_> {
                 let lanes = (0..w).map(|_| Shadow::Mem(self.e.emit(kind.clone(), self.f.ty(r)))).collect();
                 self.tan_mem.insert(r, lanes);
             }
+            // Structs made in the function start as zeros: so do their tangents.
+            OpKind::AllocRecords { len, fields } => {
+                let r = op.result.unwrap();
+                let kind = OpKind::AllocRecords { len: self.map[len], fields: fields.clone() };
+                let lanes = (0..w).map(|_| Shadow::Mem(self.e.emit(kind.clone(), self.f.ty(r)))).collect();
+                self.tan_mem.insert(r, lanes);
+            }
             // A zeroed struct is a constant: its tangents are zeroed structs too.
             OpKind::ZeroRecord(v) => {
                 let r = op.result.unwrap();

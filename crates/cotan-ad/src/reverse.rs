@@ -1059,6 +1059,17 @@ impl<'a> Rev<'a> {
                 }
                 continue;
             }
+            if let (OpKind::AllocRecords { len, fields }, Some(m)) = (&op.kind, op.result) {
+                if self.act.mem(m) {
+                    // Structs made in the function: zeros shaped like them.
+                    let kind = OpKind::AllocRecords { len: self.get(*len), fields: fields.clone() };
+                    let s = self.e.emit(kind, self.f.ty(m));
+                    let name = d_name(self.f.value(m).name.as_deref().unwrap_or("buf"));
+                    self.e.out.values[s.0 as usize].name = Some(name);
+                    self.shadows.last_mut().unwrap().insert(m, Shadow::Mem(s));
+                }
+                continue;
+            }
             if let (OpKind::Alloc { len, init }, Some(m)) = (&op.kind, op.result) {
                 if self.act.mem(m) && self.f.ty(*init).mem().is_some() {
                     // Nested memory: rows of zeros shaped like its rows.
@@ -1175,7 +1186,8 @@ impl<'a> Rev<'a> {
             | OpKind::Slice { .. }
             | OpKind::Elem { .. }
             | OpKind::Offset { .. }
-            | OpKind::CopyRecords { .. } => {}
+            | OpKind::CopyRecords { .. }
+            | OpKind::AllocRecords { .. } => {}
             _ => self.reverse_simple(op),
         }
     }

@@ -555,6 +555,31 @@ impl<'f> Gen<'f> {
                     false => (quote!(#n.to_vec()), Prec::Atom),
                 }
             }
+            OpKind::AllocRecords { len, fields } => {
+                let MemKind::Records(_, id) = self.f.ty(r).mem().expect("verified: memory").kind else {
+                    unreachable!("verified: a vector of structs")
+                };
+                let ty: TokenStream = self.f.records[id as usize].parse().expect("lowering wrote a Rust type");
+                let len = self.expr(*len).0;
+                let fields = fields.iter().map(|(name, f)| {
+                    let name: TokenStream = name.parse().expect("a field name");
+                    let zero = |s: Scalar| match s {
+                        Scalar::Bool => quote!(false),
+                        s => literal(Const::Int(0), Ty::Scalar(s), false),
+                    };
+                    match *f {
+                        cotan_ir::ZeroField::Number(s) => {
+                            let z = zero(s);
+                            quote!(#name: #z)
+                        }
+                        cotan_ir::ZeroField::Array(s, k) => {
+                            let (z, k) = (zero(s), proc_macro2::Literal::u64_unsuffixed(k));
+                            quote!(#name: [#z; #k])
+                        }
+                    }
+                });
+                (quote!((0..#len).map(|_| #ty { #(#fields),* }).collect::<Vec<#ty>>()), Prec::Atom)
+            }
             OpKind::ZeroRecord(v) => {
                 let n = self.mem_ref(*v);
                 let krate = &self.krate;

@@ -885,6 +885,30 @@ impl Machine<'_> {
                 let mut copy = zeroed(self.to_arg(slot));
                 return Ok(Some(self.lend_in(&mut copy)));
             }
+            AllocRecords { len, fields } => {
+                let n = self.usize(*len)?;
+                self.charge(n as u64)?;
+                let zero = |s: Scalar| match s {
+                    Scalar::F64 => Val::F64(0.0),
+                    Scalar::F32 => Val::F32(0.0),
+                    Scalar::Bool => Val::Bool(false),
+                    s => Val::Int(0, s),
+                };
+                let element = Arg::Record(
+                    fields
+                        .iter()
+                        .map(|(name, f)| {
+                            let buf = match *f {
+                                crate::ZeroField::Number(s) => vec![zero(s)],
+                                crate::ZeroField::Array(s, k) => vec![zero(s); k as usize],
+                            };
+                            (name.clone(), Arg::Mem(buf))
+                        })
+                        .collect(),
+                );
+                let mut rows = Arg::Rows(vec![element; n]);
+                return Ok(Some(self.lend_in(&mut rows)));
+            }
             CopyRecords { src, zeroed: z, .. } => {
                 let slot = self.get(*src)?;
                 let arg = self.to_arg(slot);

@@ -2,6 +2,13 @@
 
 use crate::{Region, Value, Var};
 
+/// A field of a struct made of zeros (see `OpKind::AllocRecords`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ZeroField {
+    Number(crate::Scalar),
+    Array(crate::Scalar, u64),
+}
+
 /// A literal.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Const {
@@ -117,6 +124,13 @@ pub enum OpKind {
         src: Value,
         zero: String,
         zeroed: bool,
+    },
+    /// `len` structs of the result's record type with every field zero (numbers `0`,
+    /// `false`, arrays of zeros): a vector of structs the function builds
+    /// (`.map(|..| S { .. }).collect()`), whose fields `Store`s then write.
+    AllocRecords {
+        len: Value,
+        fields: Vec<(String, ZeroField)>,
     },
     /// `matches!(value, PATTERN)` on a record (an enum parameter): whether it is one of the
     /// variants the pattern names (Rust syntax, binding no names). The result is a `bool`.
@@ -247,6 +261,7 @@ impl OpKind {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![*a],
             CopyRecords { src, .. } => vec![*src],
+            AllocRecords { len, .. } => vec![*len],
             Matches { value, .. } | VariantField { value, .. } => vec![*value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![*a, *b],
             Math(_, args) | Return(args) | Print { args, .. } => args.clone(),
@@ -275,6 +290,7 @@ impl OpKind {
             Const(_) | GetVar(_) | Pop => vec![],
             Unary(_, a) | Cast(a) | Len(a) | Push(a) | ZeroRecord(a) | Field { base: a, .. } => vec![a],
             CopyRecords { src, .. } => vec![src],
+            AllocRecords { len, .. } => vec![len],
             Matches { value, .. } | VariantField { value, .. } => vec![value],
             Binary(_, a, b) | Cmp(_, a, b) => vec![a, b],
             Math(_, args) | Return(args) | Print { args, .. } => args.iter_mut().collect(),

@@ -330,6 +330,16 @@ impl Printer<'_> {
             OpKind::Push(v) => write!(o, "push %{}", v.0).unwrap(),
             OpKind::Pop => o.push_str("pop"),
             OpKind::ZeroRecord(v) => write!(o, "zeroed %{}", v.0).unwrap(),
+            OpKind::AllocRecords { len, fields } => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(n, f)| match f {
+                        crate::ZeroField::Number(s) => format!("{n}: {}", s.name()),
+                        crate::ZeroField::Array(s, k) => format!("{n}: [{}; {k}]", s.name()),
+                    })
+                    .collect();
+                write!(o, "zeroed_structs [{{{}}}; %{}]", fields.join(", "), len.0).unwrap()
+            }
             OpKind::CopyRecords { src, zero, zeroed } => {
                 write!(o, "{} %{}, {zero:?}", if *zeroed { "zeroed_copy" } else { "copy" }, src.0).unwrap()
             }

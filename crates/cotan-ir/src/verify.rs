@@ -267,6 +267,7 @@ impl Verifier<'_> {
                 | Field { .. }
                 | ZeroRecord(_)
                 | CopyRecords { .. }
+                | AllocRecords { .. }
                 | Alloc { .. }
                 | Slice { .. }
                 | Elem { .. }
@@ -575,6 +576,14 @@ impl Verifier<'_> {
                 let want = MemKind::Records(crate::Dim::Vec, id);
                 if !r.mem().is_some_and(|m| m.kind == want && m.access == crate::Access::Owned) {
                     return Err("a copy of structs is an owned vector of them".into());
+                }
+            }
+            AllocRecords { len, .. } => {
+                self.expect(*len, Ty::USIZE, "length")?;
+                if !r.mem().is_some_and(|m| {
+                    matches!(m.kind, MemKind::Records(crate::Dim::Vec, _)) && m.access == crate::Access::Owned
+                }) {
+                    return Err("structs made in the function are an owned vector of them".into());
                 }
             }
             ZeroRecord(v) => {

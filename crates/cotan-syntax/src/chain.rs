@@ -7,14 +7,15 @@
 //! passes the item to a continuation (the consumer's loop body), so that `filter` can run
 //! the rest of the chain under `if pred(item) { .. }`.
 
-use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Region, Scalar, Ty, UnOp, Value, Var};
+use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Region, Scalar, Ty, UnOp, Value, Var, ZeroField};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Merge, Tree};
 use crate::closure::Callable;
+use crate::env::FieldType;
 use crate::infer::{Class, STy};
-use crate::lower::{err, err_at, Binding, Lower};
+use crate::lower::{err, err_at, mem, Binding, Lower};
 
 /// What one iteration yields.
 #[derive(Clone)]
@@ -464,20 +465,87 @@ fn turbofish_scalar(m: &syn::ExprMethodCall) -> Option<Scalar> {
 }
 
 /// `N` when the chain's last `map` makes arrays of `N` numbers (`.map(|p| [a, b])`).
-fn array_items(e: &syn::Expr) -> Option<u64> {
+/// `.map(|..| S { .. }).collect()` into a `Vec<S>`: a vector of zeroed structs of the
+/// chain's length (`AllocRecords`), whose fields each item then writes.
+fn collect_structs(l: &mut Lower, c: &Chain, path: &syn::Path, method: &syn::Ident) -> syn::Result<Option<Agg>> {
+    let span = method.span();
+    let ty = crate::record::tokens_text(path);
+    let refuse = |why: String| {
+        syn::Error::new_spanned(
+            path,
+            format!("cotan collects structs whose fields are numbers or arrays of numbers; {why}; take the vector as a `&mut [{ty}]` parameter and write its fields in a loop"),
+        )
+    };
+    if c.filtered {
+        return err_at(method, "cotan collects structs from chains without `filter`; collect every item and test the condition where the vector is used");
+    }
+    let Some(defs) = l.env.record_fields(&ty) else {
+        return Err(refuse(format!("it cannot read the definition of `{ty}`")));
+    };
+    let mut fields = vec![];
+    for (name, ft) in defs {
+        let zero = match ft {
+            FieldType::Number(s) => ZeroField::Number(s),
+            FieldType::Memory(s, MemKind::Array(n)) => ZeroField::Array(s, n),
+            _ => return Err(refuse(format!("`{ty}` has the field `{name}`"))),
+        };
+        fields.push((name, zero));
+    }
+    let id = l.func.record(&ty);
+    l.at(span);
+    let buf_ty = mem(Scalar::F64, MemKind::Records(cotan_ir::Dim::Vec, id), Access::Owned);
+    let buf = l.emit(OpKind::AllocRecords { len: c.count, fields: fields.clone() }, buf_ty);
+    each(l, c, None, |l, k, item| {
+        let Tree::Struct(_, values) = item_agg(l, item) else { return err_at(path, format!("expected a `{ty}` here")) };
+        let row = l.row(buf, k);
+        for (name, value) in values {
+            let field = l.field_of(row, name.clone(), String::new(), span);
+            match (value, fields.iter().find(|(n, _)| *n == name).map(|f| f.1)) {
+                (Tree::Leaf(v), Some(ZeroField::Number(_))) => {
+                    let (ft, vt) = (l.elem_sty(field), l.scalar_sty(v, span)?);
+                    l.unify(ft, vt, span)?;
+                    l.effect(OpKind::Store { mem: field, index: None, value: v });
+                }
+                (Tree::Leaf(v), Some(ZeroField::Array(_, n))) => {
+                    let (ft, vt) = (l.elem_sty(field), l.elem_sty(v));
+                    l.unify(ft, vt, span)?;
+                    let n = usize_const(l, n as i128);
+                    l.copy_loop(field, v, n);
+                }
+                _ => return Err(refuse(format!("the field `{name}` is not one"))),
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Some(Tree::Leaf(buf)))
+}
+
+/// The value a chain ending in `.map(|..| { ..; VALUE })` maps to: `VALUE`.
+fn map_tail(e: &syn::Expr) -> Option<&syn::Expr> {
     let syn::Expr::MethodCall(m) = crate::lower::strip_parens(e) else { return None };
     if m.method != "map" {
         return None;
     }
     let syn::Expr::Closure(c) = m.args.first()? else { return None };
-    let tail = match &*c.body {
+    match &*c.body {
         syn::Expr::Block(b) => match b.block.stmts.last()? {
-            syn::Stmt::Expr(e, None) => e,
-            _ => return None,
+            syn::Stmt::Expr(e, None) => Some(e),
+            _ => None,
         },
-        e => e,
-    };
-    match tail {
+        e => Some(e),
+    }
+}
+
+/// The struct a chain maps to, if it maps to struct literals (`.map(|..| S { .. })`).
+fn struct_items(e: &syn::Expr) -> Option<&syn::Path> {
+    match crate::lower::strip_parens(map_tail(e)?) {
+        syn::Expr::Struct(s) => Some(&s.path),
+        _ => None,
+    }
+}
+
+fn array_items(e: &syn::Expr) -> Option<u64> {
+    match map_tail(e)? {
         syn::Expr::Array(a) => Some(a.elems.len() as u64),
         syn::Expr::Repeat(r) => match &*r.len {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().ok(),
@@ -669,6 +737,10 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let flag = l.emit_s(OpKind::GetVar(some), BOOL);
             let v = best.get(l).expect("the loop body set the result");
             Ok(Some(Tree::Option(flag, Box::new(v))))
+        }
+        _ if struct_items(&m.receiver).is_some() => {
+            let path = struct_items(&m.receiver).expect("checked");
+            collect_structs(l, &c, path, &m.method)
         }
         _ if array_items(&m.receiver).is_some() => {
             // collect arrays (`.map(|p| [a, b]).collect()`) into a `Vec<[T; N]>`: nested memory

@@ -84,7 +84,7 @@ pub fn container_of(ty: &syn::Type) -> Option<(cotan_ir::Dim, &syn::Type)> {
     }
 }
 
-fn tokens_text(t: &impl quote::ToTokens) -> String {
+pub(crate) fn tokens_text(t: &impl quote::ToTokens) -> String {
     let s = t.to_token_stream().to_string();
     // `model :: Params < f64 >` as `model::Params<f64>`; tuples keep `, `.
     s.replace(" :: ", "::").replace(" < ", "<").replace(" >", ">").replace(" ,", ",")

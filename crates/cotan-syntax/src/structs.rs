@@ -8,13 +8,16 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
-use crate::env::{CalleeShape, FieldShape, Structure};
+use crate::env::{CalleeShape, FieldShape, FieldType, Structure};
 use crate::infer::STy;
 use crate::lower::{err, err_at, mem, Binding, Lower};
 
 impl Lower {
     /// `Path { a: x, b, ..rest }`.
     pub(crate) fn struct_literal(&mut self, s: &syn::ExprStruct) -> syn::Result<Agg> {
+        if let Some(a) = self.struct_with_arrays(s) {
+            return a;
+        }
         let Some(st) = self.env.structure(&s.path) else {
             return err_at(
                 &s.path,
@@ -42,6 +45,68 @@ impl Lower {
             fields.push((name.clone(), value));
         }
         Ok(Tree::Struct(st.path.clone(), fields))
+    }
+
+    /// A literal of a struct whose fields are numbers and arrays of numbers, with at least
+    /// one array (`Particle { vel, ..*p }`): its numbers and copies of its arrays (the
+    /// struct owns them), `None` for other structs. Its arrays are memory, so such a value
+    /// is only stored whole (`.map(|..| S { .. }).collect()`) or read field by field.
+    fn struct_with_arrays(&mut self, s: &syn::ExprStruct) -> Option<syn::Result<Agg>> {
+        let ty = crate::record::tokens_text(&s.path);
+        let defs = self.env.record_fields(&ty)?;
+        let arrays = |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_)));
+        if !defs.iter().any(|(_, ft)| arrays(ft))
+            || !defs.iter().all(|(_, ft)| arrays(ft) || matches!(ft, FieldType::Number(_)))
+        {
+            return None;
+        }
+        Some((|| {
+            for f in &s.fields {
+                let name = crate::record::member_name(&f.member);
+                if !defs.iter().any(|(n, _)| *n == name) {
+                    return err_at(&f.member, format!("`{ty}` has no field `{name}`"));
+                }
+            }
+            // `..base`: a struct parameter or an element of a slice of them.
+            let base = match &s.rest {
+                Some(r) => match self.record_named(strip_refs(r)) {
+                    Some(rec) => Some(rec),
+                    None => {
+                        return err_at(
+                            r,
+                            format!("cotan fills the rest of a `{ty}` from a struct parameter or an element of a slice of them (`..*p`); name each field here instead"),
+                        )
+                    }
+                },
+                None => None,
+            };
+            let mut fields = vec![];
+            for (name, ft) in &defs {
+                let given = s.fields.iter().find(|f| crate::record::member_name(&f.member) == *name);
+                let value = match (given, base, ft) {
+                    (Some(f), _, FieldType::Number(t)) => {
+                        let (v, vt) = self.scalar(&f.expr)?;
+                        self.unify(STy::Known(*t), vt, f.expr.span())?;
+                        v
+                    }
+                    (Some(f), _, _) => {
+                        let m = self.memory(strip_refs(&f.expr))?;
+                        self.local_copy(m, f.expr.span())?
+                    }
+                    (None, Some(rec), FieldType::Number(t)) => {
+                        let cell = self.field_of(rec, name.clone(), String::new(), s.span());
+                        self.emit_s(OpKind::Load { mem: cell, index: None }, STy::Known(*t))
+                    }
+                    (None, Some(rec), _) => {
+                        let m = self.field_of(rec, name.clone(), String::new(), s.span());
+                        self.local_copy(m, s.span())?
+                    }
+                    (None, None, _) => return err_at(&s.path, format!("missing the field `{name}`")),
+                };
+                fields.push((name.clone(), Tree::Leaf(value)));
+            }
+            Ok(Tree::Struct(ty.clone(), fields))
+        })())
     }
 
     /// A field's value in a literal: a number, or a struct of numbers.

@@ -146,8 +146,8 @@ pub fn loss_wrt_springs(springs: &[Spring], initial: &[Particle], cfg: &SimConfi
 }
 
 /// Loss as a function of the spring stiffnesses alone, as a flat slice.
-#[cfg_attr(feature = "pending", autodiff_reverse(loss_wrt_stiffness_grad, Duplicated, Const, Const, Const, Active))]
-#[cfg_attr(feature = "pending", autodiff_forward(loss_wrt_stiffness_tangent, Dual, Const, Const, Const, Dual))]
+#[autodiff_reverse(loss_wrt_stiffness_grad, Duplicated, Const, Const, Const, Active)]
+#[autodiff_forward(loss_wrt_stiffness_tangent, Dual, Const, Const, Const, Dual)]
 pub fn loss_wrt_stiffness(stiffness: &[f64], springs: &[Spring], initial: &[Particle], cfg: &SimConfig) -> f64 {
     let springs: Vec<Spring> = springs.iter().zip(stiffness).map(|(s, &k)| Spring { k, ..*s }).collect();
     let mut particles = initial.to_vec();
@@ -158,11 +158,8 @@ pub fn loss_wrt_stiffness(stiffness: &[f64], springs: &[Spring], initial: &[Part
 }
 
 /// Loss as a function of the particles' initial velocities.
-#[cfg_attr(
-    feature = "pending",
-    autodiff_reverse(loss_wrt_initial_velocity_grad, Duplicated, Const, Const, Const, Active)
-)]
-#[cfg_attr(feature = "pending", autodiff_forward(loss_wrt_initial_velocity_tangent, Dual, Const, Const, Const, Dual))]
+#[autodiff_reverse(loss_wrt_initial_velocity_grad, Duplicated, Const, Const, Const, Active)]
+#[autodiff_forward(loss_wrt_initial_velocity_tangent, Dual, Const, Const, Const, Dual)]
 pub fn loss_wrt_initial_velocity(
     velocities: &[[f64; 2]],
     initial: &[Particle],

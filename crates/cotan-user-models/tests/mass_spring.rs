@@ -24,7 +24,6 @@ fn scenario_touches_the_ground() {
     assert!(lowest < cfg.ground, "the body should reach the ground ({lowest})");
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn stiffness_gradient() {
     let (particles, springs, cfg) = setup();
@@ -66,7 +65,6 @@ fn springs_gradient() {
     assert_dot_product("springs", &g, &v, t);
 }
 
-#[cfg(feature = "pending")]
 #[test]
 fn initial_velocity_gradient() {
     let (particles, springs, cfg) = setup();

@@ -8,7 +8,7 @@
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
 
-use cotan::{autodiff_forward, autodiff_reverse};
+use cotan::{autodiff_forward, autodiff_reverse, hvp};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Particle {
@@ -284,4 +284,66 @@ fn local_vectors_of_structs_and_array_accumulators() {
     assert_eq!(v2, v);
     let want: f64 = grad.iter().zip(&u).map(|(g, u)| g * u).sum();
     assert!((t - want).abs() < 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+}
+
+/// Vectors of structs collected from struct literals: update syntax over a slice of
+/// structs (`Spring { k, ..*s }`, with only numbers; `Particle { vel, ..*p }`, with arrays),
+/// and a literal naming every field. `x` holds three stiffnesses, then three velocities.
+#[hvp(collected_hvp)]
+#[autodiff_reverse(d_collected, Duplicated, Const, Const, Active)]
+#[autodiff_forward(t_collected, Dual, Const, Const, Dual)]
+#[autodiff_forward(t2_collected, 2, Dual, Const, Const, Dual)]
+fn collected(x: &[f64], springs: &[Spring], parts: &[Particle]) -> f64 {
+    let stiff: Vec<Spring> = springs.iter().zip(&x[..3]).map(|(s, &k)| Spring { k, ..*s }).collect();
+    let vels: Vec<[f64; 2]> = x[3..].chunks(2).map(|c| [c[0], c[1]]).collect();
+    let mut moving: Vec<Particle> = parts.iter().zip(&vels).map(|(p, &vel)| Particle { vel, ..*p }).collect();
+    for _ in 0..10 {
+        step(&mut moving, &stiff, 0.05);
+    }
+    // Every field named, one of them an array built in place.
+    let shifted: Vec<Particle> = moving
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Particle { pos: [p.pos[0] + x[i], p.pos[1] * x[i + 3]], vel: p.vel, mass: p.mass * 2.0 })
+        .collect();
+    shifted.iter().map(|p| kinetic(p) + p.pos[0] * p.pos[1]).sum::<f64>()
+        + stiff.iter().map(|s| s.k * s.rest).sum::<f64>()
+}
+
+#[test]
+fn vectors_of_structs_collected_from_literals() {
+    let (springs, parts) = scene();
+    let x = [2.0, 3.0, 1.0, 0.1, 0.0, 0.0, 0.3, -0.2, 0.0];
+    let f = |x: &[f64]| collected(x, &springs, &parts);
+    let mut g = [0.0; 9];
+    let v = d_collected(&x, &mut g, &springs, &parts, 1.0);
+    assert_eq!(v, f(&x));
+    check_gradient(&f, &x, &g);
+    // Forward against reverse (dot-product test), one direction and two at once.
+    let u: Vec<f64> = (0..9).map(|i| ((i * 5 + 2) % 7) as f64 / 7.0 - 0.4).collect();
+    let (v1, t) = t_collected(&x, &u, &springs, &parts);
+    assert_eq!(v1, v);
+    let want: f64 = g.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!((t - want).abs() < 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+    let u2: Vec<f64> = u.iter().map(|v| -3.0 * v).collect();
+    let [v2, a, b] = t2_collected(&x, &u, &u2, &springs, &parts);
+    assert_eq!(v2, v);
+    assert!((a - t).abs() < 1e-12 * t.abs().max(1.0) && (b + 3.0 * t).abs() < 1e-12 * t.abs().max(1.0));
+    // Second order: against central differences of the gradient.
+    let (mut g2, mut hv) = ([0.0; 9], [0.0; 9]);
+    let v3 = collected_hvp(&x, &u, &springs, &parts, &mut g2, &mut hv);
+    assert_eq!(v3, v);
+    assert_eq!(g2, g);
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; 9];
+        d_collected(x, &mut g, &springs, &parts, 1.0);
+        g
+    };
+    let h = 1e-4;
+    let xp: Vec<f64> = x.iter().zip(&u).map(|(a, b)| a + h * b).collect();
+    let xm: Vec<f64> = x.iter().zip(&u).map(|(a, b)| a - h * b).collect();
+    for k in 0..9 {
+        let want = (grad(&xp)[k] - grad(&xm)[k]) / (2.0 * h);
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
 }
