@@ -1127,7 +1127,15 @@ fn next(p: Prec) -> Prec {
 }
 
 fn is_keyword(s: &str) -> bool {
-    syn::parse_str::<Ident>(s).is_err()
+    // Rust's strict and reserved keywords (every edition), and `_`: names no binding can
+    // take. (A list, not `syn::parse_str`: that lexes through the compiler for each name.)
+    const KEYWORDS: [&str; 52] = [
+        "_", "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false",
+        "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
+        "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
+        "become", "box", "do", "final", "gen", "macro", "override", "priv", "try", "typeof", "unsized", "virtual",
+    ];
+    KEYWORDS.contains(&s) || s == "yield"
 }
 
 /// The element type name of buffers taken from the tape's pool (`f64`, `f32`), if pooled.

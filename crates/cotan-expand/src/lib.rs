@@ -629,8 +629,16 @@ fn emit_with_callees(
 ) -> syn::Result<TokenStream> {
     program.check_visibility().map_err(|e| syn::Error::new(Span::call_site(), e))?;
     let krate = cotan_path();
-    let mut nested: TokenStream =
-        program.reachable(f).iter().map(|g| cotan_codegen::emit_fn_spanned(g, quote!(), &[], krate.clone())).collect();
+    // The callees' sweeps are `#[inline]` too: nested in an inline derivative, they would
+    // otherwise get machine code (and LLVM time) in every crate, called or not.
+    let mut nested: TokenStream = program
+        .reachable(f)
+        .iter()
+        .map(|g| {
+            let g = cotan_codegen::emit_fn_spanned(g, quote!(), &[], krate.clone());
+            quote!(#[inline] #g)
+        })
+        .collect();
     nested.extend(field_type_checks(lowered, program));
     Ok(cotan_codegen::emit_fn_nested(f, vis, &lowered.spans, krate, nested))
 }
