@@ -175,6 +175,7 @@ impl Lower {
                     Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
                 }
                 Some(Binding::SliceVar { root, start, end, ty }) => Ok(self.read_slice_var(root, start, end, ty)),
+                Some(Binding::PtrVar { root, offset, ty }) => Ok(self.read_ptr_var(root, offset, ty)),
                 Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
@@ -390,7 +391,7 @@ impl Lower {
         match e {
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
                 Some(Binding::Value(v)) => self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell),
-                Some(Binding::SliceVar { .. }) => true,
+                Some(Binding::SliceVar { .. } | Binding::PtrVar { .. }) => true,
                 _ => false,
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
@@ -481,6 +482,9 @@ impl Lower {
                     Some(Binding::Place(mem, index)) => Ok(Place::Mem(mem, Some(index))),
                     Some(Binding::SliceVar { .. }) => {
                         err_at(&e, "assign a slice variable a part of its buffer (`s = &x[a..b];`)")
+                    }
+                    Some(Binding::PtrVar { .. }) => {
+                        err_at(&e, "assign a pointer variable a pointer into its buffer (`p = p.add(1);`)")
                     }
                     Some(Binding::Agg(_) | Binding::Closure(_)) => {
                         err_at(&e, format!("cotan cannot use `{name}` as a number here"))
@@ -578,7 +582,9 @@ impl Lower {
         if self.assign_slice_var(&a.left, &a.right)? {
             return Ok(());
         }
-        self.pointer_reassigned(&a.left)?;
+        if self.assign_ptr_var(&a.left, &a.right)? {
+            return Ok(());
+        }
         let row_of_arrays = match crate::lower::strip_parens(&a.left) {
             syn::Expr::Index(ix) if self.is_memory(&ix.expr) => Some(ix),
             _ => None,

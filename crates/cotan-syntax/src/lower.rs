@@ -58,6 +58,13 @@ pub(crate) enum Binding {
         end: Var,
         ty: MemTy,
     },
+    /// A `let mut` raw pointer to numbers, which assignments point elsewhere in the same
+    /// buffer: `root` offset by `offset` elements (an `isize` variable).
+    PtrVar {
+        root: Value,
+        offset: Var,
+        ty: MemTy,
+    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -117,8 +124,8 @@ pub(crate) struct Lower {
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
-    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far, with their bases.
-    pub(crate) offsets: HashMap<Value, Value>,
+    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far: `(base, offset)`.
+    pub(crate) offsets: HashMap<Value, (Value, Value)>,
     /// What the crate says about its structs and functions.
     pub(crate) env: Rc<dyn Env>,
     /// Parameters and results that are structs of numbers are taken field by field (for a
@@ -875,6 +882,9 @@ impl Lower {
                     self.bind(name, Binding::Var(var));
                 } else if pi.mutability.is_some() && self.is_slice_ref(v) {
                     let binding = self.slice_var(&name, v);
+                    self.bind(name, binding);
+                } else if pi.mutability.is_some() && self.mem_ty(v).is_some_and(|m| m.kind == MemKind::Ptr) {
+                    let binding = self.ptr_var(&name, v);
                     self.bind(name, binding);
                 } else {
                     self.bind(name, Binding::Value(v));
