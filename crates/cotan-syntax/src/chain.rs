@@ -175,8 +175,9 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
         count,
         item: Box::new(move |l, k, cont| {
             if nested {
-                // The rows of nested memory: each memory, like a slice.
-                let row = l.row(mem, k);
+                // The rows of nested memory: each memory, like a slice (`&mut` only from
+                // `iter_mut`, so that a pattern `[a, b]` binds copies otherwise).
+                let row = l.row_as(mem, k, if writable { Access::Mut } else { Access::Shared });
                 cont(l, Item::Val(row))
             } else if writable {
                 cont(l, Item::Place(mem, k))
@@ -404,6 +405,7 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             }
             Ok(())
         }
+        (syn::Pat::Slice(s), Item::Val(v)) if l.is_mut_array(v) => l.bind_elem_refs(s, v),
         (syn::Pat::Ident(pi), Item::Val(v)) if pi.subpat.is_none() => l.bind_pat(pat, v),
         (syn::Pat::Ident(pi), Item::Place(mem, index)) if pi.subpat.is_none() => {
             l.bind(pi.ident.to_string(), Binding::Place(mem, index));

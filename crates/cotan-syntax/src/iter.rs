@@ -162,6 +162,8 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
                 Ok(())
             }
             syn::Pat::Wild(_) => Ok(()),
+            // `for [a, b] in x.iter_mut()`: `a` and `b` are `&mut f64`.
+            syn::Pat::Slice(s) if spec.writable => l.bind_elem_refs(s, row),
             p => l.bind_agg(p, crate::agg::Tree::Leaf(row)),
         };
     }

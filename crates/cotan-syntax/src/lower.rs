@@ -840,6 +840,19 @@ impl Lower {
             }
         }
         let a = self.agg(&init.expr)?;
+        if let (Some(s), Tree::Leaf(m)) = (crate::agg::slice_pat(&local.pat), &a) {
+            if self.is_array_ref(&init.expr, *m) {
+                // `let [x, y] = r;` of `r: &mut [f64; 2]`: `x` and `y` are `&mut f64`.
+                return self.bind_elem_refs(s, *m);
+            }
+        } else if let (syn::Expr::Index(_), Tree::Leaf(m)) = (strip_parens(&init.expr), &a) {
+            // `let r = x[i];` copies the array `x[i]`, which later writes to `x` must not change.
+            if self.mem_ty(*m).is_some_and(|t| t.is_writable() && matches!(t.kind.dim(), Some(cotan_ir::Dim::Array(_))))
+            {
+                let copy = self.array_copy(*m, init.expr.span())?;
+                return self.bind_agg(&local.pat, Tree::Leaf(copy));
+            }
+        }
         self.bind_agg(&local.pat, a)
     }
 
