@@ -121,6 +121,9 @@ fn div_ceil(l: &mut Lower, a: Value, b: Value) -> Value {
 
 /// Lowers an iterator expression into a chain.
 pub(crate) fn chain<'a>(l: &mut Lower, e: &'a syn::Expr) -> syn::Result<Chain<'a>> {
+    if let Some(c) = chunk_source(l, e)? {
+        return Ok(c);
+    }
     match e {
         syn::Expr::Paren(p) => chain(l, &p.expr),
         syn::Expr::Reference(r) => chain(l, &r.expr),
@@ -188,6 +191,35 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
         }),
         filtered: false,
     })
+}
+
+/// The chunks of `as_chunks` as a source (`chunks.iter()`, `chunks.iter_mut()`, `&chunks`,
+/// `chunks`): each item a chunk, a `&[f64; N]` or `&mut [f64; N]`. `None` for other sources.
+fn chunk_source<'a>(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Chain<'a>>> {
+    let (recv, access) = match crate::lower::strip_parens(e) {
+        syn::Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
+            "iter" => (&*m.receiver, Some(Access::Shared)),
+            "iter_mut" => (&*m.receiver, Some(Access::Mut)),
+            "into_iter" => (&*m.receiver, None),
+            _ => return Ok(None),
+        },
+        syn::Expr::Reference(r) => (&*r.expr, Some(if r.mutability.is_some() { Access::Mut } else { Access::Shared })),
+        e => (e, None),
+    };
+    let Some((base, n, own)) = l.chunks_of(recv) else { return Ok(None) };
+    let access = access.unwrap_or(own);
+    if access == Access::Mut && own != Access::Mut {
+        return err_at(recv, "these chunks are shared: take them with `as_chunks_mut` to write them");
+    }
+    let count = l.chunk_count(base, n);
+    Ok(Some(Chain {
+        count,
+        item: Box::new(move |l, k, cont| {
+            let chunk = l.chunk_at(base, n, access, k);
+            cont(l, Item::Val(chunk))
+        }),
+        filtered: false,
+    }))
 }
 
 fn arg(m: &syn::ExprMethodCall, k: usize) -> syn::Result<&syn::Expr> {

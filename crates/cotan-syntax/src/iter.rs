@@ -42,6 +42,10 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             _ => break,
         }
     }
+    if l.chunks_of(base).is_some() {
+        // The chunks of `as_chunks`: a chain source.
+        return Ok(None);
+    }
     methods.reverse();
     let names: Vec<String> = methods.iter().map(|m| m.method.to_string()).collect();
     let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();

@@ -65,6 +65,13 @@ pub(crate) enum Binding {
         offset: Var,
         ty: MemTy,
     },
+    /// The chunks of `let (chunks, rest) = base.as_chunks::<N>();`: `base` seen as arrays
+    /// of `n` numbers, each taken where it is used (see `slices.rs`).
+    Chunks {
+        base: Value,
+        n: u64,
+        access: Access,
+    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -676,6 +683,7 @@ impl Lower {
             if let Some(split) = self.split_at_memory_let(stmt, &stmts[k + 1..]) {
                 return self.stmts_inner(std::slice::from_ref(&split), tail);
             }
+            let stmt = &crate::chunk_len::with_chunk_len(stmt, &stmts[k + 1..]);
             let value = self.stmt(stmt, last)?;
             if last {
                 if value.is_some() {
@@ -838,6 +846,9 @@ impl Lower {
                 self.bind(pi.ident.to_string(), Binding::Closure(id));
                 return Ok(());
             }
+        }
+        if let Some((m, _)) = crate::slices::as_chunks_call(&init.expr) {
+            return self.as_chunks_let(&local.pat, m);
         }
         let a = self.agg(&init.expr)?;
         if let (Some(s), Tree::Leaf(m)) = (crate::agg::slice_pat(&local.pat), &a) {
