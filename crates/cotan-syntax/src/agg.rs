@@ -4,7 +4,7 @@
 //! element (one variable each when it is `mut`), so `t.0 += x` is an ordinary assignment;
 //! choosing between aggregates (`if`, `match`) assigns each leaf to a variable of its own.
 
-use cotan_ir::{Const, MemKind, OpKind, Scalar, Value, Var};
+use cotan_ir::{Access, Const, MemKind, OpKind, Scalar, Value, Var};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -359,6 +359,45 @@ impl Lower {
         }
     }
 
+    /// Binds `[x, y]` to a `&mut [f64; 2]`: each name is a `&mut` to its element (a place),
+    /// as Rust's binding modes make it; other sub-patterns (`mut x`) bind copies.
+    pub(crate) fn bind_elem_refs(&mut self, s: &syn::PatSlice, m: Value) -> syn::Result<()> {
+        let pats: Vec<&syn::Pat> = s.elems.iter().collect();
+        let n = self.array_len_of(m, s.span())?;
+        for (k, p) in spread(&pats, n, s.span())?.into_iter().enumerate() {
+            let Some(p) = p else { continue };
+            let i = self.emit_s(OpKind::Const(Const::Int(k as i128)), STy::Known(Scalar::Usize));
+            match p {
+                syn::Pat::Ident(pi) if pi.mutability.is_none() && pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    self.bind(pi.ident.to_string(), Binding::Place(m, i));
+                }
+                p => {
+                    let t = self.elem_sty(m);
+                    let v = self.emit_s(OpKind::Load { mem: m, index: Some(i) }, t);
+                    self.bind_agg(p, Tree::Leaf(v))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `m` is a `&mut` to an array of numbers, which a slice pattern binds as
+    /// references to its elements.
+    pub(crate) fn is_mut_array(&self, m: Value) -> bool {
+        self.mem_ty(m).is_some_and(|t| t.access == Access::Mut && matches!(t.kind, MemKind::Array(_)))
+    }
+
+    /// Whether `e`, which gave `m`, is a `&mut` to an array (a name bound to one, or
+    /// `&mut ..`) rather than an array Rust copies (`x[i]`, `*r`).
+    pub(crate) fn is_array_ref(&self, e: &syn::Expr, m: Value) -> bool {
+        self.is_mut_array(m)
+            && match crate::lower::strip_parens(e) {
+                syn::Expr::Path(_) => true,
+                syn::Expr::Reference(r) => r.mutability.is_some(),
+                _ => false,
+            }
+    }
+
     /// The length of a fixed-size array, for a slice pattern.
     pub(crate) fn array_len_of(&self, m: Value, span: Span) -> syn::Result<usize> {
         match self.mem_ty(m).map(|t| t.kind) {
@@ -426,4 +465,14 @@ pub(crate) fn spread<'p>(pats: &[&'p syn::Pat], n: usize, span: Span) -> syn::Re
             out
         }
     })
+}
+
+/// The slice pattern of a `let` (`let [x, y]: [f64; 2] = ..`), if it is one.
+pub(crate) fn slice_pat(p: &syn::Pat) -> Option<&syn::PatSlice> {
+    match p {
+        syn::Pat::Slice(s) => Some(s),
+        syn::Pat::Type(t) => slice_pat(&t.pat),
+        syn::Pat::Paren(p) => slice_pat(&p.pat),
+        _ => None,
+    }
 }

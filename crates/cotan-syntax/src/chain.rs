@@ -122,6 +122,9 @@ fn div_ceil(l: &mut Lower, a: Value, b: Value) -> Value {
 
 /// Lowers an iterator expression into a chain.
 pub(crate) fn chain<'a>(l: &mut Lower, e: &'a syn::Expr) -> syn::Result<Chain<'a>> {
+    if let Some(c) = chunk_source(l, e)? {
+        return Ok(c);
+    }
     match e {
         syn::Expr::Paren(p) => chain(l, &p.expr),
         syn::Expr::Reference(r) => chain(l, &r.expr),
@@ -176,8 +179,9 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
         count,
         item: Box::new(move |l, k, cont| {
             if nested {
-                // The rows of nested memory: each memory, like a slice.
-                let row = l.row(mem, k);
+                // The rows of nested memory: each memory, like a slice (`&mut` only from
+                // `iter_mut`, so that a pattern `[a, b]` binds copies otherwise).
+                let row = l.row_as(mem, k, if writable { Access::Mut } else { Access::Shared });
                 cont(l, Item::Val(row))
             } else if writable {
                 cont(l, Item::Place(mem, k))
@@ -188,6 +192,35 @@ fn source<'a>(l: &mut Lower, e: &'a syn::Expr, writable: bool) -> syn::Result<Ch
         }),
         filtered: false,
     })
+}
+
+/// The chunks of `as_chunks` as a source (`chunks.iter()`, `chunks.iter_mut()`, `&chunks`,
+/// `chunks`): each item a chunk, a `&[f64; N]` or `&mut [f64; N]`. `None` for other sources.
+fn chunk_source<'a>(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Chain<'a>>> {
+    let (recv, access) = match crate::lower::strip_parens(e) {
+        syn::Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
+            "iter" => (&*m.receiver, Some(Access::Shared)),
+            "iter_mut" => (&*m.receiver, Some(Access::Mut)),
+            "into_iter" => (&*m.receiver, None),
+            _ => return Ok(None),
+        },
+        syn::Expr::Reference(r) => (&*r.expr, Some(if r.mutability.is_some() { Access::Mut } else { Access::Shared })),
+        e => (e, None),
+    };
+    let Some((base, n, own)) = l.chunks_of(recv) else { return Ok(None) };
+    let access = access.unwrap_or(own);
+    if access == Access::Mut && own != Access::Mut {
+        return err_at(recv, "these chunks are shared: take them with `as_chunks_mut` to write them");
+    }
+    let count = l.chunk_count(base, n);
+    Ok(Some(Chain {
+        count,
+        item: Box::new(move |l, k, cont| {
+            let chunk = l.chunk_at(base, n, access, k);
+            cont(l, Item::Val(chunk))
+        }),
+        filtered: false,
+    }))
 }
 
 fn arg(m: &syn::ExprMethodCall, k: usize) -> syn::Result<&syn::Expr> {
@@ -405,6 +438,7 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             }
             Ok(())
         }
+        (syn::Pat::Slice(s), Item::Val(v)) if l.is_mut_array(v) => l.bind_elem_refs(s, v),
         (syn::Pat::Ident(pi), Item::Val(v)) if pi.subpat.is_none() => l.bind_pat(pat, v),
         (syn::Pat::Ident(pi), Item::Place(mem, index)) if pi.subpat.is_none() => {
             l.bind(pi.ident.to_string(), Binding::Place(mem, index));

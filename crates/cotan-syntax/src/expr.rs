@@ -154,6 +154,9 @@ impl Lower {
                 Some(Binding::Closure(_)) => {
                     return err_at(&p, format!("cotan inlines closures where they are called: call `{name}(..)` here, or pass `{name}` to an iterator method"))
                 }
+                Some(Binding::Chunks { .. }) => {
+                    return err_at(&p, format!("cotan uses the chunks of `as_chunks` where they are indexed (`{name}[i]`), iterated or counted (`{name}.len()`); to pass them on, pass the slice they are made of and take its chunks in the callee"))
+                }
                 None if name == "None" => return Ok(self.none()),
                 _ => {}
             }
@@ -175,7 +178,8 @@ impl Lower {
                     Ok(self.emit_s(OpKind::Load { mem, index: Some(index) }, t))
                 }
                 Some(Binding::SliceVar { root, start, end, ty }) => Ok(self.read_slice_var(root, start, end, ty)),
-                Some(Binding::Agg(_) | Binding::Closure(_)) => unreachable!("handled by `path`"),
+                Some(Binding::PtrVar { root, offset, ty }) => Ok(self.read_ptr_var(root, offset, ty)),
+                Some(Binding::Agg(_) | Binding::Closure(_) | Binding::Chunks { .. }) => unreachable!("handled by `path`"),
                 None => match float_constant(None, &name) {
                     Some(x) => Ok(self.emit_s(OpKind::Const(Const::Float(x)), STy::Known(Scalar::F64))),
                     None => err_at(&p,
@@ -390,7 +394,7 @@ impl Lower {
         match e {
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
                 Some(Binding::Value(v)) => self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell),
-                Some(Binding::SliceVar { .. }) => true,
+                Some(Binding::SliceVar { .. } | Binding::PtrVar { .. }) => true,
                 _ => false,
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
@@ -434,6 +438,9 @@ impl Lower {
     }
 
     fn index_read(&mut self, i: &syn::ExprIndex) -> syn::Result<Value> {
+        if let Some(chunk) = self.chunk_index(i)? {
+            return Ok(chunk);
+        }
         let m = self.memory(&i.expr)?;
         let idx = self.index_value(&i.index)?;
         self.at(i.span());
@@ -482,7 +489,10 @@ impl Lower {
                     Some(Binding::SliceVar { .. }) => {
                         err_at(&e, "assign a slice variable a part of its buffer (`s = &x[a..b];`)")
                     }
-                    Some(Binding::Agg(_) | Binding::Closure(_)) => {
+                    Some(Binding::PtrVar { .. }) => {
+                        err_at(&e, "assign a pointer variable a pointer into its buffer (`p = p.add(1);`)")
+                    }
+                    Some(Binding::Agg(_) | Binding::Closure(_) | Binding::Chunks { .. }) => {
                         err_at(&e, format!("cotan cannot use `{name}` as a number here"))
                     }
                     None => err_at(&e, format!("cotan cannot see `{name}` from inside the function")),
@@ -578,8 +588,19 @@ impl Lower {
         if self.assign_slice_var(&a.left, &a.right)? {
             return Ok(());
         }
-        self.pointer_reassigned(&a.left)?;
+        if self.assign_ptr_var(&a.left, &a.right)? {
+            return Ok(());
+        }
         let row_of_arrays = match crate::lower::strip_parens(&a.left) {
+            syn::Expr::Index(ix) if self.chunks_of(&ix.expr).is_some() => {
+                // `chunks[i] = [a, b]`: the chunk, element by element.
+                if self.chunks_of(&ix.expr).is_some_and(|(_, _, access)| access != Access::Mut) {
+                    return err_at(&ix.expr, "these chunks are shared: take them with `as_chunks_mut` to write them");
+                }
+                let src = self.memory(&a.right)?;
+                let dst = self.chunk_index(ix)?.expect("checked: chunks");
+                return self.copy_array(dst, src, a);
+            }
             syn::Expr::Index(ix) if self.is_memory(&ix.expr) => Some(ix),
             _ => None,
         };
@@ -752,6 +773,9 @@ impl Lower {
     }
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
+        if let Some(r) = self.chunks_method(m) {
+            return r.map(|v| Some(Tree::Leaf(v)));
+        }
         if let Some(r) = self.pointer_method(m) {
             return r;
         }
@@ -773,6 +797,12 @@ impl Lower {
                     return err_at(&m.receiver, format!("`{name}` needs `&mut` access"));
                 }
                 return Ok(Some(Tree::Leaf(v)));
+            }
+            ("as_chunks" | "as_chunks_mut", []) => {
+                return err_at(
+                    &m.method,
+                    format!("cotan takes `{name}` in a `let` that names the chunks and the rest: `let (chunks, rest) = x.{name}::<N>();`"),
+                );
             }
             ("split_at", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Shared).map(Some),
             ("split_at_mut", [_]) if self.is_memory(&m.receiver) => return self.split_at(m, Access::Mut).map(Some),
@@ -1005,7 +1035,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, and indexing"),
                 );
             }
             _ => {}
@@ -1688,7 +1718,7 @@ pub fn int_constant(s: Scalar, name: &str) -> Option<i128> {
 }
 
 /// `N` in `.method::<N>()`, an integer literal.
-fn const_turbofish(m: &syn::ExprMethodCall) -> Option<u64> {
+pub(crate) fn const_turbofish(m: &syn::ExprMethodCall) -> Option<u64> {
     let t = m.turbofish.as_ref()?;
     match t.args.iter().collect::<Vec<_>>()[..] {
         [syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }))] => {

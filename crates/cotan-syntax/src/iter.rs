@@ -42,6 +42,10 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             _ => break,
         }
     }
+    if l.chunks_of(base).is_some() {
+        // The chunks of `as_chunks`: a chain source.
+        return Ok(None);
+    }
     methods.reverse();
     let names: Vec<String> = methods.iter().map(|m| m.method.to_string()).collect();
     let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
@@ -162,6 +166,8 @@ pub(crate) fn bind_loop_pat(l: &mut Lower, pat: &syn::Pat, spec: &IterSpec, inde
                 Ok(())
             }
             syn::Pat::Wild(_) => Ok(()),
+            // `for [a, b] in x.iter_mut()`: `a` and `b` are `&mut f64`.
+            syn::Pat::Slice(s) if spec.writable => l.bind_elem_refs(s, row),
             p => l.bind_agg(p, crate::agg::Tree::Leaf(row)),
         };
     }

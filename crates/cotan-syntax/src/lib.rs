@@ -5,6 +5,7 @@
 
 mod agg;
 mod chain;
+mod chunk_len;
 mod closure;
 mod env;
 mod exits;

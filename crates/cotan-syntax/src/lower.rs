@@ -58,6 +58,20 @@ pub(crate) enum Binding {
         end: Var,
         ty: MemTy,
     },
+    /// A `let mut` raw pointer to numbers, which assignments point elsewhere in the same
+    /// buffer: `root` offset by `offset` elements (an `isize` variable).
+    PtrVar {
+        root: Value,
+        offset: Var,
+        ty: MemTy,
+    },
+    /// The chunks of `let (chunks, rest) = base.as_chunks::<N>();`: `base` seen as arrays
+    /// of `n` numbers, each taken where it is used (see `slices.rs`).
+    Chunks {
+        base: Value,
+        n: u64,
+        access: Access,
+    },
     /// A tuple or `Option` (see `agg.rs`).
     Agg(Tree<Slot>),
     /// A local closure: an index into `Lower::closures`.
@@ -117,8 +131,8 @@ pub(crate) struct Lower {
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
-    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far, with their bases.
-    pub(crate) offsets: HashMap<Value, Value>,
+    /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far: `(base, offset)`.
+    pub(crate) offsets: HashMap<Value, (Value, Value)>,
     /// What the crate says about its structs and functions.
     pub(crate) env: Rc<dyn Env>,
     /// Parameters and results that are structs of numbers are taken field by field (for a
@@ -669,6 +683,7 @@ impl Lower {
             if let Some(split) = self.split_at_memory_let(stmt, &stmts[k + 1..]) {
                 return self.stmts_inner(std::slice::from_ref(&split), tail);
             }
+            let stmt = &crate::chunk_len::with_chunk_len(stmt, &stmts[k + 1..]);
             let value = self.stmt(stmt, last)?;
             if last {
                 if value.is_some() {
@@ -832,7 +847,23 @@ impl Lower {
                 return Ok(());
             }
         }
+        if let Some((m, _)) = crate::slices::as_chunks_call(&init.expr) {
+            return self.as_chunks_let(&local.pat, m);
+        }
         let a = self.agg(&init.expr)?;
+        if let (Some(s), Tree::Leaf(m)) = (crate::agg::slice_pat(&local.pat), &a) {
+            if self.is_array_ref(&init.expr, *m) {
+                // `let [x, y] = r;` of `r: &mut [f64; 2]`: `x` and `y` are `&mut f64`.
+                return self.bind_elem_refs(s, *m);
+            }
+        } else if let (syn::Expr::Index(_), Tree::Leaf(m)) = (strip_parens(&init.expr), &a) {
+            // `let r = x[i];` copies the array `x[i]`, which later writes to `x` must not change.
+            if self.mem_ty(*m).is_some_and(|t| t.is_writable() && matches!(t.kind.dim(), Some(cotan_ir::Dim::Array(_))))
+            {
+                let copy = self.array_copy(*m, init.expr.span())?;
+                return self.bind_agg(&local.pat, Tree::Leaf(copy));
+            }
+        }
         self.bind_agg(&local.pat, a)
     }
 
@@ -875,6 +906,9 @@ impl Lower {
                     self.bind(name, Binding::Var(var));
                 } else if pi.mutability.is_some() && self.is_slice_ref(v) {
                     let binding = self.slice_var(&name, v);
+                    self.bind(name, binding);
+                } else if pi.mutability.is_some() && self.mem_ty(v).is_some_and(|m| m.kind == MemKind::Ptr) {
+                    let binding = self.ptr_var(&name, v);
                     self.bind(name, binding);
                 } else {
                     self.bind(name, Binding::Value(v));

@@ -16,7 +16,12 @@ impl Lower {
     /// Row `index` of nested memory `m`: `&mut` when `m` can be written.
     pub(crate) fn row(&mut self, m: Value, index: Value) -> Value {
         let t = self.mem_ty(m).expect("nested memory");
-        let access = if t.is_writable() { Access::Mut } else { Access::Shared };
+        self.row_as(m, index, if t.is_writable() { Access::Mut } else { Access::Shared })
+    }
+
+    /// Row `index` of nested memory `m`, as a `&mut` or a shared reference.
+    pub(crate) fn row_as(&mut self, m: Value, index: Value, access: Access) -> Value {
+        let t = self.mem_ty(m).expect("nested memory");
         let ty = MemTy { kind: t.kind.row().expect("nested memory"), elem: t.elem, access };
         let v = self.emit(OpKind::Elem { base: m, index }, Ty::Mem(ty));
         let elem = self.elem_sty(m);

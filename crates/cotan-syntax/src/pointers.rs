@@ -8,14 +8,16 @@
 //! A pointer is memory of unknown length (IR `Ptr`, or `ArrayPtr` for a pointer to an
 //! array). Pointer arithmetic is an `Offset`: memory that aliases its base from an element
 //! on, as a sub-slice does; so are the element a pointer points at as a reference
-//! (`&mut *p.add(k)`, a cell) and the array an array pointer points at (`&*p`).
+//! (`&mut *p.add(k)`, a cell) and the array an array pointer points at (`&*p`). A
+//! `let mut` pointer is its buffer and a variable holding its offset, which `p = q;`
+//! sets when `q` points into the same buffer (as a slice variable keeps its bounds).
 
 use cotan_ir::{Access, Const, MemKind, MemTy, OpKind, Scalar, Ty, UnOp, Value};
 use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
 use crate::infer::STy;
-use crate::lower::{err, err_at, strip_parens, Lower};
+use crate::lower::{err, err_at, strip_parens, Binding, Lower};
 
 const USIZE: STy = STy::Known(Scalar::Usize);
 const ISIZE: STy = STy::Known(Scalar::Isize);
@@ -55,7 +57,7 @@ impl Lower {
         let v = self.emit(OpKind::Offset { base, offset: k }, Ty::Mem(ty));
         let elem = self.elem_sty(base);
         self.set_elem_sty(v, elem);
-        self.offsets.insert(v, base);
+        self.offsets.insert(v, (base, k));
         v
     }
 
@@ -120,7 +122,7 @@ impl Lower {
     /// `*e` where a value is expected: the number a pointer points at, or a copy of the
     /// array an array pointer points at (`let a = *p;` copies it, as Rust does).
     pub(crate) fn deref_value(&mut self, e: &syn::Expr) -> syn::Result<Value> {
-        if let Some(crate::lower::Binding::Value(v)) =
+        if let Some(Binding::Value(v)) =
             crate::record::root_name(e).filter(|_| self.record_type_of_name(e).is_some()).and_then(|n| self.lookup(&n))
         {
             // `*p` of a reference or pointer to a struct: the struct (its fields are read where used).
@@ -162,9 +164,11 @@ impl Lower {
     /// bound to one, or pointer arithmetic on one.
     pub(crate) fn names_pointer(&self, e: &syn::Expr) -> bool {
         match strip_parens(e) {
-            syn::Expr::Path(p) => p.path.get_ident().is_some_and(
-                |i| matches!(self.lookup(&i.to_string()), Some(crate::lower::Binding::Value(v)) if self.is_ptr(v)),
-            ),
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
+                Some(Binding::Value(v)) => self.is_ptr(v),
+                Some(Binding::PtrVar { .. }) => true,
+                _ => false,
+            }),
             syn::Expr::MethodCall(m) => {
                 matches!(m.method.to_string().as_str(), "add" | "offset" | "sub" | "as_ptr" | "as_mut_ptr")
             }
@@ -178,7 +182,7 @@ impl Lower {
     pub(crate) fn names_array_pointer(&self, e: &syn::Expr) -> bool {
         match strip_parens(e) {
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
-                matches!(self.lookup(&i.to_string()), Some(crate::lower::Binding::Value(v)) if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::ArrayPtr(_))))
+                matches!(self.lookup(&i.to_string()), Some(Binding::Value(v)) if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::ArrayPtr(_))))
             }),
             syn::Expr::Cast(c) => matches!(&*c.ty, syn::Type::Ptr(p) if matches!(&*p.elem, syn::Type::Array(_))),
             _ => false,
@@ -199,7 +203,7 @@ impl Lower {
         let (base, k, kind) = match self.deref(expr)? {
             Deref::Elem(m, i) => (m, i, MemKind::Cell),
             Deref::Array(a) => {
-                let p = self.offsets[&a];
+                let p = self.offsets[&a].0;
                 let zero = self.usize_const(0);
                 (p, zero, self.mem_ty(a).unwrap().kind)
             }
@@ -431,7 +435,7 @@ impl Lower {
     fn root_of(&self, mut v: Value) -> Value {
         loop {
             match (self.views.get(&v), self.offsets.get(&v)) {
-                (Some(&(base, ..)), _) | (None, Some(&base)) => v = base,
+                (Some(&(base, ..)), _) | (None, Some(&(base, _))) => v = base,
                 _ => return v,
             }
         }
@@ -468,20 +472,78 @@ impl Lower {
         Ok(())
     }
 
-    /// `name = e;` for a name bound to a pointer: an error that says what to do.
-    pub(crate) fn pointer_reassigned(&self, target: &syn::Expr) -> syn::Result<()> {
-        if let syn::Expr::Path(p) = strip_parens(target) {
-            if let Some(crate::lower::Binding::Value(v)) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
-            {
-                if self.is_ptr(v) {
-                    return err_at(
-                        target,
-                        "cotan cannot point a pointer variable elsewhere; keep the pointer it starts as and compute each address from it (`*p.add(i)`), or use an index variable",
-                    );
-                }
-            }
+    /// The binding of `let mut name = p;` for a pointer to numbers `p`: its buffer and a
+    /// variable holding the offset from it, which assignments update.
+    pub(crate) fn ptr_var(&mut self, name: &str, p: Value) -> Binding {
+        let (root, k) = self.ptr_in_root(p);
+        let offset = self.new_var(&format!("{name}_offset"), ISIZE);
+        self.effect(OpKind::DeclVar { var: offset, init: k });
+        Binding::PtrVar { root, offset, ty: self.mem_ty(p).unwrap() }
+    }
+
+    /// The current value of a pointer variable.
+    pub(crate) fn read_ptr_var(&mut self, root: Value, offset: cotan_ir::Var, ty: MemTy) -> Value {
+        let k = self.emit_s(OpKind::GetVar(offset), ISIZE);
+        self.offset_of(root, k, ty)
+    }
+
+    /// `p` as `(root, k)`: the buffer it points into (no offset or sub-slice) and its
+    /// offset in elements from there, an `isize` (offsets may be negative).
+    fn ptr_in_root(&mut self, p: Value) -> (Value, Value) {
+        let mut parts = vec![];
+        let mut root = p;
+        loop {
+            let (base, k) = match (self.views.get(&root), self.offsets.get(&root)) {
+                (Some(&(base, start, _)), _) => (base, start),
+                (None, Some(&(base, k))) => (base, k),
+                _ => break,
+            };
+            parts.push(k);
+            root = base;
         }
-        Ok(())
+        let mut total = None;
+        for k in parts.into_iter().rev() {
+            let k = match self.func.ty(k) {
+                Ty::Scalar(Scalar::Isize) => k,
+                _ => self.emit_s(OpKind::Cast(k), ISIZE),
+            };
+            total = Some(match total {
+                None => k,
+                Some(t) => self.emit_s(OpKind::Binary(cotan_ir::BinOp::Add, t, k), ISIZE),
+            });
+        }
+        let total = total.unwrap_or_else(|| self.emit_s(OpKind::Const(Const::Int(0)), ISIZE));
+        (root, total)
+    }
+
+    /// `name = e;` for a pointer variable: `e` must point into the same buffer. `false`
+    /// when `name` is no pointer (nothing is lowered then).
+    pub(crate) fn assign_ptr_var(&mut self, target: &syn::Expr, e: &syn::Expr) -> syn::Result<bool> {
+        let syn::Expr::Path(p) = strip_parens(target) else { return Ok(false) };
+        let Some(ident) = p.path.get_ident() else { return Ok(false) };
+        let (root, offset, ty) = match self.lookup(&ident.to_string()) {
+            Some(Binding::PtrVar { root, offset, ty }) => (root, offset, ty),
+            Some(Binding::Value(v)) if self.is_ptr(v) => {
+                return err_at(
+                    target,
+                    "cotan can point a pointer variable elsewhere only when it points to numbers (`let mut p: *const f64`); keep this pointer and compute each address from it",
+                )
+            }
+            _ => return Ok(false),
+        };
+        let v = self.pointer(e, "a pointer variable's new value")?;
+        if ty.access == Access::Mut && !self.mem_ty(v).unwrap().is_writable() {
+            return err_at(e, "this pointer is `*const`, and the variable holds `*mut` pointers");
+        }
+        let (r, k) = self.ptr_in_root(v);
+        if r != root {
+            return err_at(
+                e,
+                format!("cotan can point the pointer variable `{ident}` only into the buffer it starts in; use a second variable for this one"),
+            );
+        }
+        self.effect(OpKind::SetVar(offset, k));
+        Ok(true)
     }
 }
 

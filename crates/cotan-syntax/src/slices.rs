@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
 use crate::infer::STy;
-use crate::lower::{err_at, Lower};
+use crate::lower::{err_at, Binding, Lower};
 
 const USIZE: STy = STy::Known(Scalar::Usize);
 
@@ -176,5 +176,154 @@ impl Lower {
         let left = self.slice_of(base, zero, mid, ty);
         let right = self.slice_of(base, mid, len, ty);
         Ok(Tree::Tuple(vec![Tree::Leaf(left), Tree::Leaf(right)]))
+    }
+}
+
+/// `x.as_chunks::<N>()`/`x.as_chunks_mut::<N>()`: `N` (`None` when it is not written, or is
+/// not a number).
+pub(crate) fn as_chunks_call(e: &syn::Expr) -> Option<(&syn::ExprMethodCall, Option<u64>)> {
+    match strip(e) {
+        syn::Expr::MethodCall(m)
+            if m.args.is_empty() && matches!(m.method.to_string().as_str(), "as_chunks" | "as_chunks_mut") =>
+        {
+            Some((m, crate::expr::const_turbofish(m)))
+        }
+        _ => None,
+    }
+}
+
+impl Lower {
+    /// `let (chunks, rest) = x.as_chunks::<N>();` (or `as_chunks_mut`): the chunks are a
+    /// binding of their own, `x` seen as arrays of `N` numbers (no IR value is a slice of
+    /// arrays over a slice of numbers); each chunk is a sub-slice of `x` taken as an array
+    /// where it is used (`chunks[i]`, iteration). The rest is the sub-slice after them.
+    pub(crate) fn as_chunks_let(&mut self, pat: &syn::Pat, m: &syn::ExprMethodCall) -> syn::Result<()> {
+        let name = m.method.to_string();
+        let Some(n) = crate::expr::const_turbofish(m) else {
+            return err_at(
+                m,
+                format!(
+                    "cotan cannot tell the chunk length from how the chunks are used here; write it: `.{name}::<N>()`"
+                ),
+            );
+        };
+        if n == 0 {
+            return err_at(m, "chunks must have a non-zero length");
+        }
+        let (pat, annotated) = match pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let syn::Pat::Tuple(t) = pat else {
+            return err_at(
+                pat,
+                format!("cotan binds the chunks and the rest separately: `let (chunks, rest) = x.{name}::<{n}>();`"),
+            );
+        };
+        let [chunks_pat, rest_pat] = t.elems.iter().collect::<Vec<_>>()[..] else {
+            return err_at(pat, format!("`{name}` gives the chunks and the rest: `let (chunks, rest) = ..`"));
+        };
+        let access = if name == "as_chunks_mut" { Access::Mut } else { Access::Shared };
+        let base = self.memory(&m.receiver)?;
+        let bt = self.mem_ty(base).unwrap();
+        if matches!(bt.kind, MemKind::Record(_) | MemKind::Cell) || bt.is_ptr() || self.is_nested(base) {
+            return err_at(&m.receiver, format!("cotan supports `{name}` on slices, arrays and vectors of numbers"));
+        }
+        if access == Access::Mut && !bt.is_writable() {
+            return err_at(&m.receiver, "`as_chunks_mut` needs `&mut` access");
+        }
+        if let Some(ty) = annotated {
+            if chunks_annotation(ty).is_some_and(|k| k != n) {
+                return err_at(ty, format!("this type has chunks of another length than {n}"));
+            }
+        }
+        self.at(m.span());
+        let len = self.emit_s(OpKind::Len(base), USIZE);
+        let n_v = self.emit_s(OpKind::Const(cotan_ir::Const::Int(n as i128)), USIZE);
+        let count = self.emit_s(OpKind::Binary(BinOp::Div, len, n_v), USIZE);
+        let end = self.emit_s(OpKind::Binary(BinOp::Mul, count, n_v), USIZE);
+        let rest = self.slice_of(base, end, len, MemTy { kind: MemKind::Slice, access, ..bt });
+        match strip_pat(chunks_pat) {
+            syn::Pat::Wild(_) => {}
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                self.bind(pi.ident.to_string(), Binding::Chunks { base, n, access });
+            }
+            p => return err_at(p, "bind the chunks to a name (`chunks`) or `_`"),
+        }
+        self.bind_pat(rest_pat, rest)
+    }
+
+    /// The chunks binding `e` names (`c`, `&c`, `&mut *c`): `(base, n, access)`.
+    pub(crate) fn chunks_of(&self, e: &syn::Expr) -> Option<(Value, u64, Access)> {
+        let p = match strip(e) {
+            syn::Expr::Reference(syn::ExprReference { expr, .. })
+            | syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => return self.chunks_of(expr),
+            syn::Expr::Path(p) => p,
+            _ => return None,
+        };
+        match self.lookup(&p.path.get_ident()?.to_string()) {
+            Some(Binding::Chunks { base, n, access }) => Some((base, n, access)),
+            _ => None,
+        }
+    }
+
+    /// How many chunks there are.
+    pub(crate) fn chunk_count(&mut self, base: Value, n: u64) -> Value {
+        let len = self.emit_s(OpKind::Len(base), USIZE);
+        let n = self.emit_s(OpKind::Const(cotan_ir::Const::Int(n as i128)), USIZE);
+        self.emit_s(OpKind::Binary(BinOp::Div, len, n), USIZE)
+    }
+
+    /// Chunk `k` (in bounds): `&base[k * n..k * n + n]` as an array.
+    pub(crate) fn chunk_at(&mut self, base: Value, n: u64, access: Access, k: Value) -> Value {
+        let n_v = self.emit_s(OpKind::Const(cotan_ir::Const::Int(n as i128)), USIZE);
+        let start = self.emit_s(OpKind::Binary(BinOp::Mul, k, n_v), USIZE);
+        let end = self.emit_s(OpKind::Binary(BinOp::Add, start, n_v), USIZE);
+        let bt = self.mem_ty(base).unwrap();
+        self.slice_of(base, start, end, MemTy { kind: MemKind::Array(n), access, ..bt })
+    }
+
+    /// `chunks[i]`: chunk `i`, which must exist.
+    pub(crate) fn chunk_index(&mut self, i: &syn::ExprIndex) -> syn::Result<Option<Value>> {
+        let Some((base, n, access)) = self.chunks_of(&i.expr) else { return Ok(None) };
+        let k = self.index_value(&i.index)?;
+        self.at(i.span());
+        let count = self.chunk_count(base, n);
+        let ok = self.emit_s(OpKind::Cmp(CmpOp::Lt, k, count), STy::Known(Scalar::Bool));
+        self.effect(OpKind::Assert { cond: ok, message: "index out of bounds".into() });
+        Ok(Some(self.chunk_at(base, n, access, k)))
+    }
+
+    /// The methods of chunks: `len`, `is_empty`; `None` when `m`'s receiver is no chunks.
+    pub(crate) fn chunks_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Value>> {
+        let (base, n, _) = self.chunks_of(&m.receiver)?;
+        Some(match (m.method.to_string().as_str(), m.args.is_empty()) {
+            ("len", true) => Ok(self.chunk_count(base, n)),
+            ("is_empty", true) => {
+                let count = self.chunk_count(base, n);
+                let zero = self.emit_s(OpKind::Const(cotan_ir::Const::Int(0)), USIZE);
+                Ok(self.emit_s(OpKind::Cmp(CmpOp::Eq, count, zero), STy::Known(Scalar::Bool)))
+            }
+            (name, _) => err_at(
+                &m.method,
+                format!("cotan supports `len`, `is_empty`, indexing and iteration (`iter`, `iter_mut`, `for c in chunks`) on the chunks of `as_chunks`, not `.{name}()`"),
+            ),
+        })
+    }
+}
+
+/// The chunk length a `let` annotation gives: `(&mut [[f64; N]], _)`.
+pub(crate) fn chunks_annotation(ty: &syn::Type) -> Option<u64> {
+    let syn::Type::Tuple(t) = ty else { return None };
+    let syn::Type::Reference(r) = t.elems.first()? else { return None };
+    let syn::Type::Slice(s) = &*r.elem else { return None };
+    let syn::Type::Array(a) = &*s.elem else { return None };
+    crate::signature::array_len(&a.len)
+}
+
+fn strip_pat(p: &syn::Pat) -> &syn::Pat {
+    match p {
+        syn::Pat::Paren(p) => strip_pat(&p.pat),
+        p => p,
     }
 }

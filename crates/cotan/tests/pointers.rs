@@ -1021,3 +1021,179 @@ fn constant_structs_behind_pointers() {
         assert_eq!(t, dx);
     }
 }
+
+// ---- pointer variables pointed elsewhere in their buffer (ADBench's LSTM) ----
+
+ptr_case!(
+    pointer_variables_move_along_their_buffer,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2, -0.9]],
+    unsafe fn f(x: *const f64, n: usize) -> f64 {
+        let b = 2;
+        let mut input = x;
+        let mut s = 0.0;
+        for t in (0..n - b).step_by(b) {
+            let ygold = x.add(t + b);
+            s += (*input).sin() * *input.add(1) + *ygold * *ygold.add(1);
+            input = ygold;
+        }
+        // Backwards with `sub` and `offset`, and chosen in branches.
+        let mut p = x.add(n - 1);
+        let mut k = 0;
+        while k < n - 1 {
+            s += *p * *p.sub(1);
+            if k % 3 == 0 {
+                p = p.offset(-1);
+            } else {
+                let q = input;
+                p = q.sub(1);
+                input = p;
+            }
+            k += 2;
+        }
+        let x = x;
+        let mut r = x;
+        r = r.add(n / 2);
+        s + *r * *input
+    }
+);
+
+ptr_inplace_case!(
+    writes_through_a_pointer_variable,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2]],
+    unsafe fn f(x: *mut f64, n: usize) {
+        let mut x = x;
+        let end = x.add(n - 1);
+        let mut p = x;
+        for _ in 0..n - 1 {
+            let next = p.add(1);
+            *next = (*next * *p).sin() + *next;
+            p = next;
+        }
+        *end += (*x).powi(2);
+        x = x.add(1);
+        *x *= *end;
+    }
+);
+
+/// One step of an LSTM-like cell: reads `b` inputs through `input`, updates `state` and
+/// writes a prediction to `out`.
+unsafe fn cell(w: *const f64, state: *mut f64, input: *const f64, out: *mut f64, b: usize) {
+    for i in 0..b {
+        let gate = 1.0 / (1.0 + (-(*w.add(i) * *input.add(i) + *state.add(i))).exp());
+        let cand = (*w.add(b + i) * *input.add(i)).tanh();
+        *state.add(i) = *state.add(i) * gate + cand * (1.0 - gate);
+        *out.add(i) = (*state.add(i)).tanh() * *w.add(i);
+    }
+}
+
+/// ADBench's LSTM loss as its unsafe variant reads its sequence: `input` moves to the
+/// gold output of the step before.
+unsafe fn sequence_loss(w: *const f64, sequence: *const f64, c: usize, b: usize) -> f64 {
+    let mut state = vec![0.0; b];
+    let mut ypred = vec![0.0; b];
+    let mut total = 0.0;
+    let mut count = 0;
+    let mut input = sequence;
+    for t in (0..(c - 1) * b).step_by(b) {
+        cell(w, state.as_mut_ptr(), input, ypred.as_mut_ptr(), b);
+        let mut lse = 0.0;
+        for i in 0..b {
+            lse += ypred[i].exp();
+        }
+        let lse = lse.ln();
+        let ygold = sequence.add(t + b);
+        for i in 0..b {
+            total += *ygold.add(i) * (ypred[i] - lse);
+        }
+        count += b;
+        input = ygold;
+    }
+    -total / count as f64
+}
+
+ptr_case!(
+    lstm_reads_its_sequence_through_a_moving_pointer,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5, 0.6, -0.3], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2, -0.9, 0.4, 1.1]],
+    unsafe fn f(x: *const f64, n: usize) -> f64 {
+        let b = 2;
+        sequence_loss(x, x.add(2 * b), (n - 2 * b) / b, b)
+    }
+);
+
+/// Second order and batched forward mode through a moving pointer.
+unsafe fn chain_energy(x: *const f64, n: usize) -> f64 {
+    let mut e = 0.0;
+    let mut p = x;
+    for _ in 0..n - 1 {
+        let q = p.add(1);
+        e += (*q - *p).powi(2) * (*p).cos();
+        p = q;
+    }
+    e
+}
+
+#[cotan::hvp(moving_hvp)]
+#[cotan::autodiff_reverse(moving_grad, Duplicated, Active)]
+fn moving_objective(x: &[f64]) -> f64 {
+    let mut p = x.as_ptr();
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += unsafe { *p } * x[x.len() - 1 - i];
+        if i + 1 < x.len() {
+            p = unsafe { p.add(1) };
+        }
+    }
+    s + unsafe { chain_energy(x.as_ptr(), x.len()) }
+}
+
+#[test]
+fn second_order_through_a_moving_pointer() {
+    let x = [0.3, -1.2, 2.5, 0.8, 0.1];
+    let v = [0.5, -0.2, 1.0, 0.3, -0.7];
+    let (mut g, mut hv) = ([0.0; 5], [0.0; 5]);
+    let value = moving_hvp(&x, &v, &mut g, &mut hv);
+    assert_eq!(value, moving_objective(&x));
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        moving_grad(x, &mut g, 1.0);
+        g
+    };
+    // Central differences of the gradient with one Richardson step (error O(h⁴)).
+    let d = |h: f64| -> Vec<f64> {
+        let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+        let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+        grad(&xp).iter().zip(grad(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect()
+    };
+    let (a, b) = (d(1e-4), d(5e-5));
+    for k in 0..5 {
+        let want = (4.0 * b[k] - a[k]) / 3.0;
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+        assert_eq!(g[k], grad(&x)[k]);
+    }
+}
+
+#[autodiff_forward(moving_batched, 2, Dual, Const, Dual)]
+#[autodiff_forward(moving_single, Dual, Const, Dual)]
+unsafe fn moving_sum(x: *const f64, n: usize) -> f64 {
+    let mut p = x;
+    let mut s = 0.0;
+    for _ in 0..n {
+        s += (*p).sin() * *x;
+        // (One past the end after the last element, as Rust allows.)
+        p = p.add(1);
+    }
+    s + chain_energy(x, n)
+}
+
+#[test]
+fn batched_forward_mode_through_a_moving_pointer() {
+    let x = [0.3, -1.2, 2.5, 0.8];
+    let (u, v) = ([1.0, 0.5, -0.25, 0.3], [0.0, 2.0, 1.0, -1.0]);
+    let [y, t0, t1] = unsafe { moving_batched(x.as_ptr(), u.as_ptr(), v.as_ptr(), 4) };
+    assert_eq!(y, unsafe { moving_sum(x.as_ptr(), 4) });
+    let (_, s0) = unsafe { moving_single(x.as_ptr(), u.as_ptr(), 4) };
+    let (_, s1) = unsafe { moving_single(x.as_ptr(), v.as_ptr(), 4) };
+    assert!((t0 - s0).abs() <= 1e-14 * s0.abs().max(1.0) && (t1 - s1).abs() <= 1e-14 * s1.abs().max(1.0));
+    let fd = common::fd_directional(&|x| vec![unsafe { moving_sum(x.as_ptr(), 4) }], &x, &u, 1e-4)[0];
+    assert!((s0 - fd).abs() <= common::FD_TOL * fd.abs().max(1.0), "{s0} vs {fd}");
+}

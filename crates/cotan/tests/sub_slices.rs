@@ -314,3 +314,176 @@ slice_case!(
         s + a[0] * b[1]
     }
 );
+
+// ---- `as_chunks`/`as_chunks_mut`: the chunk length written, or inferred from the uses ----
+
+/// Swaps pairs into bit-reversed order (interleaved complex numbers).
+fn bitrev(data: &mut [f64]) {
+    let n = data.len() / 2;
+    let mut j = 1;
+    for i in (1..2 * n).step_by(2) {
+        if j > i {
+            data.swap(j - 1, i - 1);
+            data.swap(j, i);
+        }
+        let mut m = n;
+        while m >= 2 && j > m {
+            j -= m;
+            m >>= 1;
+        }
+        j += m;
+    }
+}
+
+/// ADBench's FFT (safe variant), as written there: the chunk length of `as_chunks_mut` is
+/// inferred from the `[ax, ay]` patterns.
+fn radix2(data: &mut [f64], i_sign: i32) {
+    let n = data.len() / 2;
+    if n == 1 {
+        return;
+    }
+    let (a, b) = data.split_at_mut(n);
+    radix2(a, i_sign);
+    radix2(b, i_sign);
+    let wtemp = i_sign as f64 * (std::f64::consts::PI / n as f64).sin();
+    let wpi = -i_sign as f64 * (2.0 * (std::f64::consts::PI / n as f64)).sin();
+    let wpr = -2.0 * wtemp * wtemp;
+    let mut wr = 1.0;
+    let mut wi = 0.0;
+    let (achunks, _) = a.as_chunks_mut();
+    let (bchunks, _) = b.as_chunks_mut();
+    for ([ax, ay], [bx, by]) in achunks.iter_mut().zip(bchunks.iter_mut()) {
+        let tempr = *bx * wr - *by * wi;
+        let tempi = *bx * wi + *by * wr;
+        *bx = *ax - tempr;
+        *by = *ay - tempi;
+        *ax += tempr;
+        *ay += tempi;
+        let wtemp_new = wr;
+        wr = wr * (wpr + 1.0) - wi * wpi;
+        wi = wi * (wpr + 1.0) + wtemp_new * wpi;
+    }
+}
+
+fn fft(data: &mut [f64], i_sign: i32) {
+    bitrev(data);
+    radix2(data, i_sign);
+}
+
+inplace_case!(
+    fft_with_as_chunks_mut,
+    [
+        [0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5],
+        [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2, -0.9, 0.6, -0.3, 1.1, 0.4, -0.8, 0.05, 0.35, -1.4]
+    ],
+    fn f(x: &mut [f64]) {
+        fft(x, 1);
+        // The rest of an odd length, named.
+        let (pairs, rest) = x[1..].as_chunks_mut::<2>();
+        for [re, im] in pairs.iter_mut() {
+            let m = (*re * *re + *im * *im).sqrt();
+            *re = m;
+            *im *= 0.5;
+        }
+        rest[0] *= pairs[0][1];
+        pairs[pairs.len() - 1] = [rest[0], pairs[0][0]];
+    }
+);
+
+/// A length the chunks' uses do not tell (rustc reads it from `norm`'s parameter): written.
+fn norm(p: &[f64; 2]) -> f64 {
+    (p[0] * p[0] + p[1] * p[1]).sqrt()
+}
+
+slice_case!(
+    as_chunks_read_indexed_iterated_and_passed,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2]],
+    fn f(x: &[f64]) -> f64 {
+        let (c, rest) = x.as_chunks::<3>();
+        let mut s = rest.iter().sum::<f64>() * c.len() as f64;
+        for (i, [a, b, d]) in c.iter().enumerate() {
+            s += a * b.sin() + d * i as f64;
+        }
+        s += c.iter().map(|[a, _, d]| a * d).sum::<f64>();
+        // The length from `let [p, q] = c[i]`, from `let [u, v] = *chunk` of a loop variable,
+        // and from the `let`'s type.
+        let (c2, tail) = x.as_chunks();
+        let [p, q] = c2[1];
+        for chunk in c2 {
+            let [u, v] = *chunk;
+            s += u * v * p;
+        }
+        let (c4, _): (&[[f64; 4]], _) = x.as_chunks();
+        let (c5, _) = x.as_chunks::<2>();
+        s + q * tail.len() as f64 + c4[0][3] * c[1][2] + norm(&c5[2]) + if c.is_empty() { 1.0 } else { 0.0 }
+    }
+);
+
+// Chunks written: through `let [x, y] = chunk` of a loop variable, by index, whole; a copy
+// `let r = c[i]` keeps the chunk's old value.
+inplace_case!(
+    as_chunks_mut_written,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7, 0.2]],
+    fn f(x: &mut [f64]) {
+        let (c, mut rest) = x.as_chunks_mut();
+        for chunk in c.iter_mut() {
+            let [a, b] = chunk;
+            *a = (*a * *b).tanh();
+            *b -= *a * 0.5;
+        }
+        let r = c[1];
+        c[1][0] *= c[0][1];
+        c[0] = [c[2][1] * r[0], r[1] + c[1][0]];
+        for [a, b] in &mut *c {
+            *b += *a * rest[0];
+        }
+        rest = &mut rest[..];
+        rest[0] = rest[0].sin() * c[1][1];
+    }
+);
+
+/// Second order and batched forward mode through the FFT.
+#[cotan::hvp(fft_hvp)]
+#[cotan::autodiff_reverse(fft_grad, Duplicated, Active)]
+#[cotan::autodiff_forward(fft_batched, 2, Dual, Dual)]
+#[cotan::autodiff_forward(fft_single, Dual, Dual)]
+fn spectrum_energy(x: &[f64]) -> f64 {
+    let mut d = x.to_vec();
+    fft(&mut d, -1);
+    let (bins, _) = d.as_chunks::<2>();
+    bins.iter().map(|[re, im]| (re * re + im * im).sqrt()).sum()
+}
+
+#[test]
+fn second_order_and_batched_forward_through_as_chunks() {
+    let x = [0.3, -1.2, 2.5, 0.8, 0.1, 0.9, -0.4, 1.5];
+    let v = [0.5, -0.2, 1.0, 0.3, -0.7, 0.4, 0.1, -0.6];
+    let (mut g, mut hv) = ([0.0; 8], [0.0; 8]);
+    let value = fft_hvp(&x, &v, &mut g, &mut hv);
+    assert_eq!(value, spectrum_energy(&x));
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        fft_grad(x, &mut g, 1.0);
+        g
+    };
+    // Central differences of the gradient with one Richardson step (error O(h⁴)).
+    let d = |h: f64| -> Vec<f64> {
+        let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+        let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+        grad(&xp).iter().zip(grad(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect()
+    };
+    let (a, b) = (d(1e-4), d(5e-5));
+    for k in 0..8 {
+        let want = (4.0 * b[k] - a[k]) / 3.0;
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+        assert_eq!(g[k], grad(&x)[k]);
+    }
+    // Two directions at once against one at a time, and one against finite differences.
+    let [y, t0, t1] = fft_batched(&x, &x, &v);
+    assert_eq!(y, spectrum_energy(&x));
+    let (_, s0) = fft_single(&x, &x);
+    let (_, s1) = fft_single(&x, &v);
+    assert!((t0 - s0).abs() <= 1e-14 * s0.abs().max(1.0) && (t1 - s1).abs() <= 1e-14 * s1.abs().max(1.0));
+    let fd = common::fd_directional(&|x| vec![spectrum_energy(x)], &x, &v, 1e-4)[0];
+    assert!((s1 - fd).abs() <= common::FD_TOL * fd.abs().max(1.0), "{s1} vs {fd}");
+}

@@ -198,3 +198,29 @@ fn fixed_size_matrices() {
     assert_eq!(dc[0][0], [1.5, 0.5]);
     assert_eq!(dc[1][0], [4.0, 0.25]);
 }
+
+// `let r = p[i];` copies the row (later writes to `p` leave it), and `[a, b]` patterns over
+// `iter_mut()` bind `&mut`s to the elements.
+slice_case!(
+    rows_copied_by_let_and_written_through_patterns,
+    [[0.3, -1.2, 2.5, 0.8, 0.1, 0.9], [1.0, 0.5, -0.25, 2.0, -1.5, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let mut p = [[0.0; 2]; 3];
+        for i in 0..3 {
+            p[i][0] = x[2 * i];
+            p[i][1] = x[2 * i + 1];
+        }
+        let r = p[1];
+        p[1][0] = p[1][0] * x[0] + 1.0;
+        for [a, b] in p.iter_mut() {
+            *a = (*a * *b).sin();
+            *b += *a;
+        }
+        let mut s = 0.0;
+        for (i, [a, _]) in p.iter_mut().enumerate() {
+            *a *= r[i % 2];
+            s += *a;
+        }
+        s + r[0] * p[1][0] + r[1] * p[2][1]
+    }
+);
