@@ -16,6 +16,16 @@ use crate::sources::{with_fallback, Sources};
 /// block's lines at their lines in the documentation), the file the block is in, and the
 /// line of `func`'s name there.
 pub(crate) fn sources(file: &Path, func: &syn::ItemFn) -> Option<(Sources, PathBuf, usize)> {
+    sources_defining(file, &func.sig.ident.to_string(), &text_of(&func.sig, &func.block))
+}
+
+/// [`sources`] for a method declared in a trait (`fn f(&self) -> f64;`).
+pub(crate) fn trait_sources(file: &Path, decl: &syn::TraitItemFn) -> Option<(Sources, PathBuf, usize)> {
+    sources_defining(file, &decl.sig.ident.to_string(), &declaration_text(&decl.sig))
+}
+
+/// The code block that defines function `name` whose text (without white space) is `want`.
+fn sources_defining(file: &Path, name: &str, want: &str) -> Option<(Sources, PathBuf, usize)> {
     let text = std::fs::read_to_string(file).ok()?;
     let comments: Vec<String> = text.lines().map(|l| strip_doc_comment(l).unwrap_or_default()).collect();
     let mut docs = vec![(file.to_path_buf(), comments)];
@@ -25,8 +35,6 @@ pub(crate) fn sources(file: &Path, func: &syn::ItemFn) -> Option<(Sources, PathB
             docs.push((path, md.lines().map(str::to_string).collect()));
         }
     }
-    let want = text_of(&func.sig, &func.block);
-    let name = func.sig.ident.to_string();
     for (path, lines) in docs {
         for block in blocks(&lines) {
             if !block.contains(&format!("fn {name}")) {
@@ -34,7 +42,7 @@ pub(crate) fn sources(file: &Path, func: &syn::ItemFn) -> Option<(Sources, PathB
             }
             let line = with_fallback(|| {
                 let file: syn::File = syn::parse_str(&block).ok()?;
-                let found = defined(&file.items, &name, &want)?;
+                let found = defined(&file.items, name, want)?;
                 Some(found.ident.span().start().line)
             });
             if let Some(line) = line {
@@ -106,6 +114,11 @@ fn defined<'a>(items: &'a [syn::Item], name: &str, want: &str) -> Option<&'a syn
             }
             syn::visit::visit_item_fn(self, f);
         }
+        fn visit_trait_item_fn(&mut self, f: &'a syn::TraitItemFn) {
+            if f.sig.ident == self.name && f.default.is_none() && declaration_text(&f.sig) == self.want {
+                self.found = Some(&f.sig);
+            }
+        }
         fn visit_impl_item_fn(&mut self, f: &'a syn::ImplItemFn) {
             if f.sig.ident == self.name && text_of(&f.sig, &f.block) == self.want {
                 self.found = Some(&f.sig);
@@ -121,6 +134,11 @@ fn defined<'a>(items: &'a [syn::Item], name: &str, want: &str) -> Option<&'a syn
 }
 
 /// A function's signature and body, without whitespace.
+fn declaration_text(sig: &syn::Signature) -> String {
+    let text = format!("{};", sig.to_token_stream());
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 fn text_of(sig: &syn::Signature, block: &syn::Block) -> String {
     let text = format!("{}{}", sig.to_token_stream(), block.to_token_stream());
     text.chars().filter(|c| !c.is_whitespace()).collect()

@@ -11,6 +11,7 @@ mod program;
 mod sources;
 mod split;
 pub mod tools;
+mod trait_decl;
 mod traits;
 
 use std::cell::RefCell;
@@ -30,6 +31,12 @@ pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
+            // A method's declaration in a trait, as std allows: the impls have the bodies.
+            if let Ok(decl) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
+                if decl.default.is_none() {
+                    return trait_decl::declared(mode, attr, &decl);
+                }
+            }
             let e = syn::Error::new(
                 Span::call_site(),
                 "`#[autodiff_forward]`/`#[autodiff_reverse]` apply to functions only; put the attribute on a `fn`",
@@ -63,6 +70,11 @@ thread_local! {
 /// crate's sources hold the functions a differentiated function calls.
 pub fn set_source_file(path: Option<PathBuf>) {
     FILE.with(|f| *f.borrow_mut() = path);
+}
+
+/// The file set by [`set_source_file`], if any.
+pub(crate) fn source_file() -> Option<PathBuf> {
+    FILE.with(|f| f.borrow().clone())
 }
 
 /// The function followed by the generated items, or by the error.
@@ -434,11 +446,16 @@ pub(crate) fn parse_args(mode: Mode, attr: TokenStream) -> syn::Result<Args> {
 }
 
 fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
+    derive_at(mode, attr, func, root_place(func))
+}
+
+/// The derivative of `func`, which is at `place` in the crate's sources.
+pub(crate) fn derive_at(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place: Place) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
     if let Some(t) = passthrough(func, &args) {
         return Ok(t);
     }
-    let mut lowered = lower_root(func)?;
+    let mut lowered = lower_root_at(func, &place)?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -455,7 +472,7 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
         };
         return Err(syn::Error::new(span, e.message));
     }
-    let mut program = program_for(&mut lowered, func, program::Rule::Body)?;
+    let mut program = program_at(&mut lowered, program::Rule::Body, place)?;
     program.reserve(&args.name.to_string());
     program.reserve("batched");
     if mode == Mode::Reverse && args.width > 1 {

@@ -109,6 +109,8 @@ pub(crate) struct TypeDef {
     pub fields: Vec<(String, Vis)>,
     /// The methods a trait declares.
     pub methods: Vec<String>,
+    /// A trait's first and last line (in its module's file).
+    pub trait_lines: Option<(usize, usize)>,
     /// A struct's definition (its fields' types), if it is a struct without generics.
     pub structure: Option<Rc<syn::Fields>>,
     /// The type a type alias without generics stands for.
@@ -427,6 +429,7 @@ impl Sources {
                         _ => None,
                     });
                     self.types.last_mut().unwrap().methods = methods.collect();
+                    self.types.last_mut().unwrap().trait_lines = Some(lines_of(t));
                 }
                 syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
                 syn::Item::Macro(mac) => self.macros.push((file.clone(), lines_of(mac))),
@@ -491,6 +494,7 @@ impl Sources {
             vis,
             fields,
             methods: vec![],
+            trait_lines: None,
             structure: None,
             alias: None,
             is_enum: false,

@@ -149,3 +149,118 @@ fn the_model_parameters_as_active_inputs() {
     let s = fd(&|e| params_objective(&Gauss { s: m.s + e, ..m.clone() }, &x));
     assert!((dm.mu - mu).abs() < 1e-6 && (dm.s - s).abs() < 1e-6, "{} {mu} {} {s}", dm.mu, dm.s);
 }
+
+/// std's other pattern: the attribute on the method's declaration in the trait, the impls
+/// without attributes. The derivative is a provided method of the trait.
+trait Energy {
+    #[autodiff_reverse(d_energy, Const, Active, Active)]
+    #[autodiff_forward(t_energy, Const, Dual, Dual)]
+    #[autodiff_forward(t2_energy, 2, Const, Dual, Dual)]
+    fn energy(&self, x: f64) -> f64;
+
+    #[autodiff_reverse(d_total, Duplicated, Duplicated, Active)]
+    #[autodiff_forward(t_total, Dual, Dual, Dual)]
+    fn total(&self, xs: &[f64]) -> f64;
+
+    /// No receiver: an associated function of each impl.
+    #[autodiff_reverse(d_scale, Active, Active)]
+    fn scale(x: f64) -> f64;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+struct Harmonic {
+    k: f64,
+}
+
+impl Energy for Harmonic {
+    fn energy(&self, x: f64) -> f64 {
+        0.5 * self.k * x * x
+    }
+    fn total(&self, xs: &[f64]) -> f64 {
+        xs.iter().map(|&x| self.energy(x)).sum::<f64>() * Self::scale(self.k)
+    }
+    fn scale(x: f64) -> f64 {
+        x.sqrt()
+    }
+}
+
+mod anharmonic {
+    #[derive(Clone, Copy, Debug, PartialEq, Default)]
+    pub struct Morse {
+        pub depth: f64,
+        pub width: f64,
+    }
+
+    impl super::Energy for Morse {
+        fn energy(&self, x: f64) -> f64 {
+            self.depth * well(self.width * x)
+        }
+        fn total(&self, xs: &[f64]) -> f64 {
+            let mut e = 0.0;
+            for i in 1..xs.len() {
+                e += self.energy(xs[i] - xs[i - 1]);
+            }
+            e
+        }
+        fn scale(x: f64) -> f64 {
+            x.exp()
+        }
+    }
+
+    pub(crate) fn well(r: f64) -> f64 {
+        (1.0 - (-r).exp()).powi(2)
+    }
+}
+
+use anharmonic::Morse;
+
+#[test]
+fn an_attribute_on_a_method_declared_in_a_trait() {
+    let fd = |f: &dyn Fn(f64) -> f64, x: f64| (f(x + 1e-6) - f(x - 1e-6)) / 2e-6;
+    let h = Harmonic { k: 2.5 };
+    let m = Morse { depth: 1.5, width: 0.7 };
+    for x in [-0.4, 0.3, 1.2] {
+        // Reverse, forward and batched forward, against central differences.
+        let (v, d) = h.d_energy(x, 1.0);
+        assert_eq!(v, h.energy(x));
+        assert!((d - fd(&|x| h.energy(x), x)).abs() < 1e-8, "harmonic: {d}");
+        assert_eq!(h.t_energy(x, 1.0), (v, d));
+        let (v, d) = m.d_energy(x, 2.0);
+        assert_eq!(v, m.energy(x));
+        assert!((d - 2.0 * fd(&|x| m.energy(x), x)).abs() < 1e-8, "morse: {d}");
+        let [v2, a, b] = m.t2_energy(x, 1.0, -3.0);
+        assert_eq!(v2, v);
+        assert!((a - d / 2.0).abs() < 1e-12 && (b + 1.5 * d).abs() < 1e-12, "{a} {b} {d}");
+        // An associated function, per impl.
+        let (s, ds) = <Harmonic as Energy>::d_scale(x + 2.0, 1.0);
+        assert_eq!(s, Harmonic::scale(x + 2.0));
+        assert!((ds - fd(&Harmonic::scale, x + 2.0)).abs() < 1e-8);
+        let (_, ds) = Morse::d_scale(x, 1.0);
+        assert!((ds - x.exp()).abs() < 1e-12);
+    }
+    // The receiver `Duplicated`: its shadow is the impl's type, as std gives it.
+    let xs = [0.3, -0.2, 0.9, 1.4];
+    let (mut dh, mut dxs) = (Harmonic::default(), [0.0; 4]);
+    let v = h.d_total(&mut dh, &xs, &mut dxs, 1.0);
+    assert_eq!(v, h.total(&xs));
+    let want_dk = fd(&|k| Harmonic { k }.total(&xs), h.k);
+    assert!((dh.k - want_dk).abs() < 1e-8, "{} vs {want_dk}", dh.k);
+    for i in 0..4 {
+        let f = |xi: f64| {
+            let mut xp = xs;
+            xp[i] = xi;
+            h.total(&xp)
+        };
+        assert!((dxs[i] - fd(&f, xs[i])).abs() < 1e-8, "dx[{i}]");
+    }
+    let (mut dm, mut dxm) = (Morse::default(), [0.0; 4]);
+    m.d_total(&mut dm, &xs, &mut dxm, 1.0);
+    let want_depth = fd(&|depth| Morse { depth, ..m }.total(&xs), m.depth);
+    let want_width = fd(&|width| Morse { width, ..m }.total(&xs), m.width);
+    assert!((dm.depth - want_depth).abs() < 1e-8 && (dm.width - want_width).abs() < 1e-8, "{dm:?}");
+    // Forward against reverse (dot-product test).
+    let (tm, txs) = (Morse { depth: 0.5, width: -1.0 }, [1.0, 0.5, -0.25, 2.0]);
+    let (_, t) = m.t_total(&tm, &xs, &txs);
+    let want = dm.depth * tm.depth + dm.width * tm.width + dxm.iter().zip(&txs).map(|(a, b)| a * b).sum::<f64>();
+    assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
+}
