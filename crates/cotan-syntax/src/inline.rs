@@ -90,13 +90,16 @@ fn fn_bound_arity(b: &syn::TypeParamBound) -> Option<usize> {
     }
 }
 
-/// The arity of a parameter's closure type (`F`, `&F`, `impl Fn(f64) -> f64`, `&dyn Fn(..)`).
+/// The arity of a parameter's closure type (`F`, `&F`, `impl Fn(f64) -> f64`, `&dyn Fn(..)`,
+/// `fn(f64) -> f64`).
 fn closure_arity(t: &syn::Type, closures: &[(String, usize)]) -> Option<usize> {
     match t {
         syn::Type::Paren(p) => closure_arity(&p.elem, closures),
         syn::Type::Reference(r) => closure_arity(&r.elem, closures),
         syn::Type::ImplTrait(it) => it.bounds.iter().find_map(fn_bound_arity),
         syn::Type::TraitObject(to) => to.bounds.iter().find_map(fn_bound_arity),
+        // A function pointer (`fn(f64) -> f64`) is given a function or a closure like `F`.
+        syn::Type::BareFn(f) => Some(f.inputs.len()),
         syn::Type::Path(p) if p.qself.is_none() => {
             let id = p.path.get_ident()?.to_string();
             closures.iter().find(|(n, _)| *n == id).map(|(_, k)| *k)

@@ -239,6 +239,14 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.record_param(&name, &rust_type, access, span);
                 continue;
             }
+            if matches!(&*pt.ty, syn::Type::BareFn(_) | syn::Type::ImplTrait(_))
+                || matches!(&*pt.ty, syn::Type::Reference(r) if matches!(&*r.elem, syn::Type::TraitObject(_)))
+            {
+                return err_at(
+                    &pt.ty,
+                    "cotan differentiates the code it can read at compile time, and the function this parameter holds is only known when the derivative runs; call the function by its name in the body, or keep this function as a helper without the attribute and differentiate a function that calls it with the function to use (`f(square, x)`, `f(|t| t.sin(), x)`)",
+                );
+            }
             if let syn::Type::Ptr(_) = &*pt.ty {
                 return err_at(&pt.ty, "cotan supports raw pointers to numbers, to arrays of numbers (`*const f64`, `*mut [f64; 3]`) and `*const S` to a struct of the crate (constant); take a struct by reference (`&S`, `&mut S`)");
             }

@@ -76,6 +76,24 @@ slice_case!(
     }
 );
 
+/// A function pointer parameter (`fn(f64) -> f64`), given a function of the crate, `f64::exp`
+/// or a closure that captures nothing.
+fn apply_pointer(f: fn(f64) -> f64, x: f64) -> f64 {
+    f(x) * f(0.5 * x)
+}
+
+fn cube(t: f64) -> f64 {
+    t * t * t
+}
+
+slice_case!(
+    function_pointers_passed_to_helpers,
+    [[0.7, -0.4, 1.3], [-1.1, 2.0, 0.25]],
+    fn f(x: &[f64]) -> f64 {
+        apply_pointer(cube, x[0]) + apply_pointer(f64::exp, x[1]) + apply_pointer(|t| t.sin() + 1.0, x[2] * x[0])
+    }
+);
+
 /// One RK4 step of y' = f(t, y) in place, `f(t, y, dy)` writing the derivative into `dy`.
 fn rk4_step<F: Fn(f64, &[f64], &mut [f64])>(f: &F, t: f64, y: &mut [f64], h: f64) {
     let n = y.len();
