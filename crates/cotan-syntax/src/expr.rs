@@ -1053,6 +1053,10 @@ impl Lower {
             return self.call_closure_def(id, args, c.span());
         }
         let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
+        if let Some(plain) = unqualified(c) {
+            // `<T as Trait>::f(args)` is `T::f(args)`: the impl of the trait for `T`.
+            return self.call(&plain);
+        }
         if let syn::Expr::Path(p) = &*c.func {
             if crate::matching::is_variant_path(&p.path) {
                 return err_at(c, "cotan does not build enum values with fields in differentiated code; pass the value as a parameter (`Const`) and match on it");
@@ -1122,7 +1126,7 @@ impl Lower {
         if self.is_user_call(c) {
             return leaf(self.user_call(c, true).map(|v| v.expect("a call lowered for its value has one")));
         }
-        let callee = quote::ToTokens::to_token_stream(&c.func).to_string().replace(' ', "");
+        let callee = compact(&quote::ToTokens::to_token_stream(&c.func).to_string());
         err_at(
             &c.func,
             format!("cotan does not differentiate through `{callee}`; write it with the supported operations, or call a function of your own marked `#[cotan::custom_derivative(...)]` or `#[cotan::zero_derivative]` that does it"),
@@ -1727,4 +1731,35 @@ pub(crate) fn const_turbofish(m: &syn::ExprMethodCall) -> Option<u64> {
         [syn::GenericArgument::Type(syn::Type::Verbatim(ts))] => ts.to_string().parse().ok(),
         _ => None,
     }
+}
+
+/// `<T as Trait>::f(args)` (or `<T>::f(args)`) as `T::f(args)`, if `T` is a path.
+fn unqualified(c: &syn::ExprCall) -> Option<syn::ExprCall> {
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let q = p.qself.as_ref()?;
+    let syn::Type::Path(t) = &*q.ty else { return None };
+    if t.qself.is_some() {
+        return None;
+    }
+    let method = &p.path.segments.last()?.ident;
+    let args = &c.args;
+    Some(syn::parse_quote_spanned!(c.func.span()=> #t::#method(#args)))
+}
+
+/// Rust tokens as text without the spaces the tokens' printing puts between punctuation
+/// (`<Foo as Tr>::f`, not `< Foo as Tr > :: f`).
+pub(crate) fn compact(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::new();
+    for (k, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let (before, after) = (out.chars().last(), chars.get(k + 1).copied());
+            if !(before.is_some_and(word) && after.is_some_and(word)) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }

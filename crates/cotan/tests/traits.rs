@@ -264,3 +264,29 @@ fn an_attribute_on_a_method_declared_in_a_trait() {
     let want = dm.depth * tm.depth + dm.width * tm.width + dxm.iter().zip(&txs).map(|(a, b)| a * b).sum::<f64>();
     assert!((t - want).abs() < 1e-12 * want.abs().max(1.0), "{t} vs {want}");
 }
+
+/// Trait methods called by their qualified paths (`<T as Trait>::f(..)`, `<T>::f(..)`).
+#[autodiff_reverse(d_qualified, Const, Duplicated, Active)]
+#[autodiff_forward(t_qualified, Const, Dual, Dual)]
+fn qualified(h: &Harmonic, x: &[f64]) -> f64 {
+    <Harmonic as Energy>::energy(h, x[0]) + <Morse as Energy>::scale(x[1]) * <Harmonic>::scale(x[0] * x[0] + 1.0)
+}
+
+#[test]
+fn trait_methods_called_by_qualified_paths() {
+    let h = Harmonic { k: 1.5 };
+    let x = [0.7, -0.3];
+    let mut g = [0.0; 2];
+    let v = d_qualified(&h, &x, &mut g, 1.0);
+    assert_eq!(v, qualified(&h, &x));
+    for k in 0..2 {
+        let (mut p, mut m) = (x, x);
+        p[k] += 1e-6;
+        m[k] -= 1e-6;
+        let fd = (qualified(&h, &p) - qualified(&h, &m)) / 2e-6;
+        assert!((g[k] - fd).abs() < 1e-8 * fd.abs().max(1.0), "x[{k}]: {} vs {fd}", g[k]);
+    }
+    let u = [0.4, -1.1];
+    let (_, t) = t_qualified(&h, &x, &u);
+    assert!((t - (g[0] * u[0] + g[1] * u[1])).abs() < 1e-12);
+}
