@@ -94,6 +94,19 @@ fn derivative(mode: Mode, attr: TokenStream, decl: &syn::TraitItemFn) -> syn::Re
         if imp.generic || src.resolve(imp.module, &segs, Ns::Type) != Res::Type(trait_id) {
             continue;
         }
+        // A type the trait's module cannot name is said so here, not by rustc in the
+        // generated code.
+        if let syn::Type::Path(p) = &imp.self_ty {
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if let Res::Type(t) = src.resolve(imp.module, &segs, Ns::Type) {
+                if !src.visible(trait_module, &src.types[t].vis) {
+                    let ty = &src.types[t].name;
+                    return Err(fail(format!(
+                        "the derivative of `{name}` runs the impl of the trait for `{ty}`, which this module cannot name; make `{ty}` `pub(crate)`"
+                    )));
+                }
+            }
+        }
         let self_ty = type_from(&src, imp.module, trait_module, &imp.self_ty)?;
         let dname = format_ident!("derivative_for_{}", derived.len());
         let names: Vec<&syn::Ident> = params.iter().map(|p| &p.0).collect();
