@@ -374,7 +374,14 @@ fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
             _ => (None, 1, None),
         },
     };
-    Some(CalleeShape { params, ret, results, by_ref, ret_array })
+    let ret_scalars = match &def.item.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, t) => match without_aliases(src, def.module, t) {
+            syn::Type::Tuple(tt) => tt.elems.iter().map(cotan_syntax::scalar_type).collect(),
+            t => cotan_syntax::scalar_type(&t).map(|s| vec![s]),
+        },
+    };
+    Some(CalleeShape { params, ret, results, by_ref, ret_array, ret_scalars })
 }
 
 /// Type `t` as a struct of numbers: a struct without generics whose fields are numbers or

@@ -50,6 +50,9 @@ pub struct CalleeShape {
     pub by_ref: Vec<bool>,
     /// It returns an array of numbers (`-> [f64; 3]`), as its elements in the IR.
     pub ret_array: Option<(Scalar, u64)>,
+    /// The types of the numbers it returns, when its result is a number or a tuple of them
+    /// (`-> f32`, `-> (f64, usize)`): a call's results take them, as in rustc.
+    pub ret_scalars: Option<Vec<Scalar>>,
 }
 
 impl CalleeShape {

@@ -1159,7 +1159,10 @@ impl Lower {
             };
         }
         let shape = self.flat_shape(&p.path);
-        self.call_path(&p.path, &args, shape.as_ref(), n, None, c.span())
+        // The results have the callee's number types (`g(x).powi(2)` is an `f32` if `g`
+        // returns one, not a float of undecided type).
+        let types = self.env.callee(&p.path).and_then(|s| s.ret_scalars).filter(|t| t.len() == n);
+        self.call_path(&p.path, &args, shape.as_ref(), n, types.as_deref(), c.span())
     }
 
     /// A call of the crate's function `path` with `n` results, of `types` where known;

@@ -109,3 +109,30 @@ fn functions_imported_by_name() {
     assert_eq!(y, 1.5f64.powi(3) + 3.0);
     assert!((dx - (3.0 * 1.5 * 1.5 + 2.0)).abs() < 1e-12);
 }
+
+fn square_f32(a: f32) -> f32 {
+    a * a
+}
+
+/// An `f32` helper's result used by a method before any other use fixes its type
+/// (`square_f32(..).powi(2)`): the result has the helper's type, as in rustc.
+#[cotan::autodiff_reverse(d_f32_results, Active, Active)]
+#[cotan::autodiff_forward(t_f32_results, Dual, Dual)]
+fn f32_results(a: f32) -> f32 {
+    let s = square_f32(square_f32(2.0 * a).powi(2));
+    s.sqrt() + square_f32(a).sin()
+}
+
+#[test]
+fn results_of_f32_helpers_keep_their_type() {
+    for a in [0.3f32, -0.7, 1.1] {
+        let (y, d) = d_f32_results(a, 1.0);
+        assert_eq!(y, f32_results(a));
+        // d/da [(2a)^4 + sin(a²)] = 64 a³ + 2a cos(a²) (sqrt of (2a)^8 is (2a)^4).
+        let want = 64.0 * a.powi(3) + 2.0 * a * (a * a).cos();
+        assert!((d - want).abs() < 1e-4 * want.abs().max(1.0), "{d} vs {want}");
+        let (y2, t) = t_f32_results(a, 1.0);
+        assert_eq!(y2, y);
+        assert!((t - d).abs() < 1e-5 * d.abs().max(1.0), "forward {t} vs reverse {d}");
+    }
+}
