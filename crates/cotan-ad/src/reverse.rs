@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
+use cotan_ir::{BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
@@ -810,6 +810,10 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let Some(c) = self.checkpoint(op, true) {
+            self.forward_checkpointed(op, c);
+            return;
+        }
         if let OpKind::VariantField { value, .. } = &op.kind {
             if self.act.mem(*value) {
                 self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
@@ -902,6 +906,325 @@ impl<'a> Rev<'a> {
         let n1 = self.e.emit(OpKind::Binary(BinOp::Add, n, one), Ty::USIZE);
         self.e.effect(OpKind::SetVar(var, n1));
         body.ops.extend(self.e.pop_region().ops);
+    }
+
+    // ---- checkpointed loops (`cotan::checkpoint`) ----
+
+    /// The checkpoint annotation of `op`, if it is an active `for` loop that has one and can
+    /// be checkpointed; `report` reports one that cannot (once: from the forward sweep).
+    fn checkpoint(&mut self, op: &Op, report: bool) -> Option<Checkpoint> {
+        let OpKind::For { index, .. } = &op.kind else { return None };
+        let c = self.f.checkpoints.iter().find(|c| c.index == *index).copied()?;
+        if !self.act.op_is_active(self.f, op) {
+            // Nothing to record: the loop runs as it is.
+            return None;
+        }
+        let at_top = matches!(self.l.op_at.get(&(op as *const Op)), Some((TOP, _)));
+        if self.l.split || !at_top {
+            if report {
+                self.errors.push(AdError {
+                    span: c.span,
+                    message: "cotan checkpoints loops at the top level of the function with the attribute, not inside another loop or a branch, nor in a function it calls; move the loop (or the annotation) there".into(),
+                });
+            }
+            return None;
+        }
+        match self.carried(op) {
+            Ok(_) => Some(c),
+            Err(e) => {
+                if report {
+                    self.errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    /// The state a checkpointed loop carries from one iteration to the next: the memory
+    /// defined outside it that its body writes (whole buffers, at the top level) and the
+    /// variables declared outside it that its body sets.
+    fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
+        let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
+        let mut written = vec![];
+        let mut set = vec![];
+        let mut declared = HashSet::new();
+        let mut pushed = None;
+        body.walk(&mut |o: &Op| match &o.kind {
+            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => written.push((*mem, o.span)),
+            OpKind::VecPush { mem, .. } => {
+                written.push((*mem, o.span));
+                pushed.get_or_insert((*mem, o.span));
+            }
+            OpKind::Call { args, .. } => written.extend(args.iter().filter(|a| a.1).map(|a| (a.0, o.span))),
+            OpKind::DeclVar { var, .. } => {
+                declared.insert(*var);
+            }
+            OpKind::SetVar(var, _) => set.push(*var),
+            _ => {}
+        });
+        let mut mems: Vec<Value> = vec![];
+        for (m, span) in written {
+            let mut cur = m;
+            let root = loop {
+                if self.l.def_region.get(&cur) != Some(&TOP) {
+                    match self.view_parts(cur) {
+                        Some(b) => cur = b,
+                        // Memory made in the body: not carried.
+                        None => break None,
+                    }
+                    continue;
+                }
+                let mt = self.f.ty(cur).mem().unwrap();
+                if matches!(mt.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_) | MemKind::Cell) {
+                    break Some(cur);
+                }
+                match (&self.l.def_op.get(&cur).map(|o| &o.kind), mt.kind) {
+                    (Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }), _) => cur = *base,
+                    (_, MemKind::Ptr | MemKind::ArrayPtr(_)) => {
+                        return Err(AdError {
+                            span,
+                            message: "cotan cannot checkpoint a loop that writes through a raw pointer: it cannot snapshot memory of unknown length; pass a slice".into(),
+                        })
+                    }
+                    _ => {
+                        return Err(AdError {
+                            span,
+                            message: "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory or a whole struct, which it cannot snapshot yet".into(),
+                        })
+                    }
+                }
+            };
+            if let Some((pm, span)) = pushed.filter(|p| root.is_some() && p.0 == m) {
+                let _ = pm;
+                return Err(AdError {
+                    span,
+                    message: "cotan cannot checkpoint a loop that pushes to a vector made outside it: its snapshots have a fixed size; give the vector its final length before the loop".into(),
+                });
+            }
+            if let Some(r) = root {
+                if !mems.contains(&r) {
+                    mems.push(r);
+                }
+            }
+        }
+        let mut vars = vec![];
+        for v in set {
+            if !declared.contains(&v) && !vars.contains(&v) {
+                vars.push(v);
+            }
+        }
+        Ok((mems, vars))
+    }
+
+    /// Pushes the loop-carried state on the tape.
+    fn push_state(&mut self, mems: &[Value], vars: &[Var]) {
+        for &m in mems {
+            let pm = self.fwd[&m];
+            let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+            if self.f.ty(m).mem().unwrap().kind == MemKind::Cell {
+                let x = self.e.emit(OpKind::Load { mem: pm, index: None }, elem);
+                self.e.effect(OpKind::Push(x));
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
+                s.e.effect(OpKind::Push(x));
+            });
+        }
+        for &v in vars {
+            let x = self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty));
+            self.e.effect(OpKind::Push(x));
+        }
+    }
+
+    /// Pops the loop-carried state `push_state` pushed back into the primal memory and variables.
+    fn pop_state(&mut self, mems: &[Value], vars: &[Var]) {
+        for &v in vars.iter().rev() {
+            let x = self.e.emit(OpKind::Pop, Ty::Scalar(self.f.var(v).ty));
+            self.e.effect(OpKind::SetVar(v, x));
+        }
+        for &m in mems.iter().rev() {
+            let pm = self.fwd[&m];
+            let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+            if self.f.ty(m).mem().unwrap().kind == MemKind::Cell {
+                let x = self.e.emit(OpKind::Pop, elem);
+                self.e.effect(OpKind::Store { mem: pm, index: None, value: x });
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, true, |s, i| {
+                let x = s.e.emit(OpKind::Pop, elem);
+                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+            });
+        }
+    }
+
+    /// The primal of `r`, recording nothing (calls run the primal callee).
+    fn primal_region(&mut self, r: &Region) -> Region {
+        self.e.push_region();
+        for op in &r.ops {
+            self.primal_op(op);
+        }
+        self.e.pop_region()
+    }
+
+    fn primal_op(&mut self, op: &Op) {
+        self.e.span = op.span;
+        let kind = match &op.kind {
+            OpKind::If { cond, then_region, else_region } => {
+                let t = self.primal_region(then_region);
+                let e = self.primal_region(else_region);
+                OpKind::If { cond: self.fwd[cond], then_region: t, else_region: e }
+            }
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
+                let ni = self.new_result(*index);
+                let body = self.primal_region(body);
+                OpKind::For {
+                    index: ni,
+                    lo: self.fwd[lo],
+                    hi: self.fwd[hi],
+                    step: step.map(|s| self.fwd[&s]),
+                    inclusive: *inclusive,
+                    reverse: *reverse,
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::While { cond_region, cond, body, exit } => {
+                let c = self.primal_region(cond_region);
+                let body = self.primal_region(body);
+                OpKind::While { cond_region: c, cond: self.fwd[cond], body, exit: *exit }
+            }
+            k => remap(k, |v| self.fwd[&v]),
+        };
+        let result = op.result.map(|r| self.new_result(r));
+        self.e.push_op(Op { kind, result, span: op.span });
+    }
+
+    /// The forward sweep of a checkpointed loop: its primal, pushing the loop-carried state
+    /// at the start of every `every`-th iteration.
+    fn forward_checkpointed(&mut self, op: &Op, c: Checkpoint) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let Ok((mems, vars)) = self.carried(op) else { return };
+        let ity = self.f.ty(*index);
+        let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
+        let ni = self.new_result(*index);
+        self.e.push_region();
+        let t = self.e.emit(OpKind::Binary(BinOp::Sub, ni, nlo), ity);
+        let k = self.e.emit(OpKind::Const(Const::Int(c.every as i128)), ity);
+        let r = self.e.emit(OpKind::Binary(BinOp::Rem, t, k), ity);
+        let zero = self.zero(ity);
+        let start = self.e.emit(OpKind::Cmp(CmpOp::Eq, r, zero), Ty::BOOL);
+        self.e.push_region();
+        self.push_state(&mems, &vars);
+        let snap = self.e.pop_region();
+        self.e.effect(OpKind::If { cond: start, then_region: snap, else_region: Region::default() });
+        let body = self.primal_region(body);
+        let mut region = self.e.pop_region();
+        region.ops.extend(body.ops);
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo: nlo,
+            hi: nhi,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: region,
+            exit: None,
+        });
+    }
+
+    /// The reverse of a checkpointed loop: for each segment of `every` iterations, last
+    /// first, restores its snapshot, runs its iterations again recording them, and goes back
+    /// through them; then puts back the state the loop left.
+    fn reverse_checkpointed(&mut self, op: &Op, c: Checkpoint) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let Ok((mems, vars)) = self.carried(op) else { return };
+        let ity = self.f.ty(*index);
+        let (lo, hi) = (self.get(*lo), self.get(*hi));
+        // The state after the loop, which the recomputation overwrites.
+        let mut finals = vec![];
+        for &m in &mems {
+            let pm = self.fwd[&m];
+            let mt = self.f.ty(m).mem().unwrap();
+            let elem = Ty::Scalar(mt.elem);
+            if mt.kind == MemKind::Cell {
+                finals.push(self.e.emit(OpKind::Load { mem: pm, index: None }, elem));
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            let z = self.zero(elem);
+            let bt = cotan_ir::MemTy { elem: mt.elem, kind: MemKind::Vec, access: cotan_ir::Access::Owned };
+            let buf = self.e.emit(OpKind::Alloc { len: n, init: z }, Ty::Mem(bt));
+            self.e.out.values[buf.0 as usize].name = Some(format!("{}_end", self.f.value(m).name.as_deref().unwrap_or("state")));
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
+                s.e.effect(OpKind::Store { mem: buf, index: Some(i), value: x });
+            });
+            finals.push(buf);
+        }
+        let vars_end: Vec<Value> =
+            vars.iter().map(|&v| self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty))).collect();
+        // Segments: ⌈(hi - lo) / every⌉ of them (none if hi <= lo).
+        let k = self.e.emit(OpKind::Const(Const::Int(c.every as i128)), ity);
+        let zero = self.zero(ity);
+        let one = self.e.emit(OpKind::Const(Const::Int(1)), ity);
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, hi, lo), Ty::BOOL);
+        let top = self.e.emit(OpKind::Select(nonempty, hi, lo), ity);
+        let n = self.e.emit(OpKind::Binary(BinOp::Sub, top, lo), ity);
+        let q = self.e.emit(OpKind::Binary(BinOp::Div, n, k), ity);
+        let rem = self.e.emit(OpKind::Binary(BinOp::Rem, n, k), ity);
+        let partial = self.e.emit(OpKind::Cmp(CmpOp::Ne, rem, zero), Ty::BOOL);
+        let extra = self.e.emit(OpKind::Select(partial, one, zero), ity);
+        let segments = self.e.emit(OpKind::Binary(BinOp::Add, q, extra), ity);
+        let seg = self.e.out.new_value(ity, Some("segment".into()), op.span);
+        self.zeroed.clear();
+        self.e.push_region();
+        self.pop_state(&mems, &vars);
+        let off = self.e.emit(OpKind::Binary(BinOp::Mul, seg, k), ity);
+        let a = self.e.emit(OpKind::Binary(BinOp::Add, lo, off), ity);
+        let room = self.e.emit(OpKind::Binary(BinOp::Sub, top, a), ity);
+        let whole = self.e.emit(OpKind::Cmp(CmpOp::Gt, room, k), Ty::BOOL);
+        let len = self.e.emit(OpKind::Select(whole, k, room), ity);
+        let b = self.e.emit(OpKind::Binary(BinOp::Add, a, len), ity);
+        // The segment's iterations again, recording them.
+        let ni = self.new_result(*index);
+        let fbody = self.forward_region(body);
+        self.e.effect(OpKind::For { index: ni, lo: a, hi: b, step: None, inclusive: false, reverse: false, body: fbody, exit: None });
+        // And back through them.
+        let ri = self.e.out.new_value(ity, self.f.value(*index).name.clone(), op.span);
+        let rbody = self.reverse_region(body, vec![(*index, ri)]);
+        self.e.effect(OpKind::For { index: ri, lo: a, hi: b, step: None, inclusive: false, reverse: true, body: rbody, exit: None });
+        let seg_body = self.e.pop_region();
+        self.zeroed.clear();
+        self.e.effect(OpKind::For {
+            index: seg,
+            lo: zero,
+            hi: segments,
+            step: None,
+            inclusive: false,
+            reverse: true,
+            body: seg_body,
+            exit: None,
+        });
+        for (&m, &fin) in mems.iter().zip(&finals) {
+            let pm = self.fwd[&m];
+            let mt = self.f.ty(m).mem().unwrap();
+            if mt.kind == MemKind::Cell {
+                self.e.effect(OpKind::Store { mem: pm, index: None, value: fin });
+                continue;
+            }
+            let elem = Ty::Scalar(mt.elem);
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: fin, index: Some(i) }, elem);
+                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+            });
+        }
+        for (&v, &x) in vars.iter().zip(&vars_end) {
+            self.e.effect(OpKind::SetVar(v, x));
+        }
     }
 
     // ---- reverse sweep ----
@@ -1139,6 +1462,10 @@ impl<'a> Rev<'a> {
             return;
         }
         self.e.span = op.span;
+        if let Some(c) = self.checkpoint(op, false) {
+            self.reverse_checkpointed(op, c);
+            return;
+        }
         match &op.kind {
             OpKind::If { cond, then_region, else_region } => {
                 let c = self.get(*cond);

@@ -69,7 +69,20 @@ pub struct Function {
     /// its calls and its reads of record fields (a union's) in `unsafe` blocks. (Raw-pointer
     /// operations always are.)
     pub unsafe_code: bool,
+    /// Loops the source annotated with `cotan::checkpoint`: reverse mode records them by
+    /// snapshots of their state and recomputes their steps (forward mode ignores them).
+    pub checkpoints: Vec<Checkpoint>,
     pub body: Region,
+}
+
+/// A `for` loop (named by its index) whose reverse stores its loop-carried state every
+/// `every` iterations and recomputes each segment's steps in the reverse sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub index: Value,
+    pub every: u64,
+    /// The annotation (`cotan::checkpoint(..)`), for errors.
+    pub span: SpanId,
 }
 
 impl Function {
@@ -85,6 +98,7 @@ impl Function {
             type_params: vec![],
             tape_param: false,
             unsafe_code: false,
+            checkpoints: vec![],
             body: Region::default(),
         }
     }
