@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
+use cotan_ir::{BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Schedule, Ty, Value, Var};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
@@ -359,6 +359,10 @@ struct Rev<'a> {
     dvar: HashMap<Var, Var>,
     /// Iteration counts of counted loops at the top level.
     counts: HashMap<*const Op, Value>,
+    /// For each loop checkpointed by the binomial schedule: its stack of segments (start,
+    /// end, free snapshots, has a snapshot), the variable holding the stack's depth, and its
+    /// iteration count, made by the forward sweep for the reverse.
+    segments: HashMap<*const Op, (Value, Var, Value)>,
     /// Adjoint variables known to hold zero at this point of the current region, so that
     /// the next `+=` can be a plain assignment.
     zeroed: HashSet<Var>,
@@ -443,6 +447,7 @@ impl<'a> Rev<'a> {
             adj_ssa: HashMap::new(),
             dvar: HashMap::new(),
             counts: HashMap::new(),
+            segments: HashMap::new(),
             zeroed: HashSet::new(),
             ret: vec![],
             errors: vec![],
@@ -1107,12 +1112,16 @@ impl<'a> Rev<'a> {
     fn forward_checkpointed(&mut self, op: &Op, c: Checkpoint) {
         let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
         let Ok((mems, vars)) = self.carried(op) else { return };
+        let every = match c.schedule {
+            Schedule::Every(k) => k,
+            Schedule::Binomial(snapshots) => return self.forward_binomial(op, snapshots, &mems, &vars),
+        };
         let ity = self.f.ty(*index);
         let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
         let ni = self.new_result(*index);
         self.e.push_region();
         let t = self.e.emit(OpKind::Binary(BinOp::Sub, ni, nlo), ity);
-        let k = self.e.emit(OpKind::Const(Const::Int(c.every as i128)), ity);
+        let k = self.e.emit(OpKind::Const(Const::Int(every as i128)), ity);
         let r = self.e.emit(OpKind::Binary(BinOp::Rem, t, k), ity);
         let zero = self.zero(ity);
         let start = self.e.emit(OpKind::Cmp(CmpOp::Eq, r, zero), Ty::BOOL);
@@ -1139,10 +1148,7 @@ impl<'a> Rev<'a> {
     /// first, restores its snapshot, runs its iterations again recording them, and goes back
     /// through them; then puts back the state the loop left.
     fn reverse_checkpointed(&mut self, op: &Op, c: Checkpoint) {
-        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
         let Ok((mems, vars)) = self.carried(op) else { return };
-        let ity = self.f.ty(*index);
-        let (lo, hi) = (self.get(*lo), self.get(*hi));
         // The state after the loop, which the recomputation overwrites.
         let mut finals = vec![];
         for &m in &mems {
@@ -1166,8 +1172,44 @@ impl<'a> Rev<'a> {
         }
         let vars_end: Vec<Value> =
             vars.iter().map(|&v| self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty))).collect();
+        let every = match c.schedule {
+            Schedule::Every(k) => k,
+            Schedule::Binomial(_) => {
+                self.reverse_binomial(op, &mems, &vars);
+                0
+            }
+        };
+        if every > 0 {
+            self.reverse_every(op, every, &mems, &vars);
+        }
+        // The state the loop left.
+        for (&m, &fin) in mems.iter().zip(&finals) {
+            let pm = self.fwd[&m];
+            let mt = self.f.ty(m).mem().unwrap();
+            if mt.kind == MemKind::Cell {
+                self.e.effect(OpKind::Store { mem: pm, index: None, value: fin });
+                continue;
+            }
+            let elem = Ty::Scalar(mt.elem);
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: fin, index: Some(i) }, elem);
+                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+            });
+        }
+        for (&v, &x) in vars.iter().zip(&vars_end) {
+            self.e.effect(OpKind::SetVar(v, x));
+        }
+    }
+
+    /// The segments of `every` iterations, last first: each restored, run again recording
+    /// it, and gone back through.
+    fn reverse_every(&mut self, op: &Op, every: u64, mems: &[Value], vars: &[Var]) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let (lo, hi) = (self.get(*lo), self.get(*hi));
         // Segments: ⌈(hi - lo) / every⌉ of them (none if hi <= lo).
-        let k = self.e.emit(OpKind::Const(Const::Int(c.every as i128)), ity);
+        let k = self.e.emit(OpKind::Const(Const::Int(every as i128)), ity);
         let zero = self.zero(ity);
         let one = self.e.emit(OpKind::Const(Const::Int(1)), ity);
         let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, hi, lo), Ty::BOOL);
@@ -1181,7 +1223,7 @@ impl<'a> Rev<'a> {
         let seg = self.e.out.new_value(ity, Some("segment".into()), op.span);
         self.zeroed.clear();
         self.e.push_region();
-        self.pop_state(&mems, &vars);
+        self.pop_state(mems, vars);
         let off = self.e.emit(OpKind::Binary(BinOp::Mul, seg, k), ity);
         let a = self.e.emit(OpKind::Binary(BinOp::Add, lo, off), ity);
         let room = self.e.emit(OpKind::Binary(BinOp::Sub, top, a), ity);
@@ -1208,23 +1250,243 @@ impl<'a> Rev<'a> {
             body: seg_body,
             exit: None,
         });
-        for (&m, &fin) in mems.iter().zip(&finals) {
-            let pm = self.fwd[&m];
-            let mt = self.f.ty(m).mem().unwrap();
-            if mt.kind == MemKind::Cell {
-                self.e.effect(OpKind::Store { mem: pm, index: None, value: fin });
-                continue;
-            }
-            let elem = Ty::Scalar(mt.elem);
-            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
-            self.index_loop(n, false, |s, i| {
-                let x = s.e.emit(OpKind::Load { mem: fin, index: Some(i) }, elem);
-                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+    }
+
+    /// The number of iterations of `lo..hi`, as a `usize`.
+    fn trip_count(&mut self, lo: Value, hi: Value, ity: Ty) -> Value {
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, hi, lo), Ty::BOOL);
+        let top = self.e.emit(OpKind::Select(nonempty, hi, lo), ity);
+        let n = self.e.emit(OpKind::Binary(BinOp::Sub, top, lo), ity);
+        if ity == Ty::USIZE {
+            n
+        } else {
+            self.e.emit(OpKind::Cast(n), Ty::USIZE)
+        }
+    }
+
+    /// The loop's index for iteration number `t` (a `usize`): `lo + t`.
+    fn index_of(&mut self, op: &Op, t: Value) -> Value {
+        let OpKind::For { index, lo, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let t = if ity == Ty::USIZE { t } else { self.e.emit(OpKind::Cast(t), ity) };
+        let lo = self.fwd[lo];
+        let i = self.e.emit(OpKind::Binary(BinOp::Add, lo, t), ity);
+        self.e.out.values[i.0 as usize].name = self.f.value(*index).name.clone();
+        i
+    }
+
+    /// The primal of iterations `from..to` (iteration numbers), recording nothing.
+    fn primal_steps(&mut self, op: &Op, from: Value, to: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let t = self.e.out.new_value(Ty::USIZE, Some("step".into()), op.span);
+        self.e.push_region();
+        let i = self.index_of(op, t);
+        self.fwd.insert(*index, i);
+        for o in &body.ops {
+            self.primal_op(o);
+        }
+        let region = self.e.pop_region();
+        self.e.effect(OpKind::For { index: t, lo: from, hi: to, step: None, inclusive: false, reverse: false, body: region, exit: None });
+    }
+
+    /// Iteration number `t` run again recording it, then gone back through.
+    fn step_back(&mut self, op: &Op, t: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let i = self.index_of(op, t);
+        self.fwd.insert(*index, i);
+        self.zeroed.clear();
+        for o in self.forward_region(body).ops {
+            self.e.push_op(o);
+        }
+        for o in self.reverse_region(body, vec![(*index, i)]).ops {
+            self.e.push_op(o);
+        }
+    }
+
+    fn if_then(&mut self, cond: Value, then: impl FnOnce(&mut Self)) {
+        self.e.push_region();
+        then(self);
+        let t = self.e.pop_region();
+        self.e.effect(OpKind::If { cond, then_region: t, else_region: Region::default() });
+    }
+
+    /// Entry `field` of the segment at `base` of a binomial schedule's stack.
+    fn seg_get(&mut self, stk: Value, base: Value, field: i128) -> Value {
+        let f = self.usize_const(field);
+        let at = self.e.emit(OpKind::Binary(BinOp::Add, base, f), Ty::USIZE);
+        self.e.emit(OpKind::Load { mem: stk, index: Some(at) }, Ty::USIZE)
+    }
+
+    fn seg_set(&mut self, stk: Value, base: Value, field: i128, v: Value) {
+        let f = self.usize_const(field);
+        let at = self.e.emit(OpKind::Binary(BinOp::Add, base, f), Ty::USIZE);
+        self.e.effect(OpKind::Store { mem: stk, index: Some(at), value: v });
+    }
+
+    /// The top segment of the stack: its position in the stack, start, end, free snapshots
+    /// and whether its start has a snapshot.
+    fn seg_top(&mut self, stk: Value, depth: Var) -> [Value; 5] {
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let one = self.usize_const(1);
+        let four = self.usize_const(4);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
+        let base = self.e.emit(OpKind::Binary(BinOp::Mul, d1, four), Ty::USIZE);
+        let a = self.seg_get(stk, base, 0);
+        let b = self.seg_get(stk, base, 1);
+        let s = self.seg_get(stk, base, 2);
+        let snap = self.seg_get(stk, base, 3);
+        [base, a, b, s, snap]
+    }
+
+    /// Splits the top segment `a..b` at `m`: it becomes `a..m`, and `m..b` is pushed above
+    /// it with one free snapshot fewer, its start stored if one was free.
+    fn seg_split(&mut self, stk: Value, depth: Var, [base, _a, b, s, _]: [Value; 5], m: Value) {
+        self.seg_set(stk, base, 1, m);
+        let four = self.usize_const(4);
+        let zero = self.usize_const(0);
+        let one = self.usize_const(1);
+        let nb = self.e.emit(OpKind::Binary(BinOp::Add, base, four), Ty::USIZE);
+        let free = self.e.emit(OpKind::Cmp(CmpOp::Gt, s, zero), Ty::BOOL);
+        let has = self.e.emit(OpKind::Select(free, one, zero), Ty::USIZE);
+        let s1 = self.e.emit(OpKind::Binary(BinOp::Sub, s, has), Ty::USIZE);
+        self.seg_set(stk, nb, 0, m);
+        self.seg_set(stk, nb, 1, b);
+        self.seg_set(stk, nb, 2, s1);
+        self.seg_set(stk, nb, 3, has);
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Add, d, one), Ty::USIZE);
+        self.e.effect(OpKind::SetVar(depth, d1));
+    }
+
+    /// Revolve's split of the top segment (`cotan::rt::binomial_split`).
+    fn binomial_split(&mut self, a: Value, b: Value, s: Value) -> Value {
+        let m = self.e.out.new_var(Scalar::Usize, "split");
+        let z = self.usize_const(0);
+        self.e.effect(OpKind::DeclVar { var: m, init: z });
+        self.e.effect(OpKind::Call {
+            callee: "::cotan::rt::binomial_split".into(),
+            args: vec![(a, false), (b, false), (s, false)],
+            outs: vec![m],
+            tape: false,
+        });
+        self.e.emit(OpKind::GetVar(m), Ty::USIZE)
+    }
+
+    /// The forward sweep of a loop checkpointed by the binomial schedule: its primal, storing
+    /// the state where Revolve's first descent puts snapshots (the start, then each split of
+    /// the last segment while snapshots are free).
+    fn forward_binomial(&mut self, op: &Op, snapshots: u64, mems: &[Value], vars: &[Var]) {
+        let OpKind::For { index, lo, hi, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let (lo, hi) = (self.fwd[lo], self.fwd[hi]);
+        let n = self.trip_count(lo, hi, ity);
+        self.e.out.values[n.0 as usize].name = Some("steps".into());
+        let zero = self.usize_const(0);
+        let st = cotan_ir::MemTy { elem: Scalar::Usize, kind: MemKind::Array(4 * (snapshots + 1)), access: cotan_ir::Access::Owned };
+        let len = self.usize_const(4 * (snapshots as i128 + 1));
+        let stk = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(st));
+        self.e.out.values[stk.0 as usize].name = Some("segments".into());
+        let depth = self.e.out.new_var(Scalar::Usize, "depth");
+        self.e.effect(OpKind::DeclVar { var: depth, init: zero });
+        self.segments.insert(op as *const Op, (stk, depth, n));
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, n, zero), Ty::BOOL);
+        self.if_then(nonempty, |s| {
+            s.push_state(mems, vars);
+            let zero = s.usize_const(0);
+            let one = s.usize_const(1);
+            let free = s.usize_const(snapshots as i128 - 1);
+            s.seg_set(stk, zero, 0, zero);
+            s.seg_set(stk, zero, 1, n);
+            s.seg_set(stk, zero, 2, free);
+            s.seg_set(stk, zero, 3, one);
+            s.e.effect(OpKind::SetVar(depth, one));
+            // While the last segment has more than one iteration and a snapshot is free:
+            // run to Revolve's split and store the state there.
+            s.e.push_region();
+            let [_, a, b, free, _] = s.seg_top(stk, depth);
+            let w = s.e.emit(OpKind::Binary(BinOp::Sub, b, a), Ty::USIZE);
+            let one = s.usize_const(1);
+            let zero = s.usize_const(0);
+            let long = s.e.emit(OpKind::Cmp(CmpOp::Gt, w, one), Ty::BOOL);
+            let any = s.e.emit(OpKind::Cmp(CmpOp::Gt, free, zero), Ty::BOOL);
+            let cond = s.e.emit(OpKind::Binary(BinOp::BitAnd, long, any), Ty::BOOL);
+            let cond_region = s.e.pop_region();
+            s.e.push_region();
+            let top = s.seg_top(stk, depth);
+            let m = s.binomial_split(top[1], top[2], top[3]);
+            s.primal_steps(op, top[1], m);
+            s.seg_split(stk, depth, top, m);
+            s.push_state(mems, vars);
+            let body = s.e.pop_region();
+            s.e.effect(OpKind::While { cond_region, cond, body, exit: None });
+            // The rest of the loop.
+            let [_, a, ..] = s.seg_top(stk, depth);
+            s.primal_steps(op, a, n);
+        });
+    }
+
+    /// The reverse of a loop checkpointed by the binomial schedule: the top segment of the
+    /// stack, whose start the primal state holds, is either one iteration (gone back
+    /// through, then popped with its snapshot, and the state of the next one's start
+    /// restored) or split (run to the split, the right part pushed, with a snapshot of its
+    /// start if one is free, else it is the last iteration alone).
+    fn reverse_binomial(&mut self, op: &Op, mems: &[Value], vars: &[Var]) {
+        let Some(&(stk, depth, n)) = self.segments.get(&(op as *const Op)) else { return };
+        let zero = self.usize_const(0);
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, n, zero), Ty::BOOL);
+        self.if_then(nonempty, |s| {
+            // The state at the start of the top segment.
+            s.pop_state(mems, vars);
+            s.push_state(mems, vars);
+            s.e.push_region();
+            let d = s.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+            let zero = s.usize_const(0);
+            let cond = s.e.emit(OpKind::Cmp(CmpOp::Gt, d, zero), Ty::BOOL);
+            let cond_region = s.e.pop_region();
+            s.e.push_region();
+            let top = s.seg_top(stk, depth);
+            let [_, a, b, free, snap] = top;
+            let w = s.e.emit(OpKind::Binary(BinOp::Sub, b, a), Ty::USIZE);
+            let one = s.usize_const(1);
+            let single = s.e.emit(OpKind::Cmp(CmpOp::Eq, w, one), Ty::BOOL);
+            // One iteration: back through it, then the segment below.
+            s.e.push_region();
+            s.step_back(op, a);
+            let d = s.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+            let one = s.usize_const(1);
+            let d1 = s.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
+            s.e.effect(OpKind::SetVar(depth, d1));
+            let stored = s.e.emit(OpKind::Cmp(CmpOp::Eq, snap, one), Ty::BOOL);
+            s.if_then(stored, |s| s.pop_state(mems, vars));
+            let zero = s.usize_const(0);
+            let more = s.e.emit(OpKind::Cmp(CmpOp::Gt, d1, zero), Ty::BOOL);
+            s.if_then(more, |s| {
+                s.pop_state(mems, vars);
+                s.push_state(mems, vars);
             });
-        }
-        for (&v, &x) in vars.iter().zip(&vars_end) {
-            self.e.effect(OpKind::SetVar(v, x));
-        }
+            let then_region = s.e.pop_region();
+            // Several: run to the split and push the right part.
+            s.e.push_region();
+            let zero = s.usize_const(0);
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, b, one), Ty::USIZE);
+            let m = s.e.out.new_var(Scalar::Usize, "split");
+            s.e.effect(OpKind::DeclVar { var: m, init: last });
+            let any = s.e.emit(OpKind::Cmp(CmpOp::Gt, free, zero), Ty::BOOL);
+            s.if_then(any, |s| {
+                let at = s.binomial_split(a, b, free);
+                s.e.effect(OpKind::SetVar(m, at));
+            });
+            let m = s.e.emit(OpKind::GetVar(m), Ty::USIZE);
+            s.primal_steps(op, a, m);
+            s.seg_split(stk, depth, top, m);
+            s.if_then(any, |s| s.push_state(mems, vars));
+            let else_region = s.e.pop_region();
+            s.e.effect(OpKind::If { cond: single, then_region, else_region });
+            let body = s.e.pop_region();
+            s.zeroed.clear();
+            s.e.effect(OpKind::While { cond_region, cond, body, exit: None });
+        });
     }
 
     // ---- reverse sweep ----

@@ -23,7 +23,7 @@ pub(crate) struct IterSpec {
 }
 
 /// `cotan::checkpoint(iter, cotan::Every(k))` (or the names imported): the iterator and `k`.
-pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, u64)>> {
+pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, cotan_ir::Schedule)>> {
     let syn::Expr::Call(c) = strip_expr(e) else { return Ok(None) };
     if !path_ends(&c.func, "checkpoint") {
         return Ok(None);
@@ -31,9 +31,10 @@ pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, u6
     let [iter, schedule] = c.args.iter().collect::<Vec<_>>()[..] else {
         return err_at(c, "`cotan::checkpoint` takes an iterator and a schedule: `cotan::checkpoint(0..n, cotan::Every(k))`");
     };
-    let bad = "cotan's checkpointing schedule is `cotan::Every(k)`, with `k` an integer literal or constant of at least 1";
+    let bad = "cotan's checkpointing schedules are `cotan::Every(k)` (a snapshot every `k` iterations) and `cotan::Binomial(c)` (Revolve's, with `c` snapshots), with `k` or `c` an integer literal or constant of at least 1";
     let syn::Expr::Call(s) = strip_expr(schedule) else { return err_at(schedule, bad) };
-    if !path_ends(&s.func, "Every") || s.args.len() != 1 {
+    let every = path_ends(&s.func, "Every");
+    if !(every || path_ends(&s.func, "Binomial")) || s.args.len() != 1 {
         return err_at(schedule, bad);
     }
     let k = match strip_expr(&s.args[0]) {
@@ -41,7 +42,8 @@ pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, u6
         _ => None,
     };
     match k {
-        Some(k) if k >= 1 => Ok(Some((iter, k))),
+        Some(k) if k >= 1 && every => Ok(Some((iter, cotan_ir::Schedule::Every(k)))),
+        Some(k) if k >= 1 => Ok(Some((iter, cotan_ir::Schedule::Binomial(k)))),
         _ => err_at(&s.args[0], bad),
     }
 }

@@ -1031,8 +1031,8 @@ impl Lower {
     }
 
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
-        if let Some((iter, every)) = crate::iter::checkpoint_of(&e.expr)? {
-            // `for i in cotan::checkpoint(lo..hi, cotan::Every(k))`: the loop over `lo..hi`,
+        if let Some((iter, schedule)) = crate::iter::checkpoint_of(&e.expr)? {
+            // `for i in cotan::checkpoint(lo..hi, cotan::Every(k))` (or `Binomial(c)`): the loop over `lo..hi`,
             // marked for reverse mode.
             let span = self.at(e.expr.span());
             let inner = syn::ExprForLoop { expr: Box::new(iter.clone()), ..e.clone() };
@@ -1052,7 +1052,7 @@ impl Lower {
                 );
             }
             let index = *index;
-            self.func.checkpoints.push(cotan_ir::Checkpoint { index, every, span });
+            self.func.checkpoints.push(cotan_ir::Checkpoint { index, schedule, span });
             return Ok(());
         }
         let Some(spec) = crate::iter::iter_spec(self, &e.expr)? else {

@@ -41,7 +41,7 @@ pub fn checkpoint<I: IntoIterator, S: Schedule>(iter: I, schedule: S) -> I::Into
     iter.into_iter()
 }
 
-/// A checkpointing schedule for [`checkpoint`]. Implemented by [`Every`].
+/// A checkpointing schedule for [`checkpoint`]: [`Every`] or [`Binomial`].
 pub trait Schedule {}
 
 /// Snapshots every `k` iterations ([`checkpoint`]); `k` is an integer literal or constant,
@@ -50,3 +50,12 @@ pub trait Schedule {}
 pub struct Every(pub usize);
 
 impl Schedule for Every {}
+
+/// Griewank's binomial schedule (Revolve's) with at most `c` snapshots held at once
+/// ([`checkpoint`]); `c` is an integer literal or constant, at least 1. For `T` iterations
+/// it recomputes the fewest iterations any schedule with `c` snapshots can: each one at most
+/// `r` times, for the least `r` with `(c + r)! / (c! r!) >= T`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binomial(pub usize);
+
+impl Schedule for Binomial {}

@@ -1,9 +1,39 @@
 //! `cotan::checkpoint`: loops whose reverse sweep stores snapshots of their state and
-//! recomputes segments, against the same loop recorded whole and finite differences.
+//! recomputes segments of iterations. Each schedule against the same loop recorded whole
+//! (the same operations: equal to 1e-12) and against central finite differences.
 
-#![allow(clippy::all, clippy::pedantic, dead_code, unused_mut)]
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_mut, unused_variables)]
 
-use cotan::{autodiff_reverse, checkpoint, Every};
+use cotan::{autodiff_forward, autodiff_reverse, checkpoint, Binomial, Every};
+
+const STEPS: [usize; 8] = [0, 1, 2, 3, 5, 7, 12, 31];
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+}
+
+fn assert_close(what: &str, a: &[f64], b: &[f64], tol: f64) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(close(*x, *y, tol), "{what}[{k}]: {x} against {y}");
+    }
+}
+
+/// Central differences of `f` at `x`.
+fn fd(f: &dyn Fn(&[f64]) -> f64, x: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|k| {
+            let h = 1e-6 * (1.0 + x[k].abs());
+            let (mut a, mut b) = (x.to_vec(), x.to_vec());
+            a[k] += h;
+            b[k] -= h;
+            (f(&a) - f(&b)) / (2.0 * h)
+        })
+        .collect()
+}
+
+// ---- explicit Euler over a `&mut [f64]` state (`Duplicated`), a helper per component,
+// ---- a scratch vector made before the loop, an `Active` parameter.
 
 fn rhs(x: &[f64], p: f64, i: usize) -> f64 {
     let n = x.len();
@@ -12,47 +42,233 @@ fn rhs(x: &[f64], p: f64, i: usize) -> f64 {
     p * (l - 2.0 * x[i] + r) + (x[i] * x[i]).sin() * 0.3
 }
 
-#[autodiff_reverse(d_plain, Duplicated, Active, Const, Active)]
-fn plain(x: &mut [f64], p: f64, steps: usize) -> f64 {
-    let dt = 0.01;
-    let mut k = vec![0.0; x.len()];
-    for _t in 0..steps {
-        for i in 0..x.len() {
-            k[i] = rhs(x, p, i);
+macro_rules! euler {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Active, Const, Active)]
+        fn $name(x: &mut [f64], p: f64, $steps: usize) -> f64 {
+            let dt = 0.05;
+            let mut k = vec![0.0; x.len()];
+            for _t in $($iter)* {
+                for i in 0..x.len() {
+                    k[i] = rhs(x, p, i);
+                }
+                for i in 0..x.len() {
+                    x[i] += dt * k[i];
+                }
+            }
+            x.iter().map(|v| v * v).sum()
         }
-        for i in 0..x.len() {
-            x[i] += dt * k[i];
-        }
-    }
-    x.iter().map(|v| v * v).sum()
+    };
 }
 
-#[autodiff_reverse(d_every3, Duplicated, Active, Const, Active)]
-fn every3(x: &mut [f64], p: f64, steps: usize) -> f64 {
-    let dt = 0.01;
-    let mut k = vec![0.0; x.len()];
-    for _t in checkpoint(0..steps, Every(3)) {
-        for i in 0..x.len() {
-            k[i] = rhs(x, p, i);
-        }
-        for i in 0..x.len() {
-            x[i] += dt * k[i];
+euler!(euler_plain, d_euler_plain, steps, [0..steps]);
+euler!(euler_e1, d_euler_e1, steps, [checkpoint(0..steps, Every(1))]);
+euler!(euler_e3, d_euler_e3, steps, [checkpoint(0..steps, Every(3))]);
+euler!(euler_e4, d_euler_e4, steps, [cotan::checkpoint(0..steps, cotan::Every(4))]);
+euler!(euler_e100, d_euler_e100, steps, [checkpoint(0..steps, Every(100))]);
+euler!(euler_b1, d_euler_b1, steps, [checkpoint(0..steps, Binomial(1))]);
+euler!(euler_b2, d_euler_b2, steps, [checkpoint(0..steps, Binomial(2))]);
+euler!(euler_b3, d_euler_b3, steps, [checkpoint(0..steps, Binomial(3))]);
+euler!(euler_b40, d_euler_b40, steps, [checkpoint(0..steps, Binomial(40))]);
+
+type EulerD = fn(&mut [f64], &mut [f64], f64, usize, f64) -> (f64, f64);
+
+#[test]
+fn euler_schedules_match_the_whole_record_and_finite_differences() {
+    let schedules: [(&str, EulerD); 8] = [
+        ("Every(1)", d_euler_e1),
+        ("Every(3)", d_euler_e3),
+        ("Every(4)", d_euler_e4),
+        ("Every(100)", d_euler_e100),
+        ("Binomial(1)", d_euler_b1),
+        ("Binomial(2)", d_euler_b2),
+        ("Binomial(3)", d_euler_b3),
+        ("Binomial(40)", d_euler_b40),
+    ];
+    let x0 = [0.3, -0.5, 0.8, 1.1, -0.2];
+    let p = 0.7;
+    for steps in STEPS {
+        let (mut xa, mut dxa) = (x0.to_vec(), vec![0.0; 5]);
+        let (ya, dpa) = d_euler_plain(&mut xa, &mut dxa, p, steps, 1.0);
+        let mut all = dxa.clone();
+        all.push(dpa);
+        let f = |v: &[f64]| {
+            let mut x = v[..5].to_vec();
+            euler_plain(&mut x, v[5], steps)
+        };
+        let mut at = x0.to_vec();
+        at.push(p);
+        assert_close(&format!("whole record, {steps} steps, against finite differences"), &all, &fd(&f, &at), 1e-6);
+        for (name, d) in schedules {
+            let (mut xb, mut dxb) = (x0.to_vec(), vec![0.0; 5]);
+            let (yb, dpb) = d(&mut xb, &mut dxb, p, steps, 1.0);
+            let what = format!("{name}, {steps} steps");
+            assert_eq!(xa, xb, "{what}: the primal state after the call");
+            assert_eq!(ya, yb, "{what}: the primal result");
+            assert_close(&what, &dxb, &dxa, 1e-12);
+            assert!(close(dpb, dpa, 1e-12), "{what}: dp {dpb} against {dpa}");
         }
     }
-    x.iter().map(|v| v * v).sum()
+}
+
+// ---- an `Active` scalar carried across iterations (a variable), and an accumulated sum.
+
+macro_rules! scalar_ode {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Active, Active, Const, Active)]
+        fn $name(y0: f64, p: f64, $steps: usize) -> f64 {
+            let mut y = y0;
+            let mut acc = 0.0;
+            for t in $($iter)* {
+                let h = 0.1 / (1.0 + t as f64);
+                y = y + h * (p * y).sin() + h * y;
+                acc += y * y * h;
+            }
+            acc + y
+        }
+    };
+}
+
+scalar_ode!(ode_plain, d_ode_plain, steps, [0..steps]);
+scalar_ode!(ode_e2, d_ode_e2, steps, [checkpoint(0..steps, Every(2))]);
+scalar_ode!(ode_e5, d_ode_e5, steps, [checkpoint(0..steps, Every(5))]);
+scalar_ode!(ode_b2, d_ode_b2, steps, [checkpoint(0..steps, Binomial(2))]);
+scalar_ode!(ode_b4, d_ode_b4, steps, [checkpoint(0..steps, Binomial(4))]);
+
+#[test]
+fn active_scalars_carried_across_iterations() {
+    type D = fn(f64, f64, usize, f64) -> (f64, f64, f64);
+    let schedules: [(&str, D); 4] = [("Every(2)", d_ode_e2), ("Every(5)", d_ode_e5), ("Binomial(2)", d_ode_b2), ("Binomial(4)", d_ode_b4)];
+    for steps in STEPS {
+        let (y, g0, g1) = d_ode_plain(0.4, 1.3, steps, 1.0);
+        let f = |v: &[f64]| ode_plain(v[0], v[1], steps);
+        assert_close(&format!("{steps} steps against finite differences"), &[g0, g1], &fd(&f, &[0.4, 1.3]), 1e-6);
+        for (name, d) in schedules {
+            let (yb, h0, h1) = d(0.4, 1.3, steps, 1.0);
+            assert_eq!(y, yb);
+            assert_close(&format!("{name}, {steps} steps"), &[h0, h1], &[g0, g1], 1e-12);
+        }
+    }
+}
+
+// ---- a Heun (RK2) step in a helper writing the state, branches, a nested loop in the body,
+// ---- a local `Vec` state copied from a `Duplicated` input, an index range not from 0.
+
+fn heun_step(x: &mut [f64], k1: &mut [f64], dt: f64, p: f64) {
+    let n = x.len();
+    for i in 0..n {
+        let r = x[(i + 1) % n];
+        k1[i] = if x[i] > 0.0 { p * (r - x[i]) - x[i] * x[i] * 0.1 } else { p * r.sin() - 0.2 * x[i] };
+    }
+    for i in 0..n {
+        let pred = x[i] + dt * k1[i];
+        let k2 = if pred > 0.0 { p * (x[(i + 1) % n] + dt * k1[(i + 1) % n] - pred) - pred * pred * 0.1 } else { p * pred.cos() - 0.2 * pred };
+        x[i] += 0.5 * dt * (k1[i] + k2);
+    }
+}
+
+macro_rules! heun {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Active, Const, Active)]
+        fn $name(x0: &[f64], p: f64, $steps: usize) -> f64 {
+            let mut x = x0.to_vec();
+            let mut k1 = vec![0.0; x.len()];
+            let mut energy = 0.0;
+            for t in $($iter)* {
+                heun_step(&mut x, &mut k1, 0.05, p);
+                if t % 3 == 0 {
+                    for i in 0..x.len() {
+                        energy += x[i] * x[i];
+                    }
+                } else {
+                    energy *= 0.99;
+                }
+            }
+            energy + x[0]
+        }
+    };
+}
+
+heun!(heun_plain, d_heun_plain, steps, [2..steps + 2]);
+heun!(heun_e3, d_heun_e3, steps, [checkpoint(2..steps + 2, Every(3))]);
+heun!(heun_e7, d_heun_e7, steps, [checkpoint(2..steps + 2, Every(7))]);
+heun!(heun_b3, d_heun_b3, steps, [checkpoint(2..steps + 2, Binomial(3))]);
+
+#[test]
+fn helpers_branches_nested_loops_and_local_state() {
+    type D = fn(&[f64], &mut [f64], f64, usize, f64) -> (f64, f64);
+    let schedules: [(&str, D); 3] = [("Every(3)", d_heun_e3), ("Every(7)", d_heun_e7), ("Binomial(3)", d_heun_b3)];
+    let x0 = [0.3, -0.5, 0.8, 1.1];
+    for steps in STEPS {
+        let mut dx = vec![0.0; 4];
+        let (y, dp) = d_heun_plain(&x0, &mut dx, 0.9, steps, 1.0);
+        let mut all = dx.clone();
+        all.push(dp);
+        let f = |v: &[f64]| heun_plain(&v[..4], v[4], steps);
+        assert_close(&format!("{steps} steps against finite differences"), &all, &fd(&f, &[0.3, -0.5, 0.8, 1.1, 0.9]), 1e-6);
+        for (name, d) in schedules {
+            let mut db = vec![0.0; 4];
+            let (yb, dpb) = d(&x0, &mut db, 0.9, steps, 1.0);
+            assert_eq!(y, yb);
+            let what = format!("{name}, {steps} steps");
+            assert_close(&what, &db, &dx, 1e-12);
+            assert!(close(dpb, dp, 1e-12), "{what}");
+        }
+    }
+}
+
+// ---- a `&mut f64` written by the loop and an `i32` index; forward mode ignores the mark.
+
+macro_rules! cell {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Duplicated, Const)]
+        fn $name(x: &mut [f64], e: &mut f64, $steps: i32) {
+            for t in $($iter)* {
+                let w = 1.0 + t as f64 * 0.01;
+                *e += w * x[0] * x[1];
+                let a = x[0];
+                x[0] = x[0] + 0.1 * x[1];
+                x[1] = x[1] - 0.1 * a.sin() * *e;
+            }
+        }
+    };
+}
+
+cell!(cell_plain, d_cell_plain, steps, [-1..steps]);
+cell!(cell_e2, d_cell_e2, steps, [checkpoint(-1..steps, Every(2))]);
+cell!(cell_b2, d_cell_b2, steps, [checkpoint(-1..steps, Binomial(2))]);
+
+#[autodiff_forward(f_cell_e2, Dual, Dual, Const)]
+fn cell_fwd(x: &mut [f64], e: &mut f64, steps: i32) {
+    for t in checkpoint(-1..steps, Every(2)) {
+        let w = 1.0 + t as f64 * 0.01;
+        *e += w * x[0] * x[1];
+        let a = x[0];
+        x[0] = x[0] + 0.1 * x[1];
+        x[1] = x[1] - 0.1 * a.sin() * *e;
+    }
 }
 
 #[test]
-fn smoke() {
-    for steps in [0, 1, 2, 3, 7, 9] {
-        let x0 = vec![0.3, -0.5, 0.8, 1.1];
-        let (mut xa, mut dxa) = (x0.clone(), vec![0.0; 4]);
-        let (ya, dpa) = d_plain(&mut xa, &mut dxa, 0.7, steps, 1.0);
-        let (mut xb, mut dxb) = (x0.clone(), vec![0.0; 4]);
-        let (yb, dpb) = d_every3(&mut xb, &mut dxb, 0.7, steps, 1.0);
-        assert_eq!(xa, xb);
-        assert_eq!(ya, yb);
-        assert_eq!(dxa, dxb, "steps {steps}");
-        assert_eq!(dpa, dpb);
+fn cells_integer_indices_and_forward_mode() {
+    type D = fn(&mut [f64], &mut [f64], &mut f64, &mut f64, i32);
+    for steps in [-3, -1, 0, 1, 4, 9] {
+        let (mut x, mut dx, mut e, mut de) = (vec![0.4, 0.9], vec![1.0, -0.5], 0.2, 0.7);
+        d_cell_plain(&mut x, &mut dx, &mut e, &mut de, steps);
+        for (name, d) in [("Every(2)", d_cell_e2 as D), ("Binomial(2)", d_cell_b2 as D)] {
+            let (mut xb, mut dxb, mut eb, mut deb) = (vec![0.4, 0.9], vec![1.0, -0.5], 0.2, 0.7);
+            d(&mut xb, &mut dxb, &mut eb, &mut deb, steps);
+            assert_eq!((&x, e), (&xb, eb), "{name}, {steps}: the primal state");
+            assert_close(&format!("{name}, {steps}"), &[dxb[0], dxb[1], deb], &[dx[0], dx[1], de], 1e-12);
+        }
+        // The dot-product test against forward mode: <seed, J u> = <J^T seed, u>.
+        let u = [0.3, -0.8, 0.5];
+        let (mut xf, mut tx, mut ef, mut te) = (vec![0.4, 0.9], vec![u[0], u[1]], 0.2, u[2]);
+        f_cell_e2(&mut xf, &mut tx, &mut ef, &mut te, steps);
+        let jt = [1.0 * tx[0] - 0.5 * tx[1] + 0.7 * te];
+        let (mut xr, mut dxr, mut er, mut der) = (vec![0.4, 0.9], vec![1.0, -0.5], 0.2, 0.7);
+        d_cell_e2(&mut xr, &mut dxr, &mut er, &mut der, steps);
+        let back = dxr[0] * u[0] + dxr[1] * u[1] + der * u[2];
+        assert!(close(jt[0], back, 1e-12), "{steps}: {} against {back}", jt[0]);
     }
 }
