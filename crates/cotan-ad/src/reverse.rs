@@ -15,7 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Schedule, Ty, Value, Var};
+use cotan_ir::{
+    BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Schedule, Ty, Value, Var,
+};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
@@ -1163,7 +1165,8 @@ impl<'a> Rev<'a> {
             let z = self.zero(elem);
             let bt = cotan_ir::MemTy { elem: mt.elem, kind: MemKind::Vec, access: cotan_ir::Access::Owned };
             let buf = self.e.emit(OpKind::Alloc { len: n, init: z }, Ty::Mem(bt));
-            self.e.out.values[buf.0 as usize].name = Some(format!("{}_end", self.f.value(m).name.as_deref().unwrap_or("state")));
+            self.e.out.values[buf.0 as usize].name =
+                Some(format!("{}_end", self.f.value(m).name.as_deref().unwrap_or("state")));
             self.index_loop(n, false, |s, i| {
                 let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
                 s.e.effect(OpKind::Store { mem: buf, index: Some(i), value: x });
@@ -1233,11 +1236,29 @@ impl<'a> Rev<'a> {
         // The segment's iterations again, recording them.
         let ni = self.new_result(*index);
         let fbody = self.forward_region(body);
-        self.e.effect(OpKind::For { index: ni, lo: a, hi: b, step: None, inclusive: false, reverse: false, body: fbody, exit: None });
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo: a,
+            hi: b,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: fbody,
+            exit: None,
+        });
         // And back through them.
         let ri = self.e.out.new_value(ity, self.f.value(*index).name.clone(), op.span);
         let rbody = self.reverse_region(body, vec![(*index, ri)]);
-        self.e.effect(OpKind::For { index: ri, lo: a, hi: b, step: None, inclusive: false, reverse: true, body: rbody, exit: None });
+        self.e.effect(OpKind::For {
+            index: ri,
+            lo: a,
+            hi: b,
+            step: None,
+            inclusive: false,
+            reverse: true,
+            body: rbody,
+            exit: None,
+        });
         let seg_body = self.e.pop_region();
         self.zeroed.clear();
         self.e.effect(OpKind::For {
@@ -1278,7 +1299,7 @@ impl<'a> Rev<'a> {
     /// The primal of iterations `from..to` (iteration numbers), recording nothing.
     fn primal_steps(&mut self, op: &Op, from: Value, to: Value) {
         let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
-        let t = self.e.out.new_value(Ty::USIZE, Some("step".into()), op.span);
+        let t = self.e.out.new_value(Ty::USIZE, self.f.value(*index).name.clone(), op.span);
         self.e.push_region();
         let i = self.index_of(op, t);
         self.fwd.insert(*index, i);
@@ -1286,7 +1307,16 @@ impl<'a> Rev<'a> {
             self.primal_op(o);
         }
         let region = self.e.pop_region();
-        self.e.effect(OpKind::For { index: t, lo: from, hi: to, step: None, inclusive: false, reverse: false, body: region, exit: None });
+        self.e.effect(OpKind::For {
+            index: t,
+            lo: from,
+            hi: to,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: region,
+            exit: None,
+        });
     }
 
     /// Iteration number `t` run again recording it, then gone back through.
@@ -1382,7 +1412,11 @@ impl<'a> Rev<'a> {
         let n = self.trip_count(lo, hi, ity);
         self.e.out.values[n.0 as usize].name = Some("steps".into());
         let zero = self.usize_const(0);
-        let st = cotan_ir::MemTy { elem: Scalar::Usize, kind: MemKind::Array(4 * (snapshots + 1)), access: cotan_ir::Access::Owned };
+        let st = cotan_ir::MemTy {
+            elem: Scalar::Usize,
+            kind: MemKind::Array(4 * (snapshots + 1)),
+            access: cotan_ir::Access::Owned,
+        };
         let len = self.usize_const(4 * (snapshots as i128 + 1));
         let stk = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(st));
         self.e.out.values[stk.0 as usize].name = Some("segments".into());

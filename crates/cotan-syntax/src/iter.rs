@@ -29,7 +29,10 @@ pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, co
         return Ok(None);
     }
     let [iter, schedule] = c.args.iter().collect::<Vec<_>>()[..] else {
-        return err_at(c, "`cotan::checkpoint` takes an iterator and a schedule: `cotan::checkpoint(0..n, cotan::Every(k))`");
+        return err_at(
+            c,
+            "`cotan::checkpoint` takes an iterator and a schedule: `cotan::checkpoint(0..n, cotan::Every(k))`",
+        );
     };
     let bad = "cotan's checkpointing schedules are `cotan::Every(k)` (a snapshot every `k` iterations) and `cotan::Binomial(c)` (Revolve's, with `c` snapshots), with `k` or `c` an integer literal or constant of at least 1";
     let syn::Expr::Call(s) = strip_expr(schedule) else { return err_at(schedule, bad) };

@@ -1037,8 +1037,9 @@ impl Lower {
             let span = self.at(e.expr.span());
             let inner = syn::ExprForLoop { expr: Box::new(iter.clone()), ..e.clone() };
             self.for_loop(&inner)?;
-            let Some(Op { kind: OpKind::For { index, step: None, inclusive: false, reverse: false, exit, .. }, .. }) =
-                self.stack.last().and_then(|r| r.last())
+            let Some(Op {
+                kind: OpKind::For { index, step: None, inclusive: false, reverse: false, exit, .. }, ..
+            }) = self.stack.last().and_then(|r| r.last())
             else {
                 return err_at(
                     iter,

@@ -4,7 +4,9 @@
 
 #![allow(clippy::all, clippy::pedantic, dead_code, unused_mut, unused_variables)]
 
-use cotan::{autodiff_forward, autodiff_reverse, checkpoint, Binomial, Every};
+use cotan::{autodiff_forward, autodiff_reverse, checkpoint, hvp, Binomial, Every};
+
+mod common;
 
 const STEPS: [usize; 8] = [0, 1, 2, 3, 5, 7, 12, 31];
 
@@ -64,7 +66,8 @@ macro_rules! euler {
 euler!(euler_plain, d_euler_plain, steps, [0..steps]);
 euler!(euler_e1, d_euler_e1, steps, [checkpoint(0..steps, Every(1))]);
 euler!(euler_e3, d_euler_e3, steps, [checkpoint(0..steps, Every(3))]);
-euler!(euler_e4, d_euler_e4, steps, [cotan::checkpoint(0..steps, cotan::Every(4))]);
+const FOUR: usize = 4;
+euler!(euler_e4, d_euler_e4, steps, [cotan::checkpoint(0..steps, cotan::Every(FOUR))]);
 euler!(euler_e100, d_euler_e100, steps, [checkpoint(0..steps, Every(100))]);
 euler!(euler_b1, d_euler_b1, steps, [checkpoint(0..steps, Binomial(1))]);
 euler!(euler_b2, d_euler_b2, steps, [checkpoint(0..steps, Binomial(2))]);
@@ -138,7 +141,8 @@ scalar_ode!(ode_b4, d_ode_b4, steps, [checkpoint(0..steps, Binomial(4))]);
 #[test]
 fn active_scalars_carried_across_iterations() {
     type D = fn(f64, f64, usize, f64) -> (f64, f64, f64);
-    let schedules: [(&str, D); 4] = [("Every(2)", d_ode_e2), ("Every(5)", d_ode_e5), ("Binomial(2)", d_ode_b2), ("Binomial(4)", d_ode_b4)];
+    let schedules: [(&str, D); 4] =
+        [("Every(2)", d_ode_e2), ("Every(5)", d_ode_e5), ("Binomial(2)", d_ode_b2), ("Binomial(4)", d_ode_b4)];
     for steps in STEPS {
         let (y, g0, g1) = d_ode_plain(0.4, 1.3, steps, 1.0);
         let f = |v: &[f64]| ode_plain(v[0], v[1], steps);
@@ -154,7 +158,7 @@ fn active_scalars_carried_across_iterations() {
 // ---- a Heun (RK2) step in a helper writing the state, branches, a nested loop in the body,
 // ---- a local `Vec` state copied from a `Duplicated` input, an index range not from 0.
 
-fn heun_step(x: &mut [f64], k1: &mut [f64], dt: f64, p: f64) {
+fn step(x: &mut [f64], k1: &mut [f64], dt: f64, p: f64) {
     let n = x.len();
     for i in 0..n {
         let r = x[(i + 1) % n];
@@ -162,7 +166,11 @@ fn heun_step(x: &mut [f64], k1: &mut [f64], dt: f64, p: f64) {
     }
     for i in 0..n {
         let pred = x[i] + dt * k1[i];
-        let k2 = if pred > 0.0 { p * (x[(i + 1) % n] + dt * k1[(i + 1) % n] - pred) - pred * pred * 0.1 } else { p * pred.cos() - 0.2 * pred };
+        let k2 = if pred > 0.0 {
+            p * (x[(i + 1) % n] + dt * k1[(i + 1) % n] - pred) - pred * pred * 0.1
+        } else {
+            p * pred.cos() - 0.2 * pred
+        };
         x[i] += 0.5 * dt * (k1[i] + k2);
     }
 }
@@ -175,7 +183,7 @@ macro_rules! heun {
             let mut k1 = vec![0.0; x.len()];
             let mut energy = 0.0;
             for t in $($iter)* {
-                heun_step(&mut x, &mut k1, 0.05, p);
+                step(&mut x, &mut k1, 0.05, p);
                 if t % 3 == 0 {
                     for i in 0..x.len() {
                         energy += x[i] * x[i];
@@ -205,7 +213,12 @@ fn helpers_branches_nested_loops_and_local_state() {
         let mut all = dx.clone();
         all.push(dp);
         let f = |v: &[f64]| heun_plain(&v[..4], v[4], steps);
-        assert_close(&format!("{steps} steps against finite differences"), &all, &fd(&f, &[0.3, -0.5, 0.8, 1.1, 0.9]), 1e-6);
+        assert_close(
+            &format!("{steps} steps against finite differences"),
+            &all,
+            &fd(&f, &[0.3, -0.5, 0.8, 1.1, 0.9]),
+            1e-6,
+        );
         for (name, d) in schedules {
             let mut db = vec![0.0; 4];
             let (yb, dpb) = d(&x0, &mut db, 0.9, steps, 1.0);
@@ -272,3 +285,85 @@ fn cells_integer_indices_and_forward_mode() {
         assert!(close(jt[0], back, 1e-12), "{steps}: {} against {back}", jt[0]);
     }
 }
+
+// ---- second order: forward over the checkpointed reverse (snapshots carry tangents).
+
+macro_rules! chain {
+    ($name:ident, $grad:ident, $hvp:ident, [$($iter:tt)*]) => {
+        #[hvp($hvp)]
+        #[autodiff_reverse($grad, Duplicated, Active)]
+        fn $name(p: &[f64]) -> f64 {
+            let mut x = vec![0.5, -0.3, 0.2];
+            for t in $($iter)* {
+                let a = x[0];
+                x[0] = x[0] + 0.1 * (p[0] * x[1]).sin();
+                x[1] = x[1] + 0.1 * (p[1] * a - x[2] * x[1]);
+                x[2] = x[2] + 0.1 * p[2] * (a * a).cos() / (1.0 + t as f64);
+            }
+            x[0] * x[1] + x[2]
+        }
+    };
+}
+
+chain!(chain_plain, chain_grad, chain_hvp, [0..13]);
+chain!(chain_e4, chain_e4_grad, chain_e4_hvp, [checkpoint(0..13, Every(4))]);
+chain!(chain_b3, chain_b3_grad, chain_b3_hvp, [checkpoint(0..13, Binomial(3))]);
+
+#[test]
+fn hessian_vector_products_through_checkpointed_loops() {
+    let p = [0.8, -1.1, 0.6];
+    let v = [0.3, 0.5, -0.7];
+    let (mut g, mut hv) = (vec![0.0; 3], vec![0.0; 3]);
+    chain_hvp(&p, &v, &mut g, &mut hv);
+    type H = fn(&[f64], &[f64], &mut [f64], &mut [f64]) -> f64;
+    for (name, h) in [("Every(4)", chain_e4_hvp as H), ("Binomial(3)", chain_b3_hvp as H)] {
+        let (mut gb, mut hvb) = (vec![0.0; 3], vec![0.0; 3]);
+        h(&p, &v, &mut gb, &mut hvb);
+        assert_close(&format!("{name}: gradient"), &gb, &g, 1e-12);
+        assert_close(&format!("{name}: Hessian-vector product"), &hvb, &hv, 1e-12);
+    }
+    // And the Hessian-vector product against differences of the gradient.
+    let grad = |q: &[f64]| {
+        let mut g = vec![0.0; 3];
+        chain_grad(q, &mut g, 1.0);
+        g
+    };
+    let h = 1e-5;
+    let plus: Vec<f64> = p.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+    let minus: Vec<f64> = p.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+    let want: Vec<f64> = grad(&plus).iter().zip(grad(&minus)).map(|(a, b)| (a - b) / (2.0 * h)).collect();
+    assert_close("Hessian-vector product against differences", &hv, &want, 1e-6);
+}
+
+// ---- through the common harness: finite differences in both modes, the dot-product test,
+// ---- the interpreter against the compiled code, and no allocation in steady state.
+
+inplace_case!(
+    harness_every,
+    [[0.3, -0.5, 0.8], [1.0, 0.2, -0.4]],
+    fn f(x: &mut [f64]) {
+        for t in checkpoint(0..9, Every(2)) {
+            let a = x[0];
+            x[0] = x[0] + 0.1 * (x[1] * x[2]).sin();
+            x[1] -= 0.1 * a * x[2];
+            x[2] += 0.05 * (t as f64) * a;
+        }
+    }
+);
+
+slice_case!(
+    harness_binomial,
+    [[0.3, -0.5, 0.8], [1.0, 0.2, -0.4]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = x.to_vec();
+        let mut e = 0.0;
+        for _t in checkpoint(0..17, Binomial(3)) {
+            let a = s[0];
+            s[0] = s[0] + 0.1 * (s[1] * s[2]).sin();
+            s[1] -= 0.1 * a * s[2];
+            s[2] += 0.1 * a.cos();
+            e += s[0] * s[1];
+        }
+        e
+    }
+);
