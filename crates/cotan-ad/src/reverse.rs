@@ -952,17 +952,14 @@ impl<'a> Rev<'a> {
     /// variables declared outside it that its body sets.
     fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
+        // (memory, where, by `push`)
         let mut written = vec![];
         let mut set = vec![];
         let mut declared = HashSet::new();
-        let mut pushed = None;
         body.walk(&mut |o: &Op| match &o.kind {
-            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => written.push((*mem, o.span)),
-            OpKind::VecPush { mem, .. } => {
-                written.push((*mem, o.span));
-                pushed.get_or_insert((*mem, o.span));
-            }
-            OpKind::Call { args, .. } => written.extend(args.iter().filter(|a| a.1).map(|a| (a.0, o.span))),
+            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => written.push((*mem, o.span, false)),
+            OpKind::VecPush { mem, .. } => written.push((*mem, o.span, true)),
+            OpKind::Call { args, .. } => written.extend(args.iter().filter(|a| a.1).map(|a| (a.0, o.span, false))),
             OpKind::DeclVar { var, .. } => {
                 declared.insert(*var);
             }
@@ -970,7 +967,7 @@ impl<'a> Rev<'a> {
             _ => {}
         });
         let mut mems: Vec<Value> = vec![];
-        for (m, span) in written {
+        for (m, span, push) in written {
             let mut cur = m;
             let root = loop {
                 if self.l.def_region.get(&cur) != Some(&TOP) {
@@ -1001,8 +998,7 @@ impl<'a> Rev<'a> {
                     }
                 }
             };
-            if let Some((pm, span)) = pushed.filter(|p| root.is_some() && p.0 == m) {
-                let _ = pm;
+            if push && root.is_some() {
                 return Err(AdError {
                     span,
                     message: "cotan cannot checkpoint a loop that pushes to a vector made outside it: its snapshots have a fixed size; give the vector its final length before the loop".into(),

@@ -34,7 +34,8 @@ pub use rt::{Real, Record};
 /// reverse sweep restores each snapshot in turn, last first, runs that segment's
 /// iterations again recording them, and goes back through them. The tape then holds
 /// `⌈steps/k⌉` snapshots and one segment's record instead of every iteration's record, for
-/// one more run of each iteration. See "Checkpointing long loops" in the guide.
+/// one more run of each iteration. [`Binomial`] is Revolve's schedule. See "Checkpointing
+/// long loops" in the crate documentation.
 #[inline]
 pub fn checkpoint<I: IntoIterator, S: Schedule>(iter: I, schedule: S) -> I::IntoIter {
     let _ = schedule;

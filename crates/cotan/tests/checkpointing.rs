@@ -367,3 +367,63 @@ slice_case!(
         e
     }
 );
+
+// ---- the state in the fields of a `Duplicated` struct: a vector and a number.
+
+#[derive(Clone, Debug, PartialEq, cotan::Differentiable)]
+struct Sim {
+    x: Vec<f64>,
+    t: f64,
+}
+
+macro_rules! sim {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Active, Const, Active)]
+        fn $name(s: &mut Sim, p: f64, $steps: usize) -> f64 {
+            let mut trace = Vec::new();
+            for _k in $($iter)* {
+                let mut scratch = vec![0.0; s.x.len()];
+                s.t += 0.1 * s.x[0].cos();
+                for i in 0..s.x.len() {
+                    scratch[i] = s.x[i] * s.t;
+                }
+                for i in 0..s.x.len() {
+                    s.x[i] = s.x[i] + 0.1 * (p * scratch[i]).sin();
+                }
+            }
+            trace.push(s.t);
+            s.x[1] * s.t + trace[0]
+        }
+    };
+}
+
+sim!(sim_plain, d_sim_plain, steps, [0..steps]);
+sim!(sim_e3, d_sim_e3, steps, [checkpoint(0..steps, Every(3))]);
+sim!(sim_b2, d_sim_b2, steps, [checkpoint(0..steps, Binomial(2))]);
+
+#[test]
+fn state_in_struct_fields() {
+    let s0 = Sim { x: vec![0.2, -0.4, 0.9], t: 0.3 };
+    type D = fn(&mut Sim, &mut Sim, f64, usize, f64) -> (f64, f64);
+    for steps in STEPS {
+        let (mut s, mut ds) = (s0.clone(), Sim { x: vec![0.0; 3], t: 0.0 });
+        let (y, dp) = d_sim_plain(&mut s, &mut ds, 1.4, steps, 1.0);
+        let f = |v: &[f64]| sim_plain(&mut Sim { x: v[..3].to_vec(), t: v[3] }, v[4], steps);
+        let mut all = ds.x.clone();
+        all.extend([ds.t, dp]);
+        assert_close(
+            &format!("{steps} steps against finite differences"),
+            &all,
+            &fd(&f, &[0.2, -0.4, 0.9, 0.3, 1.4]),
+            1e-6,
+        );
+        for (name, d) in [("Every(3)", d_sim_e3 as D), ("Binomial(2)", d_sim_b2 as D)] {
+            let (mut sb, mut dsb) = (s0.clone(), Sim { x: vec![0.0; 3], t: 0.0 });
+            let (yb, dpb) = d(&mut sb, &mut dsb, 1.4, steps, 1.0);
+            assert_eq!((y, &s), (yb, &sb), "{name}, {steps}");
+            let mut got = dsb.x.clone();
+            got.extend([dsb.t, dpb]);
+            assert_close(&format!("{name}, {steps}"), &got, &all, 1e-12);
+        }
+    }
+}
