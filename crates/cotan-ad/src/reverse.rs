@@ -931,7 +931,12 @@ impl<'a> Rev<'a> {
             if report {
                 self.errors.push(AdError {
                     span: c.span,
-                    message: "cotan checkpoints loops at the top level of the function with the attribute, not inside another loop or a branch, nor in a function it calls; move the loop (or the annotation) there".into(),
+                    message: if self.l.split {
+                        "cotan checkpoints loops in the function with `#[autodiff_reverse]` only, not in a function it calls nor in `autodiff_split`'s functions (their reverse sweep cannot rewrite the primal state); move the loop, or the annotation, into the function with the attribute"
+                    } else {
+                        "cotan checkpoints loops at the top level of the function, not inside another loop or a branch; move the loop (or the annotation) there"
+                    }
+                    .into(),
                 });
             }
             return None;
