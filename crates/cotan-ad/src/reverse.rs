@@ -952,71 +952,116 @@ impl<'a> Rev<'a> {
         }
     }
 
-    /// The state a checkpointed loop carries from one iteration to the next: the memory
-    /// defined outside it that its body writes (whole buffers, at the top level) and the
-    /// variables declared outside it that its body sets.
+    /// The state a checkpointed loop carries from one iteration to the next, which its
+    /// reverse snapshots and restores: the memory defined outside it that its body writes
+    /// (whole buffers, at the top level) and the variables declared outside it that its body
+    /// sets; and what the body only reads but statements after the loop change, which the
+    /// recomputation must see as the loop saw it.
     fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
-        // (memory, where, by `push`)
-        let mut written = vec![];
+        let at = match self.l.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, k)) => k,
+            _ => usize::MAX,
+        };
+        // (memory, where, written, by `push`)
+        let mut used = vec![];
         let mut set = vec![];
+        let mut read = vec![];
         let mut declared = HashSet::new();
-        body.walk(&mut |o: &Op| match &o.kind {
-            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => written.push((*mem, o.span, false)),
-            OpKind::VecPush { mem, .. } => written.push((*mem, o.span, true)),
-            OpKind::Call { args, .. } => written.extend(args.iter().filter(|a| a.1).map(|a| (a.0, o.span, false))),
-            OpKind::DeclVar { var, .. } => {
-                declared.insert(*var);
-            }
-            OpKind::SetVar(var, _) => set.push(*var),
-            _ => {}
-        });
-        let mut mems: Vec<Value> = vec![];
-        for (m, span, push) in written {
-            let mut cur = m;
-            let root = loop {
-                if self.l.def_region.get(&cur) != Some(&TOP) {
-                    match self.view_parts(cur) {
-                        Some(b) => cur = b,
-                        // Memory made in the body: not carried.
-                        None => break None,
-                    }
-                    continue;
+        body.walk(&mut |o: &Op| {
+            match &o.kind {
+                OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => used.push((*mem, o.span, true, false)),
+                OpKind::VecPush { mem, .. } => used.push((*mem, o.span, true, true)),
+                OpKind::Call { args, .. } => used.extend(args.iter().map(|a| (a.0, o.span, a.1, false))),
+                OpKind::DeclVar { var, .. } => {
+                    declared.insert(*var);
                 }
+                OpKind::SetVar(var, _) => set.push(*var),
+                OpKind::GetVar(var) => read.push(*var),
+                _ => {}
+            }
+            for u in o.kind.operands() {
+                if self.f.ty(u).mem().is_some() {
+                    used.push((u, o.span, false, false));
+                }
+            }
+        });
+        // Variables and memory that top-level statements after the loop write.
+        let mut set_after = HashSet::new();
+        for later in self.f.body.ops.iter().skip(at.saturating_add(1)) {
+            let mut visit = |o: &Op| {
+                if let OpKind::SetVar(var, _) = &o.kind {
+                    set_after.insert(*var);
+                }
+            };
+            visit(later);
+            for r in later.kind.regions() {
+                r.walk(&mut visit);
+            }
+        }
+        let written_after = |m: Value| self.l.last_write.get(&m).is_some_and(|w| *w > at);
+        let mut mems: Vec<Value> = vec![];
+        for (m, span, writes, push) in used {
+            // The memory outside the loop that `m` is (part of).
+            let mut cur = m;
+            while self.l.def_region.get(&cur) != Some(&TOP) {
+                match self.view_parts(cur) {
+                    Some(b) => cur = b,
+                    None => break,
+                }
+            }
+            if self.l.def_region.get(&cur) != Some(&TOP) || !(writes || written_after(cur)) {
+                // Made in the body, or read and unchanged until the reverse sweep.
+                continue;
+            }
+            let root = loop {
                 let mt = self.f.ty(cur).mem().unwrap();
                 if matches!(mt.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_) | MemKind::Cell) {
-                    break Some(cur);
+                    break cur;
                 }
                 match (&self.l.def_op.get(&cur).map(|o| &o.kind), mt.kind) {
                     (Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }), _) => cur = *base,
                     (_, MemKind::Ptr | MemKind::ArrayPtr(_)) => {
                         return Err(AdError {
                             span,
-                            message: "cotan cannot checkpoint a loop that writes through a raw pointer: it cannot snapshot memory of unknown length; pass a slice".into(),
-                        })
+                            message: if writes {
+                                "cotan cannot checkpoint a loop that writes through a raw pointer: it cannot snapshot memory of unknown length; pass a slice"
+                            } else {
+                                "cotan cannot checkpoint a loop that reads through a raw pointer memory that is written after the loop: it cannot snapshot memory of unknown length; pass a slice"
+                            }
+                            .into(),
+                        });
                     }
                     _ => {
                         return Err(AdError {
                             span,
-                            message: "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory or a whole struct, which it cannot snapshot yet".into(),
-                        })
+                            message: if writes {
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory or a whole struct, which it cannot snapshot yet"
+                            } else {
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this reads nested memory or a whole struct that is written after the loop, which it cannot snapshot yet"
+                            }
+                            .into(),
+                        });
                     }
                 }
             };
-            if push && root.is_some() {
+            if push || (self.l.pushed.contains(&root) && written_after(root)) {
                 return Err(AdError {
                     span,
-                    message: "cotan cannot checkpoint a loop that pushes to a vector made outside it: its snapshots have a fixed size; give the vector its final length before the loop".into(),
+                    message: if push {
+                        "cotan cannot checkpoint a loop that pushes to a vector made outside it: its snapshots have a fixed size; give the vector its final length before the loop"
+                    } else {
+                        "cotan cannot checkpoint a loop that uses a vector which grows by `push` after the loop: its snapshots have a fixed size; push after the loop to another vector"
+                    }
+                    .into(),
                 });
             }
-            if let Some(r) = root {
-                if !mems.contains(&r) {
-                    mems.push(r);
-                }
+            if !mems.contains(&root) {
+                mems.push(root);
             }
         }
         let mut vars = vec![];
-        for v in set {
+        for v in set.into_iter().chain(read.into_iter().filter(|v| set_after.contains(v))) {
             if !declared.contains(&v) && !vars.contains(&v) {
                 vars.push(v);
             }

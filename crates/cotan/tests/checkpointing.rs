@@ -427,3 +427,54 @@ fn state_in_struct_fields() {
         }
     }
 }
+
+// ---- what the body only reads but statements after the loop change: the recomputation
+// ---- must see it as the loop saw it.
+
+macro_rules! changed_after {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Duplicated, Const, Active)]
+        fn $name(x: &mut [f64], w: &mut [f64], $steps: usize) -> f64 {
+            let mut scale = 0.5;
+            let mut coef = vec![0.3, -0.2];
+            for t in $($iter)* {
+                let a = x[0];
+                x[0] = x[0] + 0.1 * (w[0] * x[1] * scale).sin() + coef[0] * 0.01;
+                x[1] = x[1] + 0.1 * w[1] * a * coef[1];
+            }
+            scale = 3.0;
+            coef[0] = 7.0;
+            coef[1] = x[0];
+            w[0] = x[1] * w[1];
+            w[1] = 2.0 * w[0];
+            x[0] * scale + coef[1] * w[0] + w[1]
+        }
+    };
+}
+
+changed_after!(after_plain, d_after_plain, steps, [0..steps]);
+changed_after!(after_e2, d_after_e2, steps, [checkpoint(0..steps, Every(2))]);
+changed_after!(after_b2, d_after_b2, steps, [checkpoint(0..steps, Binomial(2))]);
+
+#[test]
+fn memory_and_variables_changed_after_the_loop() {
+    type D = fn(&mut [f64], &mut [f64], &mut [f64], &mut [f64], usize, f64) -> f64;
+    for steps in STEPS {
+        let run = |d: D| {
+            let (mut x, mut dx, mut w, mut dw) = (vec![0.4, -0.7], vec![0.0; 2], vec![1.3, 0.6], vec![0.0; 2]);
+            let y = d(&mut x, &mut dx, &mut w, &mut dw, steps, 1.0);
+            (y, x, w, dx, dw)
+        };
+        let whole = run(d_after_plain);
+        let f = |v: &[f64]| after_plain(&mut v[..2].to_vec(), &mut v[2..].to_vec(), steps);
+        let mut all = whole.3.clone();
+        all.extend(&whole.4);
+        assert_close(&format!("{steps} steps against finite differences"), &all, &fd(&f, &[0.4, -0.7, 1.3, 0.6]), 1e-6);
+        for (name, d) in [("Every(2)", d_after_e2 as D), ("Binomial(2)", d_after_b2 as D)] {
+            let got = run(d);
+            assert_eq!((got.0, &got.1, &got.2), (whole.0, &whole.1, &whole.2), "{name}, {steps}");
+            assert_close(&format!("{name}, {steps}: dx"), &got.3, &whole.3, 1e-12);
+            assert_close(&format!("{name}, {steps}: dw"), &got.4, &whole.4, 1e-12);
+        }
+    }
+}
