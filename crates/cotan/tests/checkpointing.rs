@@ -478,3 +478,55 @@ fn memory_and_variables_changed_after_the_loop() {
         }
     }
 }
+
+// ---- `continue`, a `while` loop and an early exit of an inner loop inside the body.
+
+macro_rules! flow {
+    ($name:ident, $d:ident, $steps:ident, [$($iter:tt)*]) => {
+        #[autodiff_reverse($d, Duplicated, Const, Active)]
+        fn $name(x: &mut [f64], $steps: usize) -> f64 {
+            let mut total = 0.0;
+            for t in $($iter)* {
+                if t % 4 == 1 {
+                    continue;
+                }
+                let mut k = 0;
+                while k < 2 + t % 3 {
+                    x[k % 3] = x[k % 3] * 0.9 + 0.1 * x[(k + 1) % 3].sin();
+                    k += 1;
+                }
+                for i in 0..3 {
+                    if x[i] > 2.0 {
+                        break;
+                    }
+                    total += x[i] * x[i];
+                }
+            }
+            total
+        }
+    };
+}
+
+flow!(flow_plain, d_flow_plain, steps, [0..steps]);
+flow!(flow_e3, d_flow_e3, steps, [checkpoint(0..steps, Every(3))]);
+flow!(flow_b3, d_flow_b3, steps, [checkpoint(0..steps, Binomial(3))]);
+
+#[test]
+fn continue_while_and_inner_exits() {
+    type D = fn(&mut [f64], &mut [f64], usize, f64) -> f64;
+    for steps in STEPS {
+        let run = |d: D| {
+            let (mut x, mut dx) = (vec![0.4, -0.7, 1.2], vec![0.0; 3]);
+            let y = d(&mut x, &mut dx, steps, 1.0);
+            (y, x, dx)
+        };
+        let whole = run(d_flow_plain);
+        let f = |v: &[f64]| flow_plain(&mut v.to_vec(), steps);
+        assert_close(&format!("{steps} steps against finite differences"), &whole.2, &fd(&f, &[0.4, -0.7, 1.2]), 1e-6);
+        for (name, d) in [("Every(3)", d_flow_e3 as D), ("Binomial(3)", d_flow_b3 as D)] {
+            let got = run(d);
+            assert_eq!((got.0, &got.1), (whole.0, &whole.1), "{name}, {steps}");
+            assert_close(&format!("{name}, {steps}"), &got.2, &whole.2, 1e-12);
+        }
+    }
+}
