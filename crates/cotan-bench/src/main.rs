@@ -120,7 +120,7 @@ fn main() {
             out.push_str(&table);
         }
     }
-    // The checkpointing table: in a full run, or asked for by `--rows` (it takes about 45 s
+    // The checkpointing table: in a full run, or asked for by `--rows` (it takes about 80 s
     // and 2 GB at its peak, so `--quick` leaves it out unless asked).
     let asked = args.rows.iter().any(|r| "checkpointing".contains(r.as_str()));
     if !args.compile_time_only && (asked || (args.rows.is_empty() && !args.quick)) {
