@@ -1367,16 +1367,8 @@ impl<'a> Rev<'a> {
 
     /// Iteration number `t` run again recording it, then gone back through.
     fn step_back(&mut self, op: &Op, t: Value) {
-        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
-        let i = self.index_of(op, t);
-        self.fwd.insert(*index, i);
-        self.zeroed.clear();
-        for o in self.forward_region(body).ops {
-            self.e.push_op(o);
-        }
-        for o in self.reverse_region(body, vec![(*index, i)]).ops {
-            self.e.push_op(o);
-        }
+        self.record_step(op, t);
+        self.reverse_step(op, t);
     }
 
     fn if_then(&mut self, cond: Value, then: impl FnOnce(&mut Self)) {
@@ -1499,9 +1491,62 @@ impl<'a> Rev<'a> {
             s.push_state(mems, vars);
             let body = s.e.pop_region();
             s.e.effect(OpKind::While { cond_region, cond, body, exit: None });
-            // The rest of the loop.
+            // The rest of the loop, its last iteration recorded (Revolve's first turn).
             let [_, a, ..] = s.seg_top(stk, depth);
-            s.primal_steps(op, a, n);
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, n, one), Ty::USIZE);
+            s.primal_steps(op, a, last);
+            s.record_step(op, last);
+        });
+    }
+
+    /// Iteration number `t` run recording it.
+    fn record_step(&mut self, op: &Op, t: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let i = self.index_of(op, t);
+        self.fwd.insert(*index, i);
+        for o in self.forward_region(body).ops {
+            self.e.push_op(o);
+        }
+    }
+
+    /// Back through iteration number `t`, which was just recorded.
+    fn reverse_step(&mut self, op: &Op, t: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let i = self.index_of(op, t);
+        self.zeroed.clear();
+        // The body's reverse is emitted in more than one place: the adjoints of its values
+        // are declared anew in each.
+        let mut local = vec![*index];
+        body.walk(&mut |o: &Op| {
+            local.extend(o.result);
+            if let OpKind::For { index, .. } = &o.kind {
+                local.push(*index);
+            }
+        });
+        for v in local {
+            self.adj_ssa.remove(&v);
+            self.adj_kind.remove(&v);
+        }
+        for o in self.reverse_region(body, vec![(*index, i)]).ops {
+            self.e.push_op(o);
+        }
+    }
+
+    /// Pops the top segment, with its snapshot if it has one, and restores the start of the
+    /// segment below, if any.
+    fn seg_pop(&mut self, depth: Var, snap: Value, mems: &[Value], vars: &[Var]) {
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let one = self.usize_const(1);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
+        self.e.effect(OpKind::SetVar(depth, d1));
+        let stored = self.e.emit(OpKind::Cmp(CmpOp::Eq, snap, one), Ty::BOOL);
+        self.if_then(stored, |s| s.pop_state(mems, vars));
+        let zero = self.usize_const(0);
+        let more = self.e.emit(OpKind::Cmp(CmpOp::Gt, d1, zero), Ty::BOOL);
+        self.if_then(more, |s| {
+            s.pop_state(mems, vars);
+            s.push_state(mems, vars);
         });
     }
 
@@ -1515,9 +1560,23 @@ impl<'a> Rev<'a> {
         let zero = self.usize_const(0);
         let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, n, zero), Ty::BOOL);
         self.if_then(nonempty, |s| {
-            // The state at the start of the top segment.
+            // Back through the last iteration, which the forward sweep recorded; the top
+            // segment then ends before it: popped if that leaves it empty, else its start
+            // restored.
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, n, one), Ty::USIZE);
+            s.reverse_step(op, last);
+            let [base, a, _, _, snap] = s.seg_top(stk, depth);
+            s.seg_set(stk, base, 1, last);
+            let empty = s.e.emit(OpKind::Cmp(CmpOp::Eq, a, last), Ty::BOOL);
+            s.e.push_region();
+            s.seg_pop(depth, snap, mems, vars);
+            let then_region = s.e.pop_region();
+            s.e.push_region();
             s.pop_state(mems, vars);
             s.push_state(mems, vars);
+            let else_region = s.e.pop_region();
+            s.e.effect(OpKind::If { cond: empty, then_region, else_region });
             s.e.push_region();
             let d = s.e.emit(OpKind::GetVar(depth), Ty::USIZE);
             let zero = s.usize_const(0);
@@ -1532,18 +1591,7 @@ impl<'a> Rev<'a> {
             // One iteration: back through it, then the segment below.
             s.e.push_region();
             s.step_back(op, a);
-            let d = s.e.emit(OpKind::GetVar(depth), Ty::USIZE);
-            let one = s.usize_const(1);
-            let d1 = s.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
-            s.e.effect(OpKind::SetVar(depth, d1));
-            let stored = s.e.emit(OpKind::Cmp(CmpOp::Eq, snap, one), Ty::BOOL);
-            s.if_then(stored, |s| s.pop_state(mems, vars));
-            let zero = s.usize_const(0);
-            let more = s.e.emit(OpKind::Cmp(CmpOp::Gt, d1, zero), Ty::BOOL);
-            s.if_then(more, |s| {
-                s.pop_state(mems, vars);
-                s.push_state(mems, vars);
-            });
+            s.seg_pop(depth, snap, mems, vars);
             let then_region = s.e.pop_region();
             // Several: run to the split and push the right part.
             s.e.push_region();

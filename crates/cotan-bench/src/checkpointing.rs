@@ -106,8 +106,15 @@ fn schedule_counts(s: Sched, n: usize) -> (usize, usize) {
                 held += 1;
                 most = most.max(held);
             }
+            // The rest of the loop, its last iteration recorded.
             run += n - stack.last().unwrap().0;
-            // The reverse sweep.
+            // The reverse sweep: back through the last iteration, then the segments.
+            let top = stack.last_mut().unwrap();
+            top.1 = n - 1;
+            if top.0 == top.1 {
+                held -= usize::from(top.3);
+                stack.pop();
+            }
             while let Some(&(a, b, s, stored)) = stack.last() {
                 if b - a == 1 {
                     run += 1;
@@ -245,8 +252,17 @@ mod tests {
     /// the whole record on a short run.
     #[test]
     fn schedules_on_short_loops() {
-        // One snapshot: iteration k is reached again from the start (k runs), then recorded.
-        assert_eq!(schedule_counts(Sched::Binomial(1), 5), (5 + (4 + 1) + (3 + 1) + (2 + 1) + (1 + 1) + 1, 1));
+        // One snapshot: the forward sweep runs the loop (recording its last iteration), then
+        // iteration k < 4 is reached again from the start (k runs) and recorded.
+        assert_eq!(schedule_counts(Sched::Binomial(1), 5), (5 + (3 + 1) + (2 + 1) + (1 + 1) + 1, 1));
+        // Griewank's minimum, r·T − β(c + 1, r − 1) runs besides the T recording runs, for
+        // the least r with β(c, r) = (c + r)! / (c! r!) ≥ T.
+        let binomial = |n: usize, k: usize| (1..=k.min(n - k)).fold(1usize, |b, j| b * (n + 1 - j) / j);
+        for (n, c) in [(5, 1), (10, 2), (100, 3), (1000, 5), (100_000, 10), (100_000, 30), (100_000, 316)] {
+            let r = (0..).find(|&r| binomial(c + r, c) >= n).unwrap();
+            let least = r * n - binomial(c + r, c + 1);
+            assert_eq!(schedule_counts(Sched::Binomial(c), n).0, least + n, "{n} iterations, {c} snapshots");
+        }
         for n in [1, 2, 7, 100, 1000] {
             for c in [1, 2, 3, 10] {
                 let (_, held) = schedule_counts(Sched::Binomial(c), n);
