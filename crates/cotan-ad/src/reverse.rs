@@ -15,7 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Ty, Value, Var};
+use cotan_ir::{
+    BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Schedule, Ty, Value, Var,
+};
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
 use crate::emit::{remap, Emitter};
@@ -359,6 +361,10 @@ struct Rev<'a> {
     dvar: HashMap<Var, Var>,
     /// Iteration counts of counted loops at the top level.
     counts: HashMap<*const Op, Value>,
+    /// For each loop checkpointed by the binomial schedule: its stack of segments (start,
+    /// end, free snapshots, has a snapshot), the variable holding the stack's depth, and its
+    /// iteration count, made by the forward sweep for the reverse.
+    segments: HashMap<*const Op, (Value, Var, Value)>,
     /// Adjoint variables known to hold zero at this point of the current region, so that
     /// the next `+=` can be a plain assignment.
     zeroed: HashSet<Var>,
@@ -443,6 +449,7 @@ impl<'a> Rev<'a> {
             adj_ssa: HashMap::new(),
             dvar: HashMap::new(),
             counts: HashMap::new(),
+            segments: HashMap::new(),
             zeroed: HashSet::new(),
             ret: vec![],
             errors: vec![],
@@ -810,6 +817,10 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let Some(c) = self.checkpoint(op, true) {
+            self.forward_checkpointed(op, c);
+            return;
+        }
         if let OpKind::VariantField { value, .. } = &op.kind {
             if self.act.mem(*value) {
                 self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
@@ -902,6 +913,708 @@ impl<'a> Rev<'a> {
         let n1 = self.e.emit(OpKind::Binary(BinOp::Add, n, one), Ty::USIZE);
         self.e.effect(OpKind::SetVar(var, n1));
         body.ops.extend(self.e.pop_region().ops);
+    }
+
+    // ---- checkpointed loops (`cotan::checkpoint`) ----
+
+    /// The checkpoint annotation of `op`, if it is an active `for` loop that has one and can
+    /// be checkpointed; `report` reports one that cannot (once: from the forward sweep).
+    fn checkpoint(&mut self, op: &Op, report: bool) -> Option<Checkpoint> {
+        let OpKind::For { index, .. } = &op.kind else { return None };
+        let c = self.f.checkpoints.iter().find(|c| c.index == *index).copied()?;
+        if !self.act.op_is_active(self.f, op) {
+            // Nothing to record: the loop runs as it is.
+            return None;
+        }
+        let at_top = matches!(self.l.op_at.get(&(op as *const Op)), Some((TOP, _)));
+        if self.l.split || !at_top {
+            if report {
+                self.errors.push(AdError {
+                    span: c.span,
+                    message: if self.l.split {
+                        "cotan checkpoints loops in the function with `#[autodiff_reverse]` only, not in a function it calls nor in `autodiff_split`'s functions (their reverse sweep cannot rewrite the primal state); move the loop, or the annotation, into the function with the attribute"
+                    } else {
+                        "cotan checkpoints loops at the top level of the function, not inside another loop or a branch; move the loop (or the annotation) there"
+                    }
+                    .into(),
+                });
+            }
+            return None;
+        }
+        match self.carried(op) {
+            Ok(_) => Some(c),
+            Err(e) => {
+                if report {
+                    self.errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    /// The state a checkpointed loop carries from one iteration to the next, which its
+    /// reverse snapshots and restores: the memory defined outside it that its body writes
+    /// (whole buffers, at the top level) and the variables declared outside it that its body
+    /// sets; and what the body only reads but statements after the loop change, which the
+    /// recomputation must see as the loop saw it.
+    fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
+        let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
+        let at = match self.l.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, k)) => k,
+            _ => usize::MAX,
+        };
+        // (memory, where, written, by `push`)
+        let mut used = vec![];
+        let mut set = vec![];
+        let mut read = vec![];
+        let mut declared = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            match &o.kind {
+                OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => used.push((*mem, o.span, true, false)),
+                OpKind::VecPush { mem, .. } => used.push((*mem, o.span, true, true)),
+                OpKind::Call { args, .. } => used.extend(args.iter().map(|a| (a.0, o.span, a.1, false))),
+                OpKind::DeclVar { var, .. } => {
+                    declared.insert(*var);
+                }
+                OpKind::SetVar(var, _) => set.push(*var),
+                OpKind::GetVar(var) => read.push(*var),
+                _ => {}
+            }
+            for u in o.kind.operands() {
+                if self.f.ty(u).mem().is_some() {
+                    used.push((u, o.span, false, false));
+                }
+            }
+        });
+        // Variables and memory that top-level statements after the loop write.
+        let mut set_after = HashSet::new();
+        for later in self.f.body.ops.iter().skip(at.saturating_add(1)) {
+            let mut visit = |o: &Op| {
+                if let OpKind::SetVar(var, _) = &o.kind {
+                    set_after.insert(*var);
+                }
+            };
+            visit(later);
+            for r in later.kind.regions() {
+                r.walk(&mut visit);
+            }
+        }
+        let written_after = |m: Value| self.l.last_write.get(&m).is_some_and(|w| *w > at);
+        let mut mems: Vec<Value> = vec![];
+        for (m, span, writes, push) in used {
+            // The memory outside the loop that `m` is (part of).
+            let mut cur = m;
+            while self.l.def_region.get(&cur) != Some(&TOP) {
+                match self.view_parts(cur) {
+                    Some(b) => cur = b,
+                    None => break,
+                }
+            }
+            if self.l.def_region.get(&cur) != Some(&TOP) || !(writes || written_after(cur)) {
+                // Made in the body, or read and unchanged until the reverse sweep.
+                continue;
+            }
+            let root = loop {
+                let mt = self.f.ty(cur).mem().unwrap();
+                if matches!(mt.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_) | MemKind::Cell) {
+                    break cur;
+                }
+                match (&self.l.def_op.get(&cur).map(|o| &o.kind), mt.kind) {
+                    (Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }), _) => cur = *base,
+                    (_, MemKind::Ptr | MemKind::ArrayPtr(_)) => {
+                        return Err(AdError {
+                            span,
+                            message: if writes {
+                                "cotan cannot checkpoint a loop that writes through a raw pointer: it cannot snapshot memory of unknown length; pass a slice"
+                            } else {
+                                "cotan cannot checkpoint a loop that reads through a raw pointer memory that is written after the loop: it cannot snapshot memory of unknown length; pass a slice"
+                            }
+                            .into(),
+                        });
+                    }
+                    _ => {
+                        return Err(AdError {
+                            span,
+                            message: if writes {
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory or a whole struct, which it cannot snapshot yet"
+                            } else {
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this reads nested memory or a whole struct that is written after the loop, which it cannot snapshot yet"
+                            }
+                            .into(),
+                        });
+                    }
+                }
+            };
+            if push || (self.l.pushed.contains(&root) && written_after(root)) {
+                return Err(AdError {
+                    span,
+                    message: if push {
+                        "cotan cannot checkpoint a loop that pushes to a vector made outside it: its snapshots have a fixed size; give the vector its final length before the loop"
+                    } else {
+                        "cotan cannot checkpoint a loop that uses a vector which grows by `push` after the loop: its snapshots have a fixed size; push after the loop to another vector"
+                    }
+                    .into(),
+                });
+            }
+            if !mems.contains(&root) {
+                mems.push(root);
+            }
+        }
+        let mut vars = vec![];
+        for v in set.into_iter().chain(read.into_iter().filter(|v| set_after.contains(v))) {
+            if !declared.contains(&v) && !vars.contains(&v) {
+                vars.push(v);
+            }
+        }
+        Ok((mems, vars))
+    }
+
+    /// Pushes the loop-carried state on the tape.
+    fn push_state(&mut self, mems: &[Value], vars: &[Var]) {
+        for &m in mems {
+            let pm = self.fwd[&m];
+            let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+            if self.f.ty(m).mem().unwrap().kind == MemKind::Cell {
+                let x = self.e.emit(OpKind::Load { mem: pm, index: None }, elem);
+                self.e.effect(OpKind::Push(x));
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
+                s.e.effect(OpKind::Push(x));
+            });
+        }
+        for &v in vars {
+            let x = self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty));
+            self.e.effect(OpKind::Push(x));
+        }
+    }
+
+    /// Pops the loop-carried state `push_state` pushed back into the primal memory and variables.
+    fn pop_state(&mut self, mems: &[Value], vars: &[Var]) {
+        for &v in vars.iter().rev() {
+            let x = self.e.emit(OpKind::Pop, Ty::Scalar(self.f.var(v).ty));
+            self.e.effect(OpKind::SetVar(v, x));
+        }
+        for &m in mems.iter().rev() {
+            let pm = self.fwd[&m];
+            let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+            if self.f.ty(m).mem().unwrap().kind == MemKind::Cell {
+                let x = self.e.emit(OpKind::Pop, elem);
+                self.e.effect(OpKind::Store { mem: pm, index: None, value: x });
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, true, |s, i| {
+                let x = s.e.emit(OpKind::Pop, elem);
+                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+            });
+        }
+    }
+
+    /// The primal of `r`, recording nothing (calls run the primal callee).
+    fn primal_region(&mut self, r: &Region) -> Region {
+        self.e.push_region();
+        for op in &r.ops {
+            self.primal_op(op);
+        }
+        self.e.pop_region()
+    }
+
+    fn primal_op(&mut self, op: &Op) {
+        self.e.span = op.span;
+        let kind = match &op.kind {
+            OpKind::If { cond, then_region, else_region } => {
+                let t = self.primal_region(then_region);
+                let e = self.primal_region(else_region);
+                OpKind::If { cond: self.fwd[cond], then_region: t, else_region: e }
+            }
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
+                let ni = self.new_result(*index);
+                let body = self.primal_region(body);
+                OpKind::For {
+                    index: ni,
+                    lo: self.fwd[lo],
+                    hi: self.fwd[hi],
+                    step: step.map(|s| self.fwd[&s]),
+                    inclusive: *inclusive,
+                    reverse: *reverse,
+                    body,
+                    exit: *exit,
+                }
+            }
+            OpKind::While { cond_region, cond, body, exit } => {
+                let c = self.primal_region(cond_region);
+                let body = self.primal_region(body);
+                OpKind::While { cond_region: c, cond: self.fwd[cond], body, exit: *exit }
+            }
+            k => remap(k, |v| self.fwd[&v]),
+        };
+        let result = op.result.map(|r| self.new_result(r));
+        self.e.push_op(Op { kind, result, span: op.span });
+    }
+
+    /// The forward sweep of a checkpointed loop: its primal, pushing the loop-carried state
+    /// at the start of every `every`-th iteration.
+    fn forward_checkpointed(&mut self, op: &Op, c: Checkpoint) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let Ok((mems, vars)) = self.carried(op) else { return };
+        let every = match c.schedule {
+            Schedule::Every(k) => k,
+            Schedule::Binomial(snapshots) => return self.forward_binomial(op, snapshots, &mems, &vars),
+        };
+        let ity = self.f.ty(*index);
+        let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
+        let ni = self.new_result(*index);
+        self.e.push_region();
+        let t = self.e.emit(OpKind::Binary(BinOp::Sub, ni, nlo), ity);
+        let k = self.e.emit(OpKind::Const(Const::Int(every as i128)), ity);
+        let r = self.e.emit(OpKind::Binary(BinOp::Rem, t, k), ity);
+        let zero = self.zero(ity);
+        let start = self.e.emit(OpKind::Cmp(CmpOp::Eq, r, zero), Ty::BOOL);
+        self.e.push_region();
+        self.push_state(&mems, &vars);
+        let snap = self.e.pop_region();
+        self.e.effect(OpKind::If { cond: start, then_region: snap, else_region: Region::default() });
+        let body = self.primal_region(body);
+        let mut region = self.e.pop_region();
+        region.ops.extend(body.ops);
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo: nlo,
+            hi: nhi,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: region,
+            exit: None,
+        });
+    }
+
+    /// The reverse of a checkpointed loop: for each segment of `every` iterations, last
+    /// first, restores its snapshot, runs its iterations again recording them, and goes back
+    /// through them; then puts back the state the loop left.
+    fn reverse_checkpointed(&mut self, op: &Op, c: Checkpoint) {
+        let Ok((mems, vars)) = self.carried(op) else { return };
+        // The state after the loop, which the recomputation overwrites.
+        let mut finals = vec![];
+        for &m in &mems {
+            let pm = self.fwd[&m];
+            let mt = self.f.ty(m).mem().unwrap();
+            let elem = Ty::Scalar(mt.elem);
+            if mt.kind == MemKind::Cell {
+                finals.push(self.e.emit(OpKind::Load { mem: pm, index: None }, elem));
+                continue;
+            }
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            let z = self.zero(elem);
+            let bt = cotan_ir::MemTy { elem: mt.elem, kind: MemKind::Vec, access: cotan_ir::Access::Owned };
+            let buf = self.e.emit(OpKind::Alloc { len: n, init: z }, Ty::Mem(bt));
+            self.e.out.values[buf.0 as usize].name =
+                Some(format!("{}_end", self.f.value(m).name.as_deref().unwrap_or("state")));
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
+                s.e.effect(OpKind::Store { mem: buf, index: Some(i), value: x });
+            });
+            finals.push(buf);
+        }
+        let vars_end: Vec<Value> =
+            vars.iter().map(|&v| self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty))).collect();
+        let every = match c.schedule {
+            Schedule::Every(k) => k,
+            Schedule::Binomial(_) => {
+                self.reverse_binomial(op, &mems, &vars);
+                0
+            }
+        };
+        if every > 0 {
+            self.reverse_every(op, every, &mems, &vars);
+        }
+        // The state the loop left.
+        for (&m, &fin) in mems.iter().zip(&finals) {
+            let pm = self.fwd[&m];
+            let mt = self.f.ty(m).mem().unwrap();
+            if mt.kind == MemKind::Cell {
+                self.e.effect(OpKind::Store { mem: pm, index: None, value: fin });
+                continue;
+            }
+            let elem = Ty::Scalar(mt.elem);
+            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+            self.index_loop(n, false, |s, i| {
+                let x = s.e.emit(OpKind::Load { mem: fin, index: Some(i) }, elem);
+                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+            });
+        }
+        for (&v, &x) in vars.iter().zip(&vars_end) {
+            self.e.effect(OpKind::SetVar(v, x));
+        }
+    }
+
+    /// The segments of `every` iterations, last first: each restored, run again recording
+    /// it, and gone back through.
+    fn reverse_every(&mut self, op: &Op, every: u64, mems: &[Value], vars: &[Var]) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let (lo, hi) = (self.get(*lo), self.get(*hi));
+        // Segments: ⌈(hi - lo) / every⌉ of them (none if hi <= lo).
+        let k = self.e.emit(OpKind::Const(Const::Int(every as i128)), ity);
+        let zero = self.zero(ity);
+        let one = self.e.emit(OpKind::Const(Const::Int(1)), ity);
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, hi, lo), Ty::BOOL);
+        let top = self.e.emit(OpKind::Select(nonempty, hi, lo), ity);
+        let n = self.e.emit(OpKind::Binary(BinOp::Sub, top, lo), ity);
+        let q = self.e.emit(OpKind::Binary(BinOp::Div, n, k), ity);
+        let rem = self.e.emit(OpKind::Binary(BinOp::Rem, n, k), ity);
+        let partial = self.e.emit(OpKind::Cmp(CmpOp::Ne, rem, zero), Ty::BOOL);
+        let extra = self.e.emit(OpKind::Select(partial, one, zero), ity);
+        let segments = self.e.emit(OpKind::Binary(BinOp::Add, q, extra), ity);
+        let seg = self.e.out.new_value(ity, Some("segment".into()), op.span);
+        self.zeroed.clear();
+        self.e.push_region();
+        self.pop_state(mems, vars);
+        let off = self.e.emit(OpKind::Binary(BinOp::Mul, seg, k), ity);
+        let a = self.e.emit(OpKind::Binary(BinOp::Add, lo, off), ity);
+        let room = self.e.emit(OpKind::Binary(BinOp::Sub, top, a), ity);
+        let whole = self.e.emit(OpKind::Cmp(CmpOp::Gt, room, k), Ty::BOOL);
+        let len = self.e.emit(OpKind::Select(whole, k, room), ity);
+        let b = self.e.emit(OpKind::Binary(BinOp::Add, a, len), ity);
+        // The segment's iterations again, recording them.
+        let ni = self.new_result(*index);
+        let fbody = self.forward_region(body);
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo: a,
+            hi: b,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: fbody,
+            exit: None,
+        });
+        // And back through them.
+        let ri = self.e.out.new_value(ity, self.f.value(*index).name.clone(), op.span);
+        let rbody = self.reverse_region(body, vec![(*index, ri)]);
+        self.e.effect(OpKind::For {
+            index: ri,
+            lo: a,
+            hi: b,
+            step: None,
+            inclusive: false,
+            reverse: true,
+            body: rbody,
+            exit: None,
+        });
+        let seg_body = self.e.pop_region();
+        self.zeroed.clear();
+        self.e.effect(OpKind::For {
+            index: seg,
+            lo: zero,
+            hi: segments,
+            step: None,
+            inclusive: false,
+            reverse: true,
+            body: seg_body,
+            exit: None,
+        });
+    }
+
+    /// The number of iterations of `lo..hi`, as a `usize`.
+    fn trip_count(&mut self, lo: Value, hi: Value, ity: Ty) -> Value {
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, hi, lo), Ty::BOOL);
+        let top = self.e.emit(OpKind::Select(nonempty, hi, lo), ity);
+        let n = self.e.emit(OpKind::Binary(BinOp::Sub, top, lo), ity);
+        if ity == Ty::USIZE {
+            n
+        } else {
+            self.e.emit(OpKind::Cast(n), Ty::USIZE)
+        }
+    }
+
+    /// The loop's index for iteration number `t` (a `usize`): `lo + t`.
+    fn index_of(&mut self, op: &Op, t: Value) -> Value {
+        let OpKind::For { index, lo, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let t = if ity == Ty::USIZE { t } else { self.e.emit(OpKind::Cast(t), ity) };
+        let lo = self.fwd[lo];
+        let i = self.e.emit(OpKind::Binary(BinOp::Add, lo, t), ity);
+        self.e.out.values[i.0 as usize].name = self.f.value(*index).name.clone();
+        i
+    }
+
+    /// The primal of iterations `from..to` (iteration numbers), recording nothing.
+    fn primal_steps(&mut self, op: &Op, from: Value, to: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let t = self.e.out.new_value(Ty::USIZE, self.f.value(*index).name.clone(), op.span);
+        self.e.push_region();
+        let i = self.index_of(op, t);
+        self.fwd.insert(*index, i);
+        for o in &body.ops {
+            self.primal_op(o);
+        }
+        let region = self.e.pop_region();
+        self.e.effect(OpKind::For {
+            index: t,
+            lo: from,
+            hi: to,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: region,
+            exit: None,
+        });
+    }
+
+    /// Iteration number `t` run again recording it, then gone back through.
+    fn step_back(&mut self, op: &Op, t: Value) {
+        self.record_step(op, t);
+        self.reverse_step(op, t);
+    }
+
+    fn if_then(&mut self, cond: Value, then: impl FnOnce(&mut Self)) {
+        self.e.push_region();
+        then(self);
+        let t = self.e.pop_region();
+        self.e.effect(OpKind::If { cond, then_region: t, else_region: Region::default() });
+    }
+
+    /// Entry `field` of the segment at `base` of a binomial schedule's stack.
+    fn seg_get(&mut self, stk: Value, base: Value, field: i128) -> Value {
+        let f = self.usize_const(field);
+        let at = self.e.emit(OpKind::Binary(BinOp::Add, base, f), Ty::USIZE);
+        self.e.emit(OpKind::Load { mem: stk, index: Some(at) }, Ty::USIZE)
+    }
+
+    fn seg_set(&mut self, stk: Value, base: Value, field: i128, v: Value) {
+        let f = self.usize_const(field);
+        let at = self.e.emit(OpKind::Binary(BinOp::Add, base, f), Ty::USIZE);
+        self.e.effect(OpKind::Store { mem: stk, index: Some(at), value: v });
+    }
+
+    /// The top segment of the stack: its position in the stack, start, end, free snapshots
+    /// and whether its start has a snapshot.
+    fn seg_top(&mut self, stk: Value, depth: Var) -> [Value; 5] {
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let one = self.usize_const(1);
+        let four = self.usize_const(4);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
+        let base = self.e.emit(OpKind::Binary(BinOp::Mul, d1, four), Ty::USIZE);
+        let a = self.seg_get(stk, base, 0);
+        let b = self.seg_get(stk, base, 1);
+        let s = self.seg_get(stk, base, 2);
+        let snap = self.seg_get(stk, base, 3);
+        [base, a, b, s, snap]
+    }
+
+    /// Splits the top segment `a..b` at `m`: it becomes `a..m`, and `m..b` is pushed above
+    /// it with one free snapshot fewer, its start stored if one was free.
+    fn seg_split(&mut self, stk: Value, depth: Var, [base, _a, b, s, _]: [Value; 5], m: Value) {
+        self.seg_set(stk, base, 1, m);
+        let four = self.usize_const(4);
+        let zero = self.usize_const(0);
+        let one = self.usize_const(1);
+        let nb = self.e.emit(OpKind::Binary(BinOp::Add, base, four), Ty::USIZE);
+        let free = self.e.emit(OpKind::Cmp(CmpOp::Gt, s, zero), Ty::BOOL);
+        let has = self.e.emit(OpKind::Select(free, one, zero), Ty::USIZE);
+        let s1 = self.e.emit(OpKind::Binary(BinOp::Sub, s, has), Ty::USIZE);
+        self.seg_set(stk, nb, 0, m);
+        self.seg_set(stk, nb, 1, b);
+        self.seg_set(stk, nb, 2, s1);
+        self.seg_set(stk, nb, 3, has);
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Add, d, one), Ty::USIZE);
+        self.e.effect(OpKind::SetVar(depth, d1));
+    }
+
+    /// Revolve's split of the top segment (`cotan::rt::binomial_split`).
+    fn binomial_split(&mut self, a: Value, b: Value, s: Value) -> Value {
+        let m = self.e.out.new_var(Scalar::Usize, "split");
+        let z = self.usize_const(0);
+        self.e.effect(OpKind::DeclVar { var: m, init: z });
+        self.e.effect(OpKind::Call {
+            callee: "::cotan::rt::binomial_split".into(),
+            args: vec![(a, false), (b, false), (s, false)],
+            outs: vec![m],
+            tape: false,
+        });
+        self.e.emit(OpKind::GetVar(m), Ty::USIZE)
+    }
+
+    /// The forward sweep of a loop checkpointed by the binomial schedule: its primal, storing
+    /// the state where Revolve's first descent puts snapshots (the start, then each split of
+    /// the last segment while snapshots are free).
+    fn forward_binomial(&mut self, op: &Op, snapshots: u64, mems: &[Value], vars: &[Var]) {
+        let OpKind::For { index, lo, hi, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let ity = self.f.ty(*index);
+        let (lo, hi) = (self.fwd[lo], self.fwd[hi]);
+        let n = self.trip_count(lo, hi, ity);
+        self.e.out.values[n.0 as usize].name = Some("steps".into());
+        let zero = self.usize_const(0);
+        let st = cotan_ir::MemTy {
+            elem: Scalar::Usize,
+            kind: MemKind::Array(4 * (snapshots + 1)),
+            access: cotan_ir::Access::Owned,
+        };
+        let len = self.usize_const(4 * (snapshots as i128 + 1));
+        let stk = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(st));
+        self.e.out.values[stk.0 as usize].name = Some("segments".into());
+        let depth = self.e.out.new_var(Scalar::Usize, "depth");
+        self.e.effect(OpKind::DeclVar { var: depth, init: zero });
+        self.segments.insert(op as *const Op, (stk, depth, n));
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, n, zero), Ty::BOOL);
+        self.if_then(nonempty, |s| {
+            s.push_state(mems, vars);
+            let zero = s.usize_const(0);
+            let one = s.usize_const(1);
+            let free = s.usize_const(snapshots as i128 - 1);
+            s.seg_set(stk, zero, 0, zero);
+            s.seg_set(stk, zero, 1, n);
+            s.seg_set(stk, zero, 2, free);
+            s.seg_set(stk, zero, 3, one);
+            s.e.effect(OpKind::SetVar(depth, one));
+            // While the last segment has more than one iteration and a snapshot is free:
+            // run to Revolve's split and store the state there.
+            s.e.push_region();
+            let [_, a, b, free, _] = s.seg_top(stk, depth);
+            let w = s.e.emit(OpKind::Binary(BinOp::Sub, b, a), Ty::USIZE);
+            let one = s.usize_const(1);
+            let zero = s.usize_const(0);
+            let long = s.e.emit(OpKind::Cmp(CmpOp::Gt, w, one), Ty::BOOL);
+            let any = s.e.emit(OpKind::Cmp(CmpOp::Gt, free, zero), Ty::BOOL);
+            let cond = s.e.emit(OpKind::Binary(BinOp::BitAnd, long, any), Ty::BOOL);
+            let cond_region = s.e.pop_region();
+            s.e.push_region();
+            let top = s.seg_top(stk, depth);
+            let m = s.binomial_split(top[1], top[2], top[3]);
+            s.primal_steps(op, top[1], m);
+            s.seg_split(stk, depth, top, m);
+            s.push_state(mems, vars);
+            let body = s.e.pop_region();
+            s.e.effect(OpKind::While { cond_region, cond, body, exit: None });
+            // The rest of the loop, its last iteration recorded (Revolve's first turn).
+            let [_, a, ..] = s.seg_top(stk, depth);
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, n, one), Ty::USIZE);
+            s.primal_steps(op, a, last);
+            s.record_step(op, last);
+        });
+    }
+
+    /// Iteration number `t` run recording it.
+    fn record_step(&mut self, op: &Op, t: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let i = self.index_of(op, t);
+        self.fwd.insert(*index, i);
+        for o in self.forward_region(body).ops {
+            self.e.push_op(o);
+        }
+    }
+
+    /// Back through iteration number `t`, which was just recorded.
+    fn reverse_step(&mut self, op: &Op, t: Value) {
+        let OpKind::For { index, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let i = self.index_of(op, t);
+        self.zeroed.clear();
+        // The body's reverse is emitted in more than one place: the adjoints of its values
+        // are declared anew in each.
+        let mut local = vec![*index];
+        body.walk(&mut |o: &Op| {
+            local.extend(o.result);
+            if let OpKind::For { index, .. } = &o.kind {
+                local.push(*index);
+            }
+        });
+        for v in local {
+            self.adj_ssa.remove(&v);
+            self.adj_kind.remove(&v);
+        }
+        for o in self.reverse_region(body, vec![(*index, i)]).ops {
+            self.e.push_op(o);
+        }
+    }
+
+    /// Pops the top segment, with its snapshot if it has one, and restores the start of the
+    /// segment below, if any.
+    fn seg_pop(&mut self, depth: Var, snap: Value, mems: &[Value], vars: &[Var]) {
+        let d = self.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+        let one = self.usize_const(1);
+        let d1 = self.e.emit(OpKind::Binary(BinOp::Sub, d, one), Ty::USIZE);
+        self.e.effect(OpKind::SetVar(depth, d1));
+        let stored = self.e.emit(OpKind::Cmp(CmpOp::Eq, snap, one), Ty::BOOL);
+        self.if_then(stored, |s| s.pop_state(mems, vars));
+        let zero = self.usize_const(0);
+        let more = self.e.emit(OpKind::Cmp(CmpOp::Gt, d1, zero), Ty::BOOL);
+        self.if_then(more, |s| {
+            s.pop_state(mems, vars);
+            s.push_state(mems, vars);
+        });
+    }
+
+    /// The reverse of a loop checkpointed by the binomial schedule: the top segment of the
+    /// stack, whose start the primal state holds, is either one iteration (gone back
+    /// through, then popped with its snapshot, and the state of the next one's start
+    /// restored) or split (run to the split, the right part pushed, with a snapshot of its
+    /// start if one is free, else it is the last iteration alone).
+    fn reverse_binomial(&mut self, op: &Op, mems: &[Value], vars: &[Var]) {
+        let Some(&(stk, depth, n)) = self.segments.get(&(op as *const Op)) else { return };
+        let zero = self.usize_const(0);
+        let nonempty = self.e.emit(OpKind::Cmp(CmpOp::Gt, n, zero), Ty::BOOL);
+        self.if_then(nonempty, |s| {
+            // Back through the last iteration, which the forward sweep recorded; the top
+            // segment then ends before it: popped if that leaves it empty, else its start
+            // restored.
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, n, one), Ty::USIZE);
+            s.reverse_step(op, last);
+            let [base, a, _, _, snap] = s.seg_top(stk, depth);
+            s.seg_set(stk, base, 1, last);
+            let empty = s.e.emit(OpKind::Cmp(CmpOp::Eq, a, last), Ty::BOOL);
+            s.e.push_region();
+            s.seg_pop(depth, snap, mems, vars);
+            let then_region = s.e.pop_region();
+            s.e.push_region();
+            s.pop_state(mems, vars);
+            s.push_state(mems, vars);
+            let else_region = s.e.pop_region();
+            s.e.effect(OpKind::If { cond: empty, then_region, else_region });
+            s.e.push_region();
+            let d = s.e.emit(OpKind::GetVar(depth), Ty::USIZE);
+            let zero = s.usize_const(0);
+            let cond = s.e.emit(OpKind::Cmp(CmpOp::Gt, d, zero), Ty::BOOL);
+            let cond_region = s.e.pop_region();
+            s.e.push_region();
+            let top = s.seg_top(stk, depth);
+            let [_, a, b, free, snap] = top;
+            let w = s.e.emit(OpKind::Binary(BinOp::Sub, b, a), Ty::USIZE);
+            let one = s.usize_const(1);
+            let single = s.e.emit(OpKind::Cmp(CmpOp::Eq, w, one), Ty::BOOL);
+            // One iteration: back through it, then the segment below.
+            s.e.push_region();
+            s.step_back(op, a);
+            s.seg_pop(depth, snap, mems, vars);
+            let then_region = s.e.pop_region();
+            // Several: run to the split and push the right part.
+            s.e.push_region();
+            let zero = s.usize_const(0);
+            let one = s.usize_const(1);
+            let last = s.e.emit(OpKind::Binary(BinOp::Sub, b, one), Ty::USIZE);
+            let m = s.e.out.new_var(Scalar::Usize, "split");
+            s.e.effect(OpKind::DeclVar { var: m, init: last });
+            let any = s.e.emit(OpKind::Cmp(CmpOp::Gt, free, zero), Ty::BOOL);
+            s.if_then(any, |s| {
+                let at = s.binomial_split(a, b, free);
+                s.e.effect(OpKind::SetVar(m, at));
+            });
+            let m = s.e.emit(OpKind::GetVar(m), Ty::USIZE);
+            s.primal_steps(op, a, m);
+            s.seg_split(stk, depth, top, m);
+            s.if_then(any, |s| s.push_state(mems, vars));
+            let else_region = s.e.pop_region();
+            s.e.effect(OpKind::If { cond: single, then_region, else_region });
+            let body = s.e.pop_region();
+            s.zeroed.clear();
+            s.e.effect(OpKind::While { cond_region, cond, body, exit: None });
+        });
     }
 
     // ---- reverse sweep ----
@@ -1139,6 +1852,10 @@ impl<'a> Rev<'a> {
             return;
         }
         self.e.span = op.span;
+        if let Some(c) = self.checkpoint(op, false) {
+            self.reverse_checkpointed(op, c);
+            return;
+        }
         match &op.kind {
             OpKind::If { cond, then_region, else_region } => {
                 let c = self.get(*cond);

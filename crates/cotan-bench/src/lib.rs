@@ -8,6 +8,8 @@ pub mod models;
 #[cfg(feature = "ad")]
 pub mod bench;
 #[cfg(feature = "ad")]
+pub mod checkpointing;
+#[cfg(feature = "ad")]
 pub mod compile_time;
 #[cfg(feature = "ad")]
 pub mod expand;

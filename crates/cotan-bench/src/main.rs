@@ -25,7 +25,8 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     svg: Option<String>,
     /// Only rows whose name contains one of these (comma-separated); the scaling tables
-    /// are named scaling_fft, scaling_gmm and scaling_lstm (`--rows scaling` for the three).
+    /// are named scaling_fft, scaling_gmm and scaling_lstm (`--rows scaling` for the three),
+    /// the checkpointing table `checkpointing`.
     #[arg(long, value_delimiter = ',')]
     rows: Vec<String>,
     /// Also measure compile time: clean release builds of the models with and without
@@ -118,6 +119,19 @@ fn main() {
             out.push('\n');
             out.push_str(&table);
         }
+    }
+    // The checkpointing table: in a full run, or asked for by `--rows` (it takes about 80 s
+    // and 2 GB at its peak, so `--quick` leaves it out unless asked).
+    let asked = args.rows.iter().any(|r| "checkpointing".contains(r.as_str()));
+    if !args.compile_time_only && (asked || (args.rows.is_empty() && !args.quick)) {
+        let t = Instant::now();
+        let table = cotan_bench::checkpointing::table(args.quick);
+        eprintln!("{:<24} {:.1} s", "checkpointing", t.elapsed().as_secs_f64());
+        failed |= table.contains("FAILED");
+        out.push_str(
+            "\nCheckpointing (one loop of 10⁵ steps; whole record against `cotan::checkpoint` schedules):\n\n",
+        );
+        out.push_str(&table);
     }
     if args.compile_time || args.compile_time_only {
         out.push_str("\nCompile time:\n\n");

@@ -327,7 +327,15 @@ impl<'f> Gen<'f> {
     }
 
     fn assign_names(&mut self) {
+        // A local named like a function the code calls by its bare name would hide it.
         let mut taken: HashSet<String> = HashSet::new();
+        self.f.walk(&mut |op| {
+            if let OpKind::Call { callee, .. } = &op.kind {
+                if !callee.contains("::") && !callee.contains('<') {
+                    taken.insert(callee.clone());
+                }
+            }
+        });
         // The next suffix to try per base name (a long function has many `t`s).
         let mut next: HashMap<String, usize> = HashMap::new();
         let mut fresh = |base: &str| -> Ident {

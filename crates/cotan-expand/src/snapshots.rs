@@ -123,3 +123,37 @@ fn pointer_loop_reverse() {
         }"
     ));
 }
+
+#[test]
+fn checkpoint_every_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_integrate, Duplicated, Active, Const, Active",
+        "fn integrate(x: &mut [f64], p: f64, steps: usize) -> f64 {
+            let mut e = 0.0;
+            for _t in cotan::checkpoint(0..steps, cotan::Every(100)) {
+                for i in 0..x.len() {
+                    x[i] = x[i] + 0.01 * (p * x[i]).sin();
+                }
+                e += x[0] * x[0];
+            }
+            e
+        }"
+    ));
+}
+
+#[test]
+fn checkpoint_binomial_reverse() {
+    insta::assert_snapshot!(show(
+        Mode::Reverse,
+        "d_integrate, Duplicated, Active, Const, Active",
+        "fn integrate(x: &mut [f64], p: f64, steps: usize) -> f64 {
+            for _t in cotan::checkpoint(0..steps, cotan::Binomial(20)) {
+                for i in 0..x.len() {
+                    x[i] = x[i] + 0.01 * (p * x[i]).sin();
+                }
+            }
+            x[0]
+        }"
+    ));
+}

@@ -69,7 +69,68 @@ pub struct Function {
     /// its calls and its reads of record fields (a union's) in `unsafe` blocks. (Raw-pointer
     /// operations always are.)
     pub unsafe_code: bool,
+    /// Loops the source annotated with `cotan::checkpoint`: reverse mode records them by
+    /// snapshots of their state and recomputes their steps (forward mode ignores them).
+    pub checkpoints: Vec<Checkpoint>,
     pub body: Region,
+}
+
+/// A `for` loop over `lo..hi` (named by its index) whose reverse stores snapshots of its
+/// loop-carried state and recomputes the iterations between them in the reverse sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub index: Value,
+    pub schedule: Schedule,
+    /// The annotation (`cotan::checkpoint(..)`), for errors.
+    pub span: SpanId,
+}
+
+/// When a checkpointed loop stores snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// At the start of every `k`-th iteration.
+    Every(u64),
+    /// Griewank's binomial schedule (Revolve's) with at most this many snapshots held at once.
+    Binomial(u64),
+}
+
+/// The first iteration of the right part when Revolve splits iterations `a..b` whose start
+/// is stored, with `free` more snapshots available (`free >= 1`, `b - a >= 2`): the
+/// binomial schedule, which needs the fewest recomputed iterations. Generated code calls
+/// `cotan::rt::binomial_split`, the same function (the interpreter runs this one).
+pub fn binomial_split(a: usize, b: usize, free: usize) -> usize {
+    let l = b - a;
+    if l < 2 || free == 0 {
+        return b.saturating_sub(1).max(a);
+    }
+    // Revolve's `ds`: the snapshots from the one at `a` on.
+    let ds = free + 1;
+    let (mut reps, mut range) = (0usize, 1usize);
+    while range < l {
+        reps += 1;
+        range = range * (reps + ds) / reps;
+    }
+    let bino1 = range * reps / (ds + reps);
+    let bino2 = if ds > 1 { bino1 * ds / (ds + reps - 1) } else { 1 };
+    let bino3 = match ds {
+        1 => 0,
+        2 => 1,
+        _ => bino2 * (ds - 1) / (ds + reps - 2),
+    };
+    let bino4 = bino2 * (reps - 1) / ds;
+    let bino5 = match ds {
+        0..=2 => 0,
+        3 => 1,
+        _ => bino3 * (ds - 2) / reps,
+    };
+    let step = if l <= bino1 + bino3 {
+        bino4
+    } else if l >= range - bino5 {
+        bino1
+    } else {
+        l - bino2 - bino3
+    };
+    a + step.clamp(1, l - 1)
 }
 
 impl Function {
@@ -85,6 +146,7 @@ impl Function {
             type_params: vec![],
             tape_param: false,
             unsafe_code: false,
+            checkpoints: vec![],
             body: Region::default(),
         }
     }

@@ -459,6 +459,19 @@ impl Machine<'_> {
 
     /// Runs a callee on the caller's buffers (moved in and back, as a borrow would).
     fn call(&mut self, callee: &str, args: &[(Value, bool)], outs: &[Var], tape: bool) -> Res<()> {
+        if callee == "::cotan::rt::binomial_split" {
+            // The runtime's schedule of checkpointed loops, which generated code calls.
+            let mut n = [0usize; 3];
+            for (k, (a, _)) in args.iter().enumerate().take(3) {
+                n[k] = match self.scalar(*a)? {
+                    Val::Int(i, _) => usize::try_from(i).map_err(|e| e.to_string())?,
+                    v => return Err(format!("`binomial_split` takes integers, not {v:?}")),
+                };
+            }
+            let m = crate::binomial_split(n[0], n[1], n[2]);
+            *self.var(outs[0])? = Some(Val::Int(m as i128, Scalar::Usize));
+            return Ok(());
+        }
         if self.depth >= MAX_CALL_DEPTH {
             return Err(format!("calls nest deeper than {MAX_CALL_DEPTH} levels"));
         }

@@ -22,6 +22,54 @@ pub(crate) struct IterSpec {
     pub writable: bool,
 }
 
+/// `cotan::checkpoint(iter, cotan::Every(k))` (or the names imported): the iterator and `k`.
+pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, cotan_ir::Schedule)>> {
+    let syn::Expr::Call(c) = strip_expr(e) else { return Ok(None) };
+    if !path_ends(&c.func, "checkpoint") {
+        return Ok(None);
+    }
+    let [iter, schedule] = c.args.iter().collect::<Vec<_>>()[..] else {
+        return err_at(
+            c,
+            "`cotan::checkpoint` takes an iterator and a schedule: `cotan::checkpoint(0..n, cotan::Every(k))`",
+        );
+    };
+    let bad = "cotan's checkpointing schedules are `cotan::Every(k)` (a snapshot every `k` iterations) and `cotan::Binomial(c)` (Revolve's, with `c` snapshots), with `k` or `c` an integer literal or constant of at least 1";
+    let syn::Expr::Call(s) = strip_expr(schedule) else { return err_at(schedule, bad) };
+    let every = path_ends(&s.func, "Every");
+    if !(every || path_ends(&s.func, "Binomial")) || s.args.len() != 1 {
+        return err_at(schedule, bad);
+    }
+    let k = match strip_expr(&s.args[0]) {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    match k {
+        Some(k) if k >= 1 && every => Ok(Some((iter, cotan_ir::Schedule::Every(k)))),
+        Some(k) if k >= 1 => Ok(Some((iter, cotan_ir::Schedule::Binomial(k)))),
+        _ => err_at(&s.args[0], bad),
+    }
+}
+
+fn strip_expr(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_expr(&p.expr),
+        syn::Expr::Group(g) => strip_expr(&g.expr),
+        _ => e,
+    }
+}
+
+/// `f` is the path `name`, `cotan::name` or `::cotan::name`.
+fn path_ends(f: &syn::Expr, name: &str) -> bool {
+    let syn::Expr::Path(p) = strip_expr(f) else { return false };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segs.as_slice() {
+        [n] => n == name,
+        [c, n] => c == "cotan" && n == name,
+        _ => false,
+    }
+}
+
 /// The fast path for plain ranges and slice elements; `None` for other iterator chains.
 pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<IterSpec>> {
     // Method calls applied to the base, innermost first.

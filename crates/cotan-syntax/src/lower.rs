@@ -1031,6 +1031,38 @@ impl Lower {
     }
 
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
+        if let Some((iter, schedule)) = crate::iter::checkpoint_of(&e.expr)? {
+            // `for i in cotan::checkpoint(lo..hi, cotan::Every(k))` (or `Binomial(c)`): the loop
+            // over `lo..hi`, marked for reverse mode.
+            let span = self.at(e.expr.span());
+            let inner = syn::ExprForLoop { expr: Box::new(iter.clone()), ..e.clone() };
+            self.for_loop(&inner)?;
+            // A `continue` of this loop is no exit from it (its flag is never set).
+            let own = e.label.as_ref().map(|l| l.name.ident.to_string());
+            let leaves =
+                exits_of_block(&e.body).iter().any(|x| !matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
+            let Some(Op {
+                kind: OpKind::For { index, step: None, inclusive: false, reverse: false, exit, .. }, ..
+            }) = self.stack.last_mut().and_then(|r| r.last_mut())
+            else {
+                return err_at(
+                    iter,
+                    "cotan checkpoints loops over a plain range `lo..hi` (no `rev`, `step_by` or `..=`); write the loop over such a range",
+                );
+            };
+            if !leaves {
+                *exit = None;
+            }
+            if exit.is_some() {
+                return err_at(
+                    &e.expr,
+                    "cotan cannot checkpoint a loop that `break`s or `return`s out of its body: its segments must run whole; keep the exit outside the checkpointed loop",
+                );
+            }
+            let index = *index;
+            self.func.checkpoints.push(cotan_ir::Checkpoint { index, schedule, span });
+            return Ok(());
+        }
         let Some(spec) = crate::iter::iter_spec(self, &e.expr)? else {
             return self.for_chain(e);
         };

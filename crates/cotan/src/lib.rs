@@ -25,3 +25,38 @@ pub use num_traits;
 /// dependency of its own.
 pub use num_traits::Float;
 pub use rt::{Real, Record};
+
+/// Marks a `for` loop whose reverse-mode derivative checkpoints: `for t in
+/// cotan::checkpoint(0..steps, cotan::Every(100)) { .. }`. Without cotan's transform (in
+/// the primal, in forward mode) it is the iterator it is given, unchanged. In reverse mode
+/// the forward sweep runs the loop without recording it and saves the loop's state (every
+/// memory and every variable its body writes) at the start of every `k`-th iteration; the
+/// reverse sweep restores each snapshot in turn, last first, runs that segment's
+/// iterations again recording them, and goes back through them. The tape then holds
+/// `⌈steps/k⌉` snapshots and one segment's record instead of every iteration's record, for
+/// one more run of each iteration. [`Binomial`] is Revolve's schedule. See "Checkpointing
+/// long loops" in the crate documentation.
+#[inline]
+pub fn checkpoint<I: IntoIterator, S: Schedule>(iter: I, schedule: S) -> I::IntoIter {
+    let _ = schedule;
+    iter.into_iter()
+}
+
+/// A checkpointing schedule for [`checkpoint`]: [`Every`] or [`Binomial`].
+pub trait Schedule {}
+
+/// Snapshots every `k` iterations ([`checkpoint`]); `k` is an integer literal or constant,
+/// at least 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Every(pub usize);
+
+impl Schedule for Every {}
+
+/// Griewank's binomial schedule (Revolve's) with at most `c` snapshots held at once
+/// ([`checkpoint`]); `c` is an integer literal or constant, at least 1. For `T` iterations
+/// it recomputes the fewest iterations any schedule with `c` snapshots can: each one at most
+/// `r` times, for the least `r` with `(c + r)! / (c! r!) >= T`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binomial(pub usize);
+
+impl Schedule for Binomial {}

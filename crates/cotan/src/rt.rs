@@ -254,3 +254,40 @@ impl Tape {
 pub fn cast<A: num_traits::ToPrimitive, B: num_traits::NumCast>(a: A) -> B {
     B::from(a).expect("cotan: a number does not fit the type it is converted to")
 }
+
+/// Where the binomial schedule of a checkpointed loop splits iterations `a..b` whose start
+/// is stored, with `free` more snapshots available: Revolve's choice (Griewank and Walther,
+/// ACM TOMS 26(1), 2000). A copy of `cotan_ir::binomial_split`, which the interpreter runs.
+pub fn binomial_split(a: usize, b: usize, free: usize) -> usize {
+    let l = b - a;
+    if l < 2 || free == 0 {
+        return b.saturating_sub(1).max(a);
+    }
+    let ds = free + 1;
+    let (mut reps, mut range) = (0usize, 1usize);
+    while range < l {
+        reps += 1;
+        range = range * (reps + ds) / reps;
+    }
+    let bino1 = range * reps / (ds + reps);
+    let bino2 = if ds > 1 { bino1 * ds / (ds + reps - 1) } else { 1 };
+    let bino3 = match ds {
+        1 => 0,
+        2 => 1,
+        _ => bino2 * (ds - 1) / (ds + reps - 2),
+    };
+    let bino4 = bino2 * (reps - 1) / ds;
+    let bino5 = match ds {
+        0..=2 => 0,
+        3 => 1,
+        _ => bino3 * (ds - 2) / reps,
+    };
+    let step = if l <= bino1 + bino3 {
+        bino4
+    } else if l >= range - bino5 {
+        bino1
+    } else {
+        l - bino2 - bino3
+    };
+    a + step.clamp(1, l - 1)
+}
