@@ -7,6 +7,7 @@ mod constants;
 mod custom;
 mod doctest;
 mod env;
+mod linalg;
 mod program;
 mod sources;
 mod split;
@@ -451,6 +452,14 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
 
 /// The derivative of `func`, which is at `place` in the crate's sources.
 pub(crate) fn derive_at(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place: Place) -> syn::Result<TokenStream> {
+    if let Some(found) = linalg::mention(func) {
+        return linalg::derive(mode, attr, func, place, found);
+    }
+    derive_plain(mode, attr, func, place)
+}
+
+/// [`derive_at`] of a function without nalgebra or ndarray values.
+pub(crate) fn derive_plain(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place: Place) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
     if let Some(t) = passthrough(func, &args) {
         return Ok(t);

@@ -9,6 +9,8 @@
 //! `C += A B` two matrix products. Each accumulates into its output (`y += ..`), so that
 //! the output's shadow passes through unchanged.
 
+use std::borrow::Cow;
+
 use nalgebra::{DMatrixView, DMatrixViewMut, DVectorView, DVectorViewMut, Dyn};
 
 type View<'a> = nalgebra::Matrix<f64, Dyn, Dyn, nalgebra::ViewStorage<'a, f64, Dyn, Dyn, Dyn, Dyn>>;
@@ -20,6 +22,41 @@ fn view(a: &[f64], m: usize, n: usize, rs: usize, cs: usize) -> View<'_> {
 
 fn view_mut(a: &mut [f64], m: usize, n: usize, rs: usize, cs: usize) -> ViewMut<'_> {
     DMatrixViewMut::from_slice_with_strides_mut(a, m, n, rs, cs)
+}
+
+/// A matrix's storage with unit row stride and its column stride: nalgebra's products read
+/// the columns of their operands as contiguous slices (a matrix stored by rows, a
+/// transpose, is copied into column-major order first, which costs less than the product).
+fn unit_rows(a: &[f64], m: usize, n: usize, rs: usize, cs: usize) -> (Cow<'_, [f64]>, usize) {
+    if rs == 1 {
+        (Cow::Borrowed(a), cs)
+    } else {
+        (Cow::Owned(view(a, m, n, rs, cs).clone_owned().as_slice().to_vec()), m)
+    }
+}
+
+/// `C += A B`, each matrix a storage, a shape and strides.
+#[allow(clippy::too_many_arguments)]
+fn mul_add(
+    c: &mut [f64],
+    (crs, ccs): (usize, usize),
+    a: &[f64],
+    (m, k, ars, acs): (usize, usize, usize, usize),
+    b: &[f64],
+    (n, brs, bcs): (usize, usize, usize),
+) {
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    let (a, acs) = unit_rows(a, m, k, ars, acs);
+    let (b, bcs) = unit_rows(b, k, n, brs, bcs);
+    let (a, b) = (view(&a, m, k, 1, acs), view(&b, k, n, 1, bcs));
+    if crs == 1 {
+        view_mut(c, m, n, 1, ccs).gemm(1.0, &a, &b, 1.0);
+    } else {
+        let mut out = view_mut(c, m, n, crs, ccs);
+        out += a * b;
+    }
 }
 
 fn vector(x: &[f64]) -> DVectorView<'_, f64> {
@@ -68,7 +105,8 @@ fn norm_squared_rev(x: &[f64], dx: &mut [f64], dret: f64) -> f64 {
 #[crate::custom_derivative(forward = gemv_fwd, reverse = gemv_rev)]
 pub fn gemv(a: &[f64], m: usize, n: usize, rs: usize, cs: usize, x: &[f64], y: &mut [f64]) {
     if m > 0 && n > 0 {
-        vector_mut(y).gemv(1.0, &view(a, m, n, rs, cs), &vector(x), 1.0);
+        let (a, cs) = unit_rows(a, m, n, rs, cs);
+        vector_mut(y).gemv(1.0, &view(&a, m, n, 1, cs), &vector(x), 1.0);
     }
 }
 
@@ -106,7 +144,8 @@ fn gemv_rev(
 ) {
     if m > 0 && n > 0 {
         view_mut(da, m, n, rs, cs).ger(1.0, &vector(dy), &vector(x), 1.0);
-        vector_mut(dx).gemv_tr(1.0, &view(a, m, n, rs, cs), &vector(dy), 1.0);
+        let (a, cs) = unit_rows(a, m, n, rs, cs);
+        vector_mut(dx).gemv_tr(1.0, &view(&a, m, n, 1, cs), &vector(dy), 1.0);
     }
 }
 
@@ -127,9 +166,7 @@ pub fn gemm(
     crs: usize,
     ccs: usize,
 ) {
-    if m > 0 && n > 0 && k > 0 {
-        view_mut(c, m, n, crs, ccs).gemm(1.0, &view(a, m, k, ars, acs), &view(b, k, n, brs, bcs), 1.0);
-    }
+    mul_add(c, (crs, ccs), a, (m, k, ars, acs), b, (n, brs, bcs));
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -174,11 +211,9 @@ fn gemm_rev(
     crs: usize,
     ccs: usize,
 ) {
-    if m > 0 && n > 0 && k > 0 {
-        let dc = view(dc, m, n, crs, ccs);
-        view_mut(da, m, k, ars, acs).gemm(1.0, &dc, &view(b, n, k, bcs, brs), 1.0);
-        view_mut(db, k, n, brs, bcs).gemm(1.0, &view(a, k, m, acs, ars), &dc, 1.0);
-    }
+    // Bᵀ and Aᵀ are B and A with their dimensions and strides swapped.
+    mul_add(da, (ars, acs), dc, (m, n, crs, ccs), b, (k, bcs, brs));
+    mul_add(db, (brs, bcs), a, (k, m, acs, ars), dc, (n, crs, ccs));
 }
 
 /// Panics unless a shadow or tangent has the shape of its argument.
