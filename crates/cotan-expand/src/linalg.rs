@@ -326,7 +326,8 @@ fn wrap(
                 (None, true) => view_type(&p.ty, true),
                 (None, false) => view_type(&p.ty, false),
             };
-            sig_params.push(quote!(#n: #ty));
+            let mutability = (p.referent.is_none() && writable).then(|| quote!(mut));
+            sig_params.push(quote!(#mutability #n: #ty));
             let by_ref = if p.referent.is_some() { quote!(#n) } else if writable { quote!(&mut #n) } else { quote!(&#n) };
             let shown = n.to_string();
             call.push(match (p.lib, writable) {
@@ -383,17 +384,22 @@ fn wrap(
     })
 }
 
-/// A view type written by value, made writable (`ArrayViewMut1`) or read-only.
+/// A view type written by value, made writable (`ArrayViewMut1`) or read-only: the user's
+/// type if it is already so, else the other one through cotan's runtime (which re-exports
+/// ndarray's views, since the user's scope may not name them).
 fn view_type(ty: &syn::Type, writable: bool) -> TokenStream {
-    let mut t = ty.clone();
-    if let syn::Type::Path(tp) = &mut t {
-        if let Some(last) = tp.path.segments.last_mut() {
-            let s = last.ident.to_string();
-            let s = if writable { s.replace("ArrayView", "ArrayViewMut").replace("MutMut", "Mut") } else { s.replace("ArrayViewMut", "ArrayView") };
-            last.ident = syn::Ident::new(&s, last.ident.span());
-        }
+    let syn::Type::Path(tp) = ty else { return ty.to_token_stream() };
+    let Some(last) = tp.path.segments.last() else { return ty.to_token_stream() };
+    let s = last.ident.to_string();
+    let is_mut = s.starts_with("ArrayViewMut");
+    if is_mut == writable {
+        return ty.to_token_stream();
     }
-    t.to_token_stream()
+    let name = if writable { s.replace("ArrayView", "ArrayViewMut") } else { s.replace("ArrayViewMut", "ArrayView") };
+    let name = syn::Ident::new(&name, last.ident.span());
+    let args = &last.arguments;
+    let krate = crate::cotan_path();
+    quote!(#krate::rt::ndarray::#name #args)
 }
 
 /// Whether `e` names `name`.

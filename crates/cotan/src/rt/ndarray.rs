@@ -10,8 +10,11 @@
 //! Each accumulates into its output (`y += ..`), so that the output's shadow passes
 //! through unchanged.
 
+/// The views a derivative's signature names for the shadows of views.
+pub use ndarray::{ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2};
+
 use ndarray::linalg::{general_mat_mul, general_mat_vec_mul};
-use ndarray::{ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, ShapeBuilder};
+use ndarray::{Axis, ShapeBuilder};
 
 fn view(a: &[f64], m: usize, n: usize, rs: usize, cs: usize) -> ArrayView2<'_, f64> {
     ArrayView2::from_shape((m, n).strides((rs, cs)), a).expect("cotan: a matrix's storage is too short for its shape")
