@@ -81,7 +81,14 @@ pub(crate) fn mention(func: &syn::ItemFn) -> Option<(Lib, Span, String)> {
                 _ => None,
             };
             for s in &p.segments {
-                if let Some((l, _)) = classify(&s.ident.to_string()) {
+                let name = s.ident.to_string();
+                // `Vector3`, `Matrix2`: nalgebra's only with type arguments or its path
+                // (a crate's own `struct Vector3 { x, y, z }` is a struct of numbers).
+                let generic_name = name.starts_with("Vector") || name.starts_with("Matrix");
+                if generic_name && lib.is_none() && s.arguments.is_empty() {
+                    continue;
+                }
+                if let Some((l, _)) = classify(&name) {
                     self.0 = Some((l, s.ident.span(), s.ident.to_string()));
                     return;
                 }
