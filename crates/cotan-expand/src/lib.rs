@@ -558,6 +558,10 @@ fn passthrough(func: &syn::ItemFn, args: &Args) -> Option<TokenStream> {
 
 /// The function with the attribute, lowered.
 pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+    // Second order, split reverse mode and exports take the function as it is written.
+    if let Some(found) = linalg::mention(func) {
+        return Err(linalg::not_here(found));
+    }
     lower_root_at(func, &root_place(func))
 }
 

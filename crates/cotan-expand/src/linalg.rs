@@ -112,6 +112,26 @@ pub(crate) fn mention(func: &syn::ItemFn) -> Option<(Lib, Span, String)> {
     f.0
 }
 
+/// The error of an attribute other than `autodiff_forward`/`autodiff_reverse` on a function
+/// with nalgebra or ndarray values (with the feature off: the feature's error).
+pub(crate) fn not_here((lib, span, name): (Lib, Span, String)) -> syn::Error {
+    if !lib.enabled() {
+        return feature_error(lib, span, &name);
+    }
+    syn::Error::new(
+        span,
+        format!("cotan differentiates functions with {} values (`{name}`) with `#[autodiff_forward]` and `#[autodiff_reverse]` only, not yet with this attribute; write this function with slices (`&[f64]`)", lib.name()),
+    )
+}
+
+fn feature_error(lib: Lib, span: Span, name: &str) -> syn::Error {
+    let l = lib.name();
+    syn::Error::new(
+        span,
+        format!("`{name}` is from {l}: enable cotan's feature `{l}` to differentiate functions that use {l}'s vectors and matrices (`cotan = {{ version = \"0.1\", features = [\"{l}\"] }}` in Cargo.toml)"),
+    )
+}
+
 /// A parameter of a nalgebra or ndarray type.
 #[derive(Clone)]
 struct LaParam {
@@ -147,14 +167,14 @@ fn la_param(name: &syn::Ident, ty: &syn::Type) -> Option<syn::Result<LaParam>> {
     mutable |= tname.starts_with("ArrayViewMut");
     let float = match &last.arguments {
         syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
-            syn::GenericArgument::Type(t) => Some(t.to_token_stream().to_string()),
+            syn::GenericArgument::Type(t) => Some((t.to_token_stream().to_string(), t.span())),
             _ => None,
         }),
-        _ => Some("f64".into()),
+        _ => Some(("f64".into(), last.ident.span())),
     };
-    if float.as_deref() != Some("f64") {
+    if float.as_ref().map(|f| f.0.as_str()) != Some("f64") {
         return Some(Err(syn::Error::new(
-            ty.span(),
+            float.map_or(last.ident.span(), |f| f.1),
             format!("cotan differentiates {} values of `f64` only; use `{tname}<f64>`", lib.name()),
         )));
     }
@@ -173,11 +193,7 @@ pub(crate) fn derive(
     (lib, span, name): (Lib, Span, String),
 ) -> syn::Result<TokenStream> {
     if !lib.enabled() {
-        let l = lib.name();
-        return Err(syn::Error::new(
-            span,
-            format!("`{name}` is from {l}: enable cotan's feature `{l}` to differentiate functions that use {l}'s vectors and matrices (`cotan = {{ version = \"0.1\", features = [\"{l}\"] }}` in Cargo.toml)"),
-        ));
+        return Err(feature_error(lib, span, &name));
     }
     let args = crate::parse_args(mode, attr.clone())?;
     let has_ret = match &func.sig.output {
@@ -236,6 +252,14 @@ pub(crate) fn derive(
                 if let syn::Pat::Ident(pi) = &mut *pt.pat {
                     pi.mutability = None;
                 }
+                if matches!(args.acts[k].0, Activity::Active | Activity::ActiveOnly) {
+                    let t = pt.ty.to_token_stream().to_string().replace(' ', "");
+                    let shadow = match &p.referent {
+                        Some(r) => format!("&mut {}", r.to_token_stream().to_string().replace(' ', "")),
+                        None => view_type(&p.ty, true).to_string().replace(' ', ""),
+                    };
+                    return Err(syn::Error::new(args.acts[k].1, format!("`Active` is for floats passed by value; use `Duplicated` for `{t}`, whose shadow is a `{shadow}`")));
+                }
                 if args.lanes[k] {
                     return Err(syn::Error::new(args.acts[k].1, format!("`Dualv` is for slices; use `Dual` here (its tangent is a {} value like the argument)", p.lib.name())));
                 }
@@ -267,9 +291,6 @@ pub(crate) fn derive(
         items.insert(at, quote!(Const));
     }
     let attr2 = quote!(#(#items),*);
-    if std::env::var_os("COTAN_LA_DEBUG").is_some() {
-        eprintln!("{}", prettyplease::unparse(&syn::parse_quote!(#inner)));
-    }
     let derived = crate::derive_plain(mode, attr2, &inner, place)?;
     let derived: syn::ItemFn = syn::parse2(derived).map_err(|e| {
         syn::Error::new(func.sig.ident.span(), format!("internal error: cotan's derivative does not parse ({e})"))
@@ -407,6 +428,20 @@ fn view_type(ty: &syn::Type, writable: bool) -> TokenStream {
     let args = &last.arguments;
     let krate = crate::cotan_path();
     quote!(#krate::rt::ndarray::#name #args)
+}
+
+/// A `Vec` copy of a slice expression (`&[1.0, 2.0]` as `vec![1.0, 2.0]`).
+fn owned_copy(x: &syn::Expr) -> TokenStream {
+    match x {
+        syn::Expr::Reference(r) => match &*r.expr {
+            syn::Expr::Array(a) => {
+                let e = a.elems.iter();
+                quote!(vec![#(#e),*])
+            }
+            _ => quote!((#x).to_vec()),
+        },
+        x => quote!((#x).to_vec()),
+    }
 }
 
 /// Whether `e` names `name`.
@@ -1191,6 +1226,21 @@ impl Rewriter {
                 self.push(quote!(let mut #t: Vec<f64> = #x;))?;
                 Val { lib, buf: t, owned: true, mat: None }
             }
+            (false, "from_column_slice" | "from_row_slice", 1) if lib == Lib::Nalgebra => {
+                let x = self.scalar(args[0])?;
+                let t = self.fresh(dest);
+                let x = owned_copy(&x);
+                self.push(quote!(let mut #t: Vec<f64> = #x;))?;
+                Val { lib, buf: t, owned: true, mat: None }
+            }
+            (true, "from_column_slice", 3) if lib == Lib::Nalgebra => {
+                let (rows, cols, x) = (self.scalar(args[0])?, self.scalar(args[1])?, self.scalar(args[2])?);
+                let t = self.fresh(dest);
+                let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
+                let x = owned_copy(&x);
+                self.push(quote!(let mut #t: Vec<f64> = #x; assert_eq!(#t.len(), #r * #c, "`from_column_slice` of a slice that is not rows × cols long");))?;
+                Val { lib, buf: t, owned: true, mat: Some(Mat::native(lib, r, c)) }
+            }
             (false, "from_fn" | "from_shape_fn", 2 | 1) => {
                 let n = self.scalar(args[0])?;
                 let f = self.scalar(args[args.len() - 1])?;
@@ -1225,14 +1275,7 @@ impl Rewriter {
                 let (rows, cols, x) = (self.scalar(args[0])?, self.scalar(args[1])?, self.scalar(args[2])?);
                 let t = self.fresh(dest);
                 let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
-                let x = match &x {
-                    syn::Expr::Reference(r) if matches!(&*r.expr, syn::Expr::Array(_)) => {
-                        let syn::Expr::Array(a) = &*r.expr else { unreachable!() };
-                        let e = a.elems.iter();
-                        quote!(vec![#(#e),*])
-                    }
-                    x => quote!((#x).to_vec()),
-                };
+                let x = owned_copy(&x);
                 self.push(quote!(let mut #t: Vec<f64> = #x; assert_eq!(#t.len(), #r * #c, "`from_row_slice` of a slice that is not rows × cols long");))?;
                 // Stored by rows: a transposed view of itself.
                 let one: syn::Expr = syn::parse_quote!(1usize);
