@@ -207,3 +207,59 @@ fn non_contiguous_view_panics() {
     // A transposed view is not contiguous in row-major order.
     d_products(a.t(), da.view_mut(), b.view(), db.view_mut(), 1.0);
 }
+
+fn softplus_sum(x: &[f64]) -> f64 {
+    x.iter().map(|v| (1.0 + v.exp()).ln()).sum()
+}
+
+/// A recurrence: products inside a loop, a value reassigned, a transposed view, a name
+/// shadowed by a value computed from it, a helper of slices, iteration and in-place updates.
+#[autodiff_reverse(d_recurrent, Duplicated, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_recurrent, Dual, Dual, Dual, Dual)]
+fn recurrent(w: &Array2<f64>, x: &Array1<f64>, h0: &mut Array1<f64>) -> f64 {
+    let mut h = h0.clone();
+    let wt = w.t();
+    for step in 0..3 {
+        let z = wt.dot(&h) + x * (step as f64);
+        h = z.mapv(|t| t.tanh());
+        if h[0] > 2.0 {
+            break;
+        }
+    }
+    let h = w.t().dot(&h);
+    for v in h0.iter_mut() {
+        *v *= 0.5;
+    }
+    let mut s = 0.0;
+    for v in &h {
+        s += v * v;
+    }
+    s + softplus_sum(h.as_slice().unwrap()) + wt[[0, 1]] * w.len() as f64 + h0.sum()
+}
+
+#[test]
+fn recurrence() {
+    let n = 3;
+    let split = |v: &[f64]| {
+        (matrix(n, n, &v[..n * n]), Array1::from(v[n * n..n * n + n].to_vec()), Array1::from(v[n * n + n..].to_vec()))
+    };
+    let x = input(n * n + 2 * n);
+    let f = |v: &[f64]| {
+        let (w, x, mut h) = split(v);
+        recurrent(&w, &x, &mut h)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((w, x, mut h), (dw, dx, mut dh)) = (split(v), split(u));
+        let (value, t) = t_recurrent(&w, &dw, &x, &dx, &mut h, &mut dh);
+        assert_eq!(value, f(v));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let (w, x, mut h) = split(v);
+        let (mut dw, mut dx, mut dh) = (Array2::zeros((n, n)), Array1::zeros(n), Array1::zeros(n));
+        let value = d_recurrent(&w, &mut dw, &x, &mut dx, &mut h, &mut dh, 1.0);
+        assert_eq!(value, f(v));
+        dw.iter().chain(dx.iter()).chain(dh.iter()).copied().collect()
+    };
+    check("recurrence", &f, &jvp, &grad, &x);
+}
