@@ -459,7 +459,12 @@ pub(crate) fn derive_at(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place
 }
 
 /// [`derive_at`] of a function without nalgebra or ndarray values.
-pub(crate) fn derive_plain(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place: Place) -> syn::Result<TokenStream> {
+pub(crate) fn derive_plain(
+    mode: Mode,
+    attr: TokenStream,
+    func: &syn::ItemFn,
+    place: Place,
+) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
     if let Some(t) = passthrough(func, &args) {
         return Ok(t);

@@ -216,20 +216,19 @@ pub(crate) fn derive(
     // The parameters: the rewritten function's, and the nalgebra/ndarray ones.
     let mut inner = func.clone();
     inner.vis = syn::Visibility::Inherited;
-    inner.sig.generics.params = inner
-        .sig
-        .generics
-        .params
-        .iter()
-        .filter(|g| !matches!(g, syn::GenericParam::Lifetime(_)))
-        .cloned()
-        .collect();
+    inner.sig.generics.params =
+        inner.sig.generics.params.iter().filter(|g| !matches!(g, syn::GenericParam::Lifetime(_))).cloned().collect();
     let mut params: Vec<Option<LaParam>> = vec![];
     let mut rw = Rewriter::new();
     let mut shape_params: Vec<syn::FnArg> = vec![];
     for (k, arg) in inner.sig.inputs.iter_mut().enumerate() {
         let syn::FnArg::Typed(pt) = arg else {
-            if func.sig.inputs.iter().any(|a| matches!(a, syn::FnArg::Typed(pt) if la_param(&format_ident!("x"), &pt.ty).is_some())) {
+            if func
+                .sig
+                .inputs
+                .iter()
+                .any(|a| matches!(a, syn::FnArg::Typed(pt) if la_param(&format_ident!("x"), &pt.ty).is_some()))
+            {
                 return Err(syn::Error::new(arg.span(), format!("cotan differentiates functions with {} parameters, not methods with them yet; make it a free function", lib.name())));
             }
             params.push(None);
@@ -261,11 +260,20 @@ pub(crate) fn derive(
                     return Err(syn::Error::new(args.acts[k].1, format!("`Active` is for floats passed by value; use `Duplicated` for `{t}`, whose shadow is a `{shadow}`")));
                 }
                 if args.lanes[k] {
-                    return Err(syn::Error::new(args.acts[k].1, format!("`Dualv` is for slices; use `Dual` here (its tangent is a {} value like the argument)", p.lib.name())));
+                    return Err(syn::Error::new(
+                        args.acts[k].1,
+                        format!(
+                            "`Dualv` is for slices; use `Dual` here (its tangent is a {} value like the argument)",
+                            p.lib.name()
+                        ),
+                    ));
                 }
                 if p.lib != lib && !p.lib.enabled() {
                     let l = p.lib.name();
-                    return Err(syn::Error::new(pt.ty.span(), format!("this type is from {l}: enable cotan's feature `{l}`")));
+                    return Err(syn::Error::new(
+                        pt.ty.span(),
+                        format!("this type is from {l}: enable cotan's feature `{l}`"),
+                    ));
                 }
                 pt.ty = Box::new(if p.mutable { syn::parse_quote!(&mut [f64]) } else { syn::parse_quote!(&[f64]) });
                 let mat = p.matrix.then(|| {
@@ -323,7 +331,9 @@ fn wrap(
     let mut call: Vec<TokenStream> = vec![];
     let mut prelude = TokenStream::new();
     let mut shapes: Vec<TokenStream> = vec![];
-    let internal = || syn::Error::new(func.sig.ident.span(), "internal error: cotan's derivative has fewer parameters than expected");
+    let internal = || {
+        syn::Error::new(func.sig.ident.span(), "internal error: cotan's derivative has fewer parameters than expected")
+    };
     for (k, p) in params.iter().enumerate() {
         let n = group(args.acts[k].0, args.width);
         let group: Vec<&syn::FnArg> = (0..n).map(|_| next.next()).collect::<Option<_>>().ok_or_else(internal)?;
@@ -356,7 +366,13 @@ fn wrap(
             };
             let mutability = (p.referent.is_none() && writable).then(|| quote!(mut));
             sig_params.push(quote!(#mutability #n: #ty));
-            let by_ref = if p.referent.is_some() { quote!(#n) } else if writable { quote!(&mut #n) } else { quote!(&#n) };
+            let by_ref = if p.referent.is_some() {
+                quote!(#n)
+            } else if writable {
+                quote!(&mut #n)
+            } else {
+                quote!(&#n)
+            };
             let shown = n.to_string();
             call.push(match (p.lib, writable) {
                 (Lib::Nalgebra, false) => quote!(#n.as_slice()),
@@ -492,7 +508,13 @@ impl Mat {
         }
     }
     fn transposed(&self) -> Mat {
-        Mat { rows: self.cols.clone(), cols: self.rows.clone(), rs: self.cs.clone(), cs: self.rs.clone(), native: false }
+        Mat {
+            rows: self.cols.clone(),
+            cols: self.rows.clone(),
+            rs: self.cs.clone(),
+            cs: self.rs.clone(),
+            native: false,
+        }
     }
 }
 
@@ -602,7 +624,12 @@ impl Rewriter {
 
     /// A matrix local's shape, bound to names so that later changes of what it was computed
     /// from do not change it.
-    fn shape_locals(&mut self, t: &syn::Ident, rows: TokenStream, cols: TokenStream) -> syn::Result<(syn::Expr, syn::Expr)> {
+    fn shape_locals(
+        &mut self,
+        t: &syn::Ident,
+        rows: TokenStream,
+        cols: TokenStream,
+    ) -> syn::Result<(syn::Expr, syn::Expr)> {
         let (r, c) = (format_ident!("nrows_{}", t), format_ident!("ncols_{}", t));
         self.push(quote!(let #r: usize = #rows; let #c: usize = #cols;))?;
         Ok((syn::parse_quote!(#r), syn::parse_quote!(#c)))
@@ -904,7 +931,9 @@ impl Rewriter {
                 Ok(syn::parse_quote!(#b[#i]))
             }
             (None, Some(_)) => fail(span, "a vector takes one index, `v[i]`"),
-            (Some(_), None) => fail(span, "index a matrix by row and column: `m[(i, j)]` (nalgebra) or `a[[i, j]]` (ndarray)"),
+            (Some(_), None) => {
+                fail(span, "index a matrix by row and column: `m[(i, j)]` (nalgebra) or `a[[i, j]]` (ndarray)")
+            }
         }
     }
 
@@ -1087,7 +1116,8 @@ impl Rewriter {
     fn binary(&mut self, b: &syn::ExprBinary, dest: Option<&syn::Ident>) -> syn::Result<Option<R>> {
         use syn::BinOp;
         let arith = matches!(b.op, BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_));
-        let compound = matches!(b.op, BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_));
+        let compound =
+            matches!(b.op, BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_));
         if !arith && !compound {
             return Ok(None);
         }
@@ -1101,7 +1131,10 @@ impl Rewriter {
                 _ => quote!(/=),
             };
             if target.mat.as_ref().is_some_and(|m| !m.native) {
-                return fail(b.left.span(), "cotan updates a matrix in place through its own storage, not through a transpose");
+                return fail(
+                    b.left.span(),
+                    "cotan updates a matrix in place through its own storage, not through a transpose",
+                );
             }
             let right = match self.expr(&b.right, None)? {
                 R::La(w) => {
@@ -1141,7 +1174,10 @@ impl Rewriter {
             (R::La(a), R::Plain(s)) => {
                 let s = self.hoisted_scalar(s)?;
                 if a.lib == Lib::Nalgebra && matches!(b.op, BinOp::Add(_) | BinOp::Sub(_)) {
-                    return fail(span, "nalgebra does not add numbers to vectors; use `add_scalar` outside cotan, or a `map`");
+                    return fail(
+                        span,
+                        "nalgebra does not add numbers to vectors; use `add_scalar` outside cotan, or a `map`",
+                    );
                 }
                 self.map(a, quote!(|&p| p #op #s), dest)?
             }
@@ -1195,7 +1231,12 @@ impl Rewriter {
             let (nr, nc) = (arr.elems.len(), cols.unwrap_or(0));
             self.push(quote!(let mut #t: Vec<f64> = vec![#(#elems),*];))?;
             let (r, cc) = self.shape_locals(&t, quote!(#nr), quote!(#nc))?;
-            return Ok(Some(R::La(Val { lib: Lib::Ndarray, buf: t, owned: true, mat: Some(Mat::native(Lib::Ndarray, r, cc)) })));
+            return Ok(Some(R::La(Val {
+                lib: Lib::Ndarray,
+                buf: t,
+                owned: true,
+                mat: Some(Mat::native(Lib::Ndarray, r, cc)),
+            })));
         }
         if segs.len() < 2 {
             return Ok(None);
@@ -1253,12 +1294,22 @@ impl Rewriter {
                 let (rows, cols) = match (lib, args.len(), last.as_str()) {
                     (Lib::Nalgebra, _, _) => (self.scalar(args[0])?, self.scalar(args[1])?),
                     (Lib::Ndarray, _, _) => match args[0] {
-                        syn::Expr::Tuple(t) if t.elems.len() == 2 => (self.scalar(&t.elems[0])?, self.scalar(&t.elems[1])?),
-                        syn::Expr::Array(t) if t.elems.len() == 2 => (self.scalar(&t.elems[0])?, self.scalar(&t.elems[1])?),
-                        e => return fail(e.span(), "cotan takes the shape of a new ndarray matrix as a tuple `(rows, cols)`"),
+                        syn::Expr::Tuple(t) if t.elems.len() == 2 => {
+                            (self.scalar(&t.elems[0])?, self.scalar(&t.elems[1])?)
+                        }
+                        syn::Expr::Array(t) if t.elems.len() == 2 => {
+                            (self.scalar(&t.elems[0])?, self.scalar(&t.elems[1])?)
+                        }
+                        e => {
+                            return fail(
+                                e.span(),
+                                "cotan takes the shape of a new ndarray matrix as a tuple `(rows, cols)`",
+                            )
+                        }
                     },
                 };
-                let x: syn::Expr = if last == "zeros" { syn::parse_quote!(0.0f64) } else { self.scalar(args[args.len() - 1])? };
+                let x: syn::Expr =
+                    if last == "zeros" { syn::parse_quote!(0.0f64) } else { self.scalar(args[args.len() - 1])? };
                 let t = self.fresh(dest);
                 let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
                 self.push(quote!(let mut #t: Vec<f64> = vec![#x; #r * #c];))?;
@@ -1279,7 +1330,12 @@ impl Rewriter {
                 self.push(quote!(let mut #t: Vec<f64> = #x; assert_eq!(#t.len(), #r * #c, "`from_row_slice` of a slice that is not rows × cols long");))?;
                 // Stored by rows: a transposed view of itself.
                 let one: syn::Expr = syn::parse_quote!(1usize);
-                Val { lib, buf: t, owned: true, mat: Some(Mat { rs: c.clone(), cs: one, rows: r, cols: c, native: false }) }
+                Val {
+                    lib,
+                    buf: t,
+                    owned: true,
+                    mat: Some(Mat { rs: c.clone(), cs: one, rows: r, cols: c, native: false }),
+                }
             }
             _ => return unsupported(),
         };

@@ -13,7 +13,13 @@ use cotan::{autodiff_forward, autodiff_reverse};
 use nalgebra::{DMatrix, DVector, SVector};
 
 /// Forward `J·u` and reverse `<∇f, u>` against finite differences, and each other.
-fn check(what: &str, f: &dyn Fn(&[f64]) -> f64, jvp: &dyn Fn(&[f64], &[f64]) -> f64, grad: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64]) {
+fn check(
+    what: &str,
+    f: &dyn Fn(&[f64]) -> f64,
+    jvp: &dyn Fn(&[f64], &[f64]) -> f64,
+    grad: &dyn Fn(&[f64]) -> Vec<f64>,
+    x: &[f64],
+) {
     for seed in 0..3 {
         let u = common::direction(x.len(), seed);
         let fd = common::fd_directional(&|x| vec![f(x)], x, &u, 1e-4)[0];
@@ -81,9 +87,8 @@ fn products(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
 #[test]
 fn matrix_matrix() {
     let (m, k, n) = (3, 2, 4);
-    let split = |v: &[f64]| {
-        (DMatrix::from_column_slice(m, k, &v[..m * k]), DMatrix::from_column_slice(k, n, &v[m * k..]))
-    };
+    let split =
+        |v: &[f64]| (DMatrix::from_column_slice(m, k, &v[..m * k]), DMatrix::from_column_slice(k, n, &v[m * k..]));
     let x = input(m * k + k * n);
     let f = |v: &[f64]| {
         let (a, b) = split(v);

@@ -13,7 +13,13 @@ mod common;
 use cotan::{autodiff_forward, autodiff_reverse};
 use ndarray::{arr1, arr2, Array1, Array2, ArrayView1, ArrayView2};
 
-fn check(what: &str, f: &dyn Fn(&[f64]) -> f64, jvp: &dyn Fn(&[f64], &[f64]) -> f64, grad: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64]) {
+fn check(
+    what: &str,
+    f: &dyn Fn(&[f64]) -> f64,
+    jvp: &dyn Fn(&[f64], &[f64]) -> f64,
+    grad: &dyn Fn(&[f64]) -> Vec<f64>,
+    x: &[f64],
+) {
     for seed in 0..3 {
         let u = common::direction(x.len(), seed);
         let fd = common::fd_directional(&|x| vec![f(x)], x, &u, 1e-4)[0];

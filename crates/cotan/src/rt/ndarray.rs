@@ -21,7 +21,8 @@ fn view(a: &[f64], m: usize, n: usize, rs: usize, cs: usize) -> ArrayView2<'_, f
 }
 
 fn view_mut(a: &mut [f64], m: usize, n: usize, rs: usize, cs: usize) -> ArrayViewMut2<'_, f64> {
-    ArrayViewMut2::from_shape((m, n).strides((rs, cs)), a).expect("cotan: a matrix's storage is too short for its shape")
+    ArrayViewMut2::from_shape((m, n).strides((rs, cs)), a)
+        .expect("cotan: a matrix's storage is too short for its shape")
 }
 
 fn vector(x: &[f64]) -> ArrayView1<'_, f64> {
@@ -213,5 +214,8 @@ pub fn storage_mut<'a, S: ndarray::DataMut<Elem = f64>, D: ndarray::Dimension>(
 
 /// Panics unless a shadow or tangent has the shape of its argument.
 pub fn same_shape(name: &str, shape: &[usize], shadow: &[usize]) {
-    assert!(shape == shadow, "cotan: the shadow of `{name}` has shape {shadow:?}, the argument {shape:?}; give it the argument's shape");
+    assert!(
+        shape == shadow,
+        "cotan: the shadow of `{name}` has shape {shadow:?}, the argument {shape:?}; give it the argument's shape"
+    );
 }
