@@ -275,7 +275,7 @@ pub(crate) fn derive(
                         format!("this type is from {l}: enable cotan's feature `{l}`"),
                     ));
                 }
-                pt.ty = Box::new(if p.mutable { syn::parse_quote!(&mut [f64]) } else { syn::parse_quote!(&[f64]) });
+                *pt.ty = if p.mutable { syn::parse_quote!(&mut [f64]) } else { syn::parse_quote!(&[f64]) };
                 let mat = p.matrix.then(|| {
                     let (r, c) = (format_ident!("nrows_{}", ident), format_ident!("ncols_{}", ident));
                     shape_params.push(syn::parse_quote!(#r: usize));
@@ -553,6 +553,9 @@ impl Val {
     }
 }
 
+/// What an expression rewrites to: an expression of the rewritten function, or a value.
+// Short-lived results of the rewrite, never stored in bulk.
+#[allow(clippy::large_enum_variant)]
 enum R {
     Plain(syn::Expr),
     La(Val),
