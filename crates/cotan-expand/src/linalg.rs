@@ -446,6 +446,15 @@ fn view_type(ty: &syn::Type, writable: bool) -> TokenStream {
     quote!(#krate::rt::ndarray::#name #args)
 }
 
+/// `e` without parentheses and references.
+fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Reference(r) => strip(&r.expr),
+        e => e,
+    }
+}
+
 /// A `Vec` copy of a slice expression (`&[1.0, 2.0]` as `vec![1.0, 2.0]`).
 fn owned_copy(x: &syn::Expr) -> TokenStream {
     match x {
@@ -810,6 +819,9 @@ impl Rewriter {
                 };
             }
             syn::Expr::MethodCall(mc) => {
+                if let Some(r) = self.solve(mc, dest)? {
+                    return Ok(r);
+                }
                 // ndarray's `x.as_slice().unwrap()` (or `.expect(..)`): the storage.
                 if let syn::Expr::MethodCall(inner) = &*mc.receiver {
                     let m = inner.method.to_string();
@@ -910,6 +922,42 @@ impl Rewriter {
         let mut e = e.clone();
         syn::visit_mut::visit_expr_mut(self, &mut e);
         Ok(R::Plain(e))
+    }
+
+    /// nalgebra's `a.lu().solve(&b).unwrap()` (also `a.clone().lu()`, `.expect(..)`): a new
+    /// vector, `A⁻¹ b`, by the runtime's `solve`, whose derivatives reuse the factorization.
+    fn solve(&mut self, mc: &syn::ExprMethodCall, dest: Option<&syn::Ident>) -> syn::Result<Option<R>> {
+        if !["unwrap", "expect"].contains(&mc.method.to_string().as_str()) {
+            return Ok(None);
+        }
+        let syn::Expr::MethodCall(solve) = strip(&mc.receiver) else { return Ok(None) };
+        let syn::Expr::MethodCall(lu) = strip(&solve.receiver) else { return Ok(None) };
+        if solve.method != "solve" || solve.args.len() != 1 || lu.method != "lu" || !lu.args.is_empty() {
+            return Ok(None);
+        }
+        let base = match strip(&lu.receiver) {
+            syn::Expr::MethodCall(c) if c.method == "clone" && c.args.is_empty() => &*c.receiver,
+            e => e,
+        };
+        let R::La(a) = self.expr(base, None)? else { return Ok(None) };
+        let span = solve.method.span();
+        let Some(m) = a.mat.clone().filter(|_| a.lib == Lib::Nalgebra) else {
+            return fail(span, "cotan solves with a nalgebra matrix: `a.lu().solve(&b).unwrap()`");
+        };
+        let b = self.la_or_fail(&solve.args[0], "the right-hand side of `solve`")?;
+        if b.mat.is_some() {
+            return fail(span, "cotan solves for one right-hand side, a vector; solve column by column");
+        }
+        let (rows, cols, rs, cs) = (&m.rows, &m.cols, &m.rs, &m.cs);
+        let (ab, bb, bl) = (a.arg(), b.arg(), b.len());
+        let k = self.krate.clone();
+        let t = self.zeros(dest, quote!(#rows))?;
+        self.push(quote! {
+            assert_eq!(#rows, #cols, "`solve` with a matrix that is not square");
+            assert_eq!(#rows, #bl, "`solve` with a right-hand side of another length");
+            #k::rt::nalgebra::solve(#ab, #rows, #rs, #cs, #bb, &mut #t[..]);
+        })?;
+        Ok(Some(R::La(Val { lib: Lib::Nalgebra, buf: t, owned: true, mat: None })))
     }
 
     fn index(&mut self, v: Val, index: &syn::Expr, span: Span) -> syn::Result<syn::Expr> {

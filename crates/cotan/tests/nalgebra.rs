@@ -315,3 +315,42 @@ fn recurrence() {
     };
     check("recurrence", &f, &jvp, &grad, &x);
 }
+
+/// A linear solve (`lu().solve()`), with a transposed matrix and a matrix stored by rows.
+#[autodiff_reverse(d_solved, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_solved, Dual, Dual, Dual)]
+fn solved(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    let x = a.clone().lu().solve(b).unwrap();
+    let y = a.transpose().lu().solve(&x).expect("invertible");
+    let m = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 2.0]);
+    let z = m.clone().lu().solve(&(&y * 2.0)).unwrap();
+    x.dot(b) + y.norm_squared() + z.sum()
+}
+
+#[test]
+fn linear_solve() {
+    let n = 3;
+    let split = |v: &[f64]| (DMatrix::from_column_slice(n, n, &v[..n * n]), DVector::from_column_slice(&v[n * n..]));
+    let mut x = input(n * n + n);
+    for i in 0..n {
+        x[i * n + i] += 3.0; // well conditioned
+    }
+    let f = |v: &[f64]| {
+        let (a, b) = split(v);
+        solved(&a, &b)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((a, b), (da, db)) = (split(v), split(u));
+        let (value, t) = t_solved(&a, &da, &b, &db);
+        assert_eq!(value, solved(&a, &b));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let (a, b) = split(v);
+        let (mut da, mut db) = (DMatrix::zeros(n, n), DVector::zeros(n));
+        let value = d_solved(&a, &mut da, &b, &mut db, 1.0);
+        assert_eq!(value, solved(&a, &b));
+        da.iter().chain(db.iter()).copied().collect()
+    };
+    check("solve", &f, &jvp, &grad, &x);
+}

@@ -227,3 +227,61 @@ pub fn same_shape(name: &str, shape: (usize, usize), shadow: (usize, usize)) {
         shape.1
     );
 }
+
+/// The LU factors of a square matrix given by its storage.
+fn lu(a: &[f64], n: usize, rs: usize, cs: usize) -> nalgebra::LU<f64, Dyn, Dyn> {
+    view(a, n, n, rs, cs).clone_owned().lu()
+}
+
+/// `A⁻¹ b`, panicking as `unwrap` would on a singular matrix.
+fn solved(lu: &nalgebra::LU<f64, Dyn, Dyn>, b: &[f64]) -> nalgebra::DVector<f64> {
+    lu.solve(&vector(b).clone_owned()).expect("cotan: `solve` of a singular matrix")
+}
+
+/// `x += A⁻¹ b` (nalgebra's `a.lu().solve(&b)`), `A` `n`×`n` with strides `rs`, `cs`.
+#[allow(clippy::too_many_arguments)]
+#[crate::custom_derivative(forward = solve_fwd, reverse = solve_rev)]
+pub fn solve(a: &[f64], n: usize, rs: usize, cs: usize, b: &[f64], x: &mut [f64]) {
+    vector_mut(x).axpy(1.0, &solved(&lu(a, n, rs, cs), b), 1.0);
+}
+
+/// `dx += A⁻¹ (db - dA s)` with `s = A⁻¹ b`: one factorization for both solves.
+#[allow(clippy::too_many_arguments)]
+fn solve_fwd(
+    a: &[f64],
+    da: &[f64],
+    n: usize,
+    rs: usize,
+    cs: usize,
+    b: &[f64],
+    db: &[f64],
+    x: &mut [f64],
+    dx: &mut [f64],
+) {
+    let f = lu(a, n, rs, cs);
+    let s = solved(&f, b);
+    vector_mut(x).axpy(1.0, &s, 1.0);
+    let mut r = vector(db).clone_owned();
+    let (da, cs) = unit_rows(da, n, n, rs, cs);
+    r.gemv(-1.0, &view(&da, n, n, 1, cs), &s, 1.0);
+    vector_mut(dx).axpy(1.0, &solved(&f, r.as_slice()), 1.0);
+}
+
+/// `λ = A⁻ᵀ dx`, `db += λ`, `dA -= λ sᵀ` with `s = A⁻¹ b`.
+#[allow(clippy::too_many_arguments)]
+fn solve_rev(
+    a: &[f64],
+    da: &mut [f64],
+    n: usize,
+    rs: usize,
+    cs: usize,
+    b: &[f64],
+    db: &mut [f64],
+    _x: &mut [f64],
+    dx: &mut [f64],
+) {
+    let s = solved(&lu(a, n, rs, cs), b);
+    let lambda = solved(&lu(a, n, cs, rs), dx);
+    vector_mut(db).axpy(1.0, &lambda, 1.0);
+    view_mut(da, n, n, rs, cs).ger(-1.0, &lambda, &s, 1.0);
+}
