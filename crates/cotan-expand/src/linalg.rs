@@ -772,6 +772,20 @@ impl Rewriter {
         }
     }
 
+    /// An argument of a call: a nalgebra or ndarray value passes only as its storage.
+    fn argument(&mut self, e: &syn::Expr) -> syn::Result<syn::Expr> {
+        match self.expr(e, None)? {
+            R::Plain(p) => Ok(p),
+            R::La(v) => {
+                let how = match v.lib {
+                    Lib::Ndarray => "`x.as_slice().unwrap()`",
+                    _ => "`x.as_slice()`",
+                };
+                fail(e.span(), format!("cotan passes {} values to functions as their storage only: give the function a `&[f64]` (or `&mut [f64]`) parameter and pass {how}", v.lib.name()))
+            }
+        }
+    }
+
     fn scalar(&mut self, e: &syn::Expr) -> syn::Result<syn::Expr> {
         match self.expr(e, None)? {
             R::Plain(p) => Ok(p),
@@ -842,7 +856,7 @@ impl Rewriter {
                         let mut mc = mc.clone();
                         *mc.receiver = x;
                         for a in mc.args.iter_mut() {
-                            *a = self.scalar(a)?;
+                            *a = self.argument(a)?;
                         }
                         Ok(R::Plain(syn::Expr::MethodCall(mc)))
                     }
@@ -852,6 +866,12 @@ impl Rewriter {
                 if let Some(r) = self.constructor(c, dest)? {
                     return Ok(r);
                 }
+                let mut c = c.clone();
+                *c.func = self.scalar(&c.func)?;
+                for a in c.args.iter_mut() {
+                    *a = self.argument(a)?;
+                }
+                return Ok(R::Plain(syn::Expr::Call(c)));
             }
             syn::Expr::Unary(u) => {
                 return match self.expr(&u.expr, None)? {
