@@ -876,6 +876,8 @@ impl Rewriter {
             syn::Expr::Unary(u) => {
                 return match self.expr(&u.expr, None)? {
                     R::La(v) if matches!(u.op, syn::UnOp::Neg(_)) => self.map(v, quote!(|&p| -p), dest).map(R::La),
+                    // `*x` of a `&mut DVector` parameter: the value itself.
+                    R::La(v) if matches!(u.op, syn::UnOp::Deref(_)) => Ok(R::La(v)),
                     R::La(_) => fail(u.span(), "cotan expects a number here, not a vector or matrix"),
                     R::Plain(x) => {
                         let mut u = u.clone();

@@ -278,6 +278,7 @@ fn recurrent(w: &DMatrix<f64>, x: &DVector<f64>, h0: &mut DVector<f64>) -> f64 {
     for v in h0.iter_mut() {
         *v *= 0.5;
     }
+    *h0 = h0.map(|t| t + 1.0);
     let mut s = 0.0;
     for v in &h {
         s += v * v;
