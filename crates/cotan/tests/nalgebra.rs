@@ -355,3 +355,37 @@ fn linear_solve() {
     };
     check("solve", &f, &jvp, &grad, &x);
 }
+
+/// nalgebra values beside slices and numbers, a constant matrix, and `DualOnly`.
+#[autodiff_reverse(d_mixed, Const, Duplicated, Duplicated, Active, Active)]
+#[autodiff_forward(t_mixed, Const, Dual, Dual, Dual, DualOnly)]
+fn mixed(a: &DMatrix<f64>, x: &DVector<f64>, w: &[f64], k: f64) -> f64 {
+    let y = a * x;
+    let mut s = 0.0;
+    for i in 0..w.len() {
+        s += w[i] * y[i] * k;
+    }
+    s + x.norm_squared() * k
+}
+
+#[test]
+fn beside_slices() {
+    let a = DMatrix::from_row_slice(2, 2, &[1.0, -1.0, 0.5, 2.0]);
+    let split = |v: &[f64]| (DVector::from_column_slice(&v[..2]), v[2..4].to_vec(), v[4]);
+    let f = |v: &[f64]| {
+        let (x, w, k) = split(v);
+        mixed(&a, &x, &w, k)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((x, w, k), (dx, dw, dk)) = (split(v), split(u));
+        t_mixed(&a, &x, &dx, &w, &dw, k, dk)
+    };
+    let grad = |v: &[f64]| {
+        let (x, w, k) = split(v);
+        let (mut dx, mut dw) = (DVector::zeros(2), vec![0.0; 2]);
+        let (value, dk) = d_mixed(&a, &x, &mut dx, &w, &mut dw, k, 1.0);
+        assert_eq!(value, f(v));
+        dx.iter().chain(dw.iter()).copied().chain([dk]).collect()
+    };
+    check("beside slices", &f, &jvp, &grad, &input(5));
+}
