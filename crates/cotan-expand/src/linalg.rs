@@ -446,6 +446,20 @@ fn view_type(ty: &syn::Type, writable: bool) -> TokenStream {
     quote!(#krate::rt::ndarray::#name #args)
 }
 
+/// The body of closure `f` with its parameters bound to `args` (as many as it takes),
+/// for an iterator chain over indices: `{ let i = ..; let j = ..; body }`.
+fn index_closure(f: &syn::Expr, args: &[TokenStream]) -> syn::Result<TokenStream> {
+    let syn::Expr::Closure(c) = f else {
+        return fail(f.span(), "cotan takes a closure here, `|i| ..`");
+    };
+    if c.inputs.is_empty() || c.inputs.len() > args.len() {
+        return fail(c.span(), format!("cotan takes a closure of {} index(es) here", args.len().min(2)));
+    }
+    let lets = c.inputs.iter().zip(args).map(|(p, a)| quote!(let #p = #a;));
+    let body = &c.body;
+    Ok(quote!({ #(#lets)* #body }))
+}
+
 /// `e` without parentheses and references.
 fn strip(e: &syn::Expr) -> &syn::Expr {
     match e {
@@ -1355,13 +1369,23 @@ impl Rewriter {
                 self.push(quote!(let mut #t: Vec<f64> = #x; assert_eq!(#t.len(), #r * #c, "`from_column_slice` of a slice that is not rows × cols long");))?;
                 Val { lib, buf: t, owned: true, mat: Some(Mat::native(lib, r, c)) }
             }
-            (false, "from_fn" | "from_shape_fn", 2 | 1) => {
+            (false, "from_fn" | "from_shape_fn", 2) => {
                 let n = self.scalar(args[0])?;
-                let f = self.scalar(args[args.len() - 1])?;
-                let call = if args.len() == 2 { quote!((#f)(i, 0usize)) } else { quote!((#f)(i)) };
+                let f = self.scalar(args[1])?;
+                let body = index_closure(&f, &[quote!(la_index), quote!(0usize)])?;
                 let t = self.fresh(dest);
-                self.push(quote!(let mut #t: Vec<f64> = (0..#n).map(|i: usize| #call).collect::<Vec<f64>>();))?;
+                self.push(quote!(let mut #t: Vec<f64> = (0..#n).map(|la_index: usize| #body).collect::<Vec<f64>>();))?;
                 Val { lib, buf: t, owned: true, mat: None }
+            }
+            (true, "from_fn", 3) if lib == Lib::Nalgebra => {
+                let (rows, cols, f) = (self.scalar(args[0])?, self.scalar(args[1])?, self.scalar(args[2])?);
+                let t = self.fresh(dest);
+                let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
+                let body = index_closure(&f, &[quote!(la_index % #r), quote!(la_index / #r)])?;
+                self.push(
+                    quote!(let mut #t: Vec<f64> = (0..#r * #c).map(|la_index: usize| #body).collect::<Vec<f64>>();),
+                )?;
+                Val { lib, buf: t, owned: true, mat: Some(Mat::native(lib, r, c)) }
             }
             (true, "zeros", 1 | 2) | (true, "from_element" | "from_elem", 2 | 3) => {
                 let (rows, cols) = match (lib, args.len(), last.as_str()) {

@@ -389,3 +389,38 @@ fn beside_slices() {
     };
     check("beside slices", &f, &jvp, &grad, &input(5));
 }
+
+/// Locals made every way cotan supports, `fill`, `copy_from`, `mean`.
+#[autodiff_reverse(d_locals, Duplicated, Active)]
+#[autodiff_forward(t_locals, Dual, Dual)]
+fn locals(x: &DVector<f64>) -> f64 {
+    let n = x.len();
+    let mut a = DVector::from_element(n, 0.5);
+    let b = DVector::from_fn(n, |i, _| x[i] * (i as f64 + 1.0));
+    let mut c = DVector::zeros(n);
+    c.copy_from(&b);
+    c[0] += x[1];
+    a.fill(x[0]);
+    let m = DMatrix::from_vec(2, 2, vec![x[0], 1.0, x[2], 2.0]);
+    let e = DMatrix::from_element(2, 2, x[1]);
+    let g = DMatrix::from_fn(2, 3, |k, i| x[k] * i as f64);
+    let h = (&m + &e) * &g;
+    a.dot(&c) + b.mean() + h.sum() + h[(1, 2)]
+}
+
+#[test]
+fn local_values() {
+    let f = |v: &[f64]| locals(&DVector::from_column_slice(v));
+    let jvp = |v: &[f64], u: &[f64]| {
+        let (value, t) = t_locals(&DVector::from_column_slice(v), &DVector::from_column_slice(u));
+        assert_eq!(value, f(v));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let mut dx = DVector::zeros(v.len());
+        let value = d_locals(&DVector::from_column_slice(v), &mut dx, 1.0);
+        assert_eq!(value, f(v));
+        dx.as_slice().to_vec()
+    };
+    check("locals", &f, &jvp, &grad, &input(3));
+}

@@ -269,3 +269,37 @@ fn recurrence() {
     };
     check("recurrence", &f, &jvp, &grad, &x);
 }
+
+/// Locals made every way cotan supports, `fill`, `assign`, `mapv` by a function.
+#[autodiff_reverse(d_locals, Duplicated, Active)]
+#[autodiff_forward(t_locals, Dual, Dual)]
+fn locals(x: &Array1<f64>) -> f64 {
+    let n = x.len();
+    let mut a = Array1::from_elem(n, 0.5);
+    let b = Array1::from_shape_fn(n, |i| x[i] * (i as f64 + 1.0));
+    let mut c = Array1::zeros(n);
+    c.assign(&b);
+    c[0] += x[1];
+    a.fill(x[0]);
+    let v = Array1::from_vec(vec![x[0], 1.0, x[2]]);
+    let m = Array2::from_elem((2, 3), x[1]);
+    let h = m.dot(&v).mapv(f64::exp);
+    a.dot(&c) + b.sum() + h.sum() + h[1]
+}
+
+#[test]
+fn local_values() {
+    let f = |v: &[f64]| locals(&Array1::from(v.to_vec()));
+    let jvp = |v: &[f64], u: &[f64]| {
+        let (value, t) = t_locals(&Array1::from(v.to_vec()), &Array1::from(u.to_vec()));
+        assert_eq!(value, f(v));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let mut dx = Array1::zeros(v.len());
+        let value = d_locals(&Array1::from(v.to_vec()), &mut dx, 1.0);
+        assert_eq!(value, f(v));
+        dx.to_vec()
+    };
+    check("locals", &f, &jvp, &grad, &input(3));
+}
