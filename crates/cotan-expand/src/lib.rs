@@ -7,6 +7,7 @@ mod constants;
 mod custom;
 mod doctest;
 mod env;
+mod linalg;
 mod program;
 mod sources;
 mod split;
@@ -451,6 +452,19 @@ fn derive(mode: Mode, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Toke
 
 /// The derivative of `func`, which is at `place` in the crate's sources.
 pub(crate) fn derive_at(mode: Mode, attr: TokenStream, func: &syn::ItemFn, place: Place) -> syn::Result<TokenStream> {
+    if let Some(found) = linalg::mention(func) {
+        return linalg::derive(mode, attr, func, place, found);
+    }
+    derive_plain(mode, attr, func, place)
+}
+
+/// [`derive_at`] of a function without nalgebra or ndarray values.
+pub(crate) fn derive_plain(
+    mode: Mode,
+    attr: TokenStream,
+    func: &syn::ItemFn,
+    place: Place,
+) -> syn::Result<TokenStream> {
     let args = parse_args(mode, attr)?;
     if let Some(t) = passthrough(func, &args) {
         return Ok(t);
@@ -549,6 +563,10 @@ fn passthrough(func: &syn::ItemFn, args: &Args) -> Option<TokenStream> {
 
 /// The function with the attribute, lowered.
 pub(crate) fn lower_root(func: &syn::ItemFn) -> syn::Result<cotan_syntax::Lowered> {
+    // Second order, split reverse mode and exports take the function as it is written.
+    if let Some(found) = linalg::mention(func) {
+        return Err(linalg::not_here(found));
+    }
     lower_root_at(func, &root_place(func))
 }
 

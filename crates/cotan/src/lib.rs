@@ -1,6 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+// The runtime's linear algebra (`rt::nalgebra`, `rt::ndarray`) uses cotan's own attributes,
+// whose expansions name the crate `cotan`.
+extern crate self as cotan;
+
 pub use cotan_macros::{
     autodiff_forward, autodiff_reverse, autodiff_split, custom_derivative, differentiable, hessian, hvp,
     zero_derivative,

@@ -6,6 +6,11 @@
 
 use std::cell::RefCell;
 
+#[cfg(feature = "nalgebra")]
+pub mod nalgebra;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
+
 /// Typed stacks and buffer pools of one running derivative call.
 #[derive(Default, Debug)]
 pub struct Tape {

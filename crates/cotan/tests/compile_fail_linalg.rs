@@ -1,0 +1,12 @@
+//! Compile-fail tests of nalgebra and ndarray values in differentiated functions (features
+//! `nalgebra` and `ndarray`): what stays out is an error from cotan at the user's code.
+//!
+//! Regenerate the snapshots with
+//! `TRYBUILD=overwrite cargo test -p cotan --features nalgebra,ndarray --test compile_fail_linalg`.
+#![cfg(all(feature = "nalgebra", feature = "ndarray"))]
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui_linalg/*.rs");
+}
