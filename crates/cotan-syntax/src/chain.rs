@@ -498,7 +498,6 @@ fn turbofish_scalar(m: &syn::ExprMethodCall) -> Option<Scalar> {
     }
 }
 
-/// `N` when the chain's last `map` makes arrays of `N` numbers (`.map(|p| [a, b])`).
 /// `.map(|..| S { .. }).collect()` into a `Vec<S>`: a vector of zeroed structs of the
 /// chain's length (`AllocRecords`), whose fields each item then writes.
 fn collect_structs(l: &mut Lower, c: &Chain, path: &syn::Path, method: &syn::Ident) -> syn::Result<Option<Agg>> {
@@ -578,6 +577,7 @@ fn struct_items(e: &syn::Expr) -> Option<&syn::Path> {
     }
 }
 
+/// `N` when the chain's last `map` makes arrays of `N` numbers (`.map(|p| [a, b])`).
 fn array_items(e: &syn::Expr) -> Option<u64> {
     match map_tail(e)? {
         syn::Expr::Array(a) => Some(a.elems.len() as u64),

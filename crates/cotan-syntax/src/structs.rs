@@ -28,12 +28,7 @@ impl Lower {
             Some(r) => Some(self.struct_value(r, &st)?),
             None => None,
         };
-        for f in &s.fields {
-            let name = crate::record::member_name(&f.member);
-            if !st.fields.iter().any(|(n, _)| *n == name) {
-                return err_at(&f.member, format!("`{}` has no field `{name}`", st.path));
-            }
-        }
+        only_fields_of(s, &st.path, st.fields.iter().map(|(n, _)| n))?;
         let mut fields = vec![];
         for (name, shape) in &st.fields {
             let given = s.fields.iter().find(|f| crate::record::member_name(&f.member) == *name);
@@ -61,12 +56,7 @@ impl Lower {
             return None;
         }
         Some((|| {
-            for f in &s.fields {
-                let name = crate::record::member_name(&f.member);
-                if !defs.iter().any(|(n, _)| *n == name) {
-                    return err_at(&f.member, format!("`{ty}` has no field `{name}`"));
-                }
-            }
+            only_fields_of(s, &ty, defs.iter().map(|(n, _)| n))?;
             // `..base`: a struct parameter or an element of a slice of them.
             let base = match &s.rest {
                 Some(r) => match self.record_named(strip_refs(r)) {
@@ -466,6 +456,21 @@ impl Lower {
             _ => None,
         }
     }
+}
+
+/// An error at the first field literal `s` names that is not among `fields` of struct `ty`.
+fn only_fields_of<'f>(
+    s: &syn::ExprStruct,
+    ty: &str,
+    fields: impl Iterator<Item = &'f String> + Clone,
+) -> syn::Result<()> {
+    for f in &s.fields {
+        let name = crate::record::member_name(&f.member);
+        if !fields.clone().any(|n| *n == name) {
+            return err_at(&f.member, format!("`{ty}` has no field `{name}`"));
+        }
+    }
+    Ok(())
 }
 
 /// `e` without `&`, `&mut`, `*` and parentheses.
