@@ -2,6 +2,7 @@
 //! derivative rules of the primitive operations.
 
 pub mod activity;
+mod counters;
 mod emit;
 mod forward;
 pub mod link;

@@ -5,7 +5,9 @@
 //! branch or loop body is either recomputed at the start of that region's reverse (cheap
 //! ops whose inputs are available: constants, arithmetic, loop indices, reads of memory
 //! nothing writes) or pushed on a typed stack at the end of the region in the forward
-//! sweep and popped at the start of its reverse. Values at the top level stay in locals.
+//! sweep and popped at the start of its reverse, or, for reads of an integer counter, taken
+//! from a copy the reverse sweep steps back (`counters.rs`). Values at the top level stay
+//! in locals.
 //! Loops whose trip count is not known from their bounds (`while`, early exits) count
 //! their iterations. Memory is never restored: every value read from memory is an SSA
 //! value, so the reverse sweep never reads primal memory again.
@@ -20,6 +22,7 @@ use cotan_ir::{
 };
 
 use crate::activity::{analyze_spec, differentiable_operands, ActivityInfo};
+use crate::counters::{self, Counters};
 use crate::emit::{remap, Emitter};
 use crate::forward::{d_name, owned, Shadow};
 use crate::link::{passed_ty, Avail, CallSite, Linker, Need};
@@ -62,6 +65,11 @@ struct Layout {
     /// The reverse sweep is a function of its own (`reverse_split`): values of the body's
     /// top level are saved like those of any region.
     split: bool,
+    /// Integer counters the reverse sweep can step back instead of saving their values.
+    counters: Counters,
+    /// Stores that add to what they overwrite (`x[i] += e`, `x[i] -= e`): the operand `e`
+    /// and whether it is subtracted. The adjoint of the element passes through them.
+    accumulations: HashMap<*const Op, (Value, bool)>,
 }
 
 impl Layout {
@@ -79,6 +87,12 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
+        // (Not where a loop is replayed from a checkpoint, nor in a split reverse sweep, which
+        // does not have the top level's values.)
+        if avail.is_none() && f.checkpoints.is_empty() {
+            l.counters = counters::find(f);
+        }
+        l.accumulations = accumulations(f);
         // Record fields (all at the top), sub-slices and offsets (anywhere) are memory like
         // parameters; writing a record or a buffer writes all its fields and sub-slices, and
         // writing those writes what they are part of.
@@ -255,11 +269,57 @@ impl Layout {
     }
 }
 
+/// The stores `x[i] = x[i] + e` (or `- e`) whose read of `x[i]` nothing else uses, in the
+/// same region with only pure ops between the read and the store.
+fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    f.walk(&mut |op| {
+        for u in op.kind.operands() {
+            *uses.entry(u).or_default() += 1;
+        }
+    });
+    fn visit(r: &Region, uses: &HashMap<Value, usize>, out: &mut HashMap<*const Op, (Value, bool)>) {
+        let at: HashMap<Value, usize> =
+            r.ops.iter().enumerate().filter_map(|(k, o)| o.result.map(|v| (v, k))).collect();
+        for (k, op) in r.ops.iter().enumerate() {
+            for sub in op.kind.regions() {
+                visit(sub, uses, out);
+            }
+            let OpKind::Store { mem, index, value } = &op.kind else { continue };
+            let Some(&kv) = at.get(value) else { continue };
+            let OpKind::Binary(bop @ (BinOp::Add | BinOp::Sub), a, b) = &r.ops[kv].kind else { continue };
+            let is_old = |v: &Value| {
+                at.get(v).is_some_and(|&kl| {
+                    matches!(&r.ops[kl].kind, OpKind::Load { mem: m, index: i } if m == mem && i == index)
+                        && uses.get(v) == Some(&1)
+                        && r.ops[kl + 1..k].iter().all(|o| {
+                            o.result.is_some() && o.kind.regions().is_empty() && !matches!(o.kind, OpKind::Call { .. })
+                        })
+                })
+            };
+            let e = match bop {
+                BinOp::Add if is_old(a) => (*b, false),
+                BinOp::Add if is_old(b) => (*a, false),
+                BinOp::Sub if is_old(a) => (*b, true),
+                _ => continue,
+            };
+            if uses.get(value) == Some(&1) {
+                out.insert(op as *const Op, e);
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    visit(&f.body, &uses, &mut out);
+    out
+}
+
 /// What the dry run decided: per region, the values to push and to recompute.
 #[derive(Default)]
 struct Plan {
     push: HashMap<RegionId, Vec<Value>>,
     recompute: HashMap<RegionId, Vec<Value>>,
+    /// The counters whose values the reverse sweep gets by stepping them back.
+    counters: HashSet<Var>,
 }
 
 fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
@@ -286,8 +346,13 @@ fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
 fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut push = HashSet::new();
     let mut recompute = HashSet::new();
+    let mut counters = HashSet::new();
     let mut work: Vec<Value> = needs.into_iter().collect();
     while let Some(v) = work.pop() {
+        if let Some(var) = l.counters.before.get(&v).or_else(|| l.counters.read_of.get(&v)) {
+            counters.insert(*var);
+            continue;
+        }
         if l.memory.contains(&v) {
             // Memory is not saved, but a view (a sub-slice, a row, an offset) is taken again
             // from its base in the reverse sweep: its bounds or index are needed there.
@@ -326,6 +391,7 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     };
     plan.push = by_region(push);
     plan.recompute = by_region(recompute);
+    plan.counters = counters;
     plan
 }
 
@@ -368,6 +434,8 @@ struct Rev<'a> {
     /// Adjoint variables known to hold zero at this point of the current region, so that
     /// the next `+=` can be a plain assignment.
     zeroed: HashSet<Var>,
+    /// The reverse sweep's copy of each counter it steps back (see [`counters`]).
+    back: HashMap<Var, Var>,
     ret: Vec<Value>,
     errors: Vec<AdError>,
 }
@@ -376,7 +444,8 @@ struct Rev<'a> {
 /// forward sweep and the reverse sweep in one function. Calls are linked by `linker`.
 pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -> Result<Function, AdError> {
     let act = analyze_spec(f, spec);
-    let layout = Layout::new(f, None);
+    let mut layout = Layout::new(f, None);
+    layout.counters.keep_reversed(f, &|op| act.op_is_active(f, op));
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, name, linker, None).run(spec);
     let plan = make_plan(&layout, dry.needs);
     let out = Rev::new(f, &act, &layout, plan, false, name, linker, None).run(spec);
@@ -451,6 +520,7 @@ impl<'a> Rev<'a> {
             counts: HashMap::new(),
             segments: HashMap::new(),
             zeroed: HashSet::new(),
+            back: HashMap::new(),
             ret: vec![],
             errors: vec![],
         }
@@ -798,6 +868,11 @@ impl<'a> Rev<'a> {
             for v in self.plan.push.get(&id).cloned().unwrap_or_default() {
                 let nv = self.fwd[&v];
                 self.e.effect(OpKind::Push(nv));
+            }
+            // The counters declared here, as they are at the end: where their copies start.
+            for var in self.counters_declared_in(r) {
+                let n = self.e.emit(OpKind::GetVar(var), Ty::Scalar(self.f.var(var).ty));
+                self.e.effect(OpKind::Push(n));
             }
         }
         self.e.pop_region()
@@ -1734,11 +1809,19 @@ impl<'a> Rev<'a> {
     fn prepare(&mut self, r: &Region) {
         let id = self.l.id(r);
         if !self.planning {
+            for var in self.counters_declared_in(r).into_iter().rev() {
+                let ty = Ty::Scalar(self.f.var(var).ty);
+                let end = if id == TOP { self.e.emit(OpKind::GetVar(var), ty) } else { self.e.emit(OpKind::Pop, ty) };
+                let back = self.e.out.new_var(self.f.var(var).ty, format!("{}_back", self.f.var(var).name));
+                self.e.effect(OpKind::DeclVar { var: back, init: end });
+                self.back.insert(var, back);
+            }
             for v in self.plan.push.get(&id).cloned().unwrap_or_default().into_iter().rev() {
                 let nv = self.e.emit(OpKind::Pop, self.f.ty(v));
                 self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
                 self.scopes.last_mut().unwrap().insert(v, nv);
             }
+            self.step_counters_back(r);
             for v in self.plan.recompute.get(&id).cloned().unwrap_or_default() {
                 let op = self.l.def_op[&v].clone();
                 let kind = remap(&op.kind, |u| self.get(u));
@@ -1831,6 +1914,47 @@ impl<'a> Rev<'a> {
         }
     }
 
+    /// The counters stepped back by the reverse sweep that `r` declares, in a fixed order.
+    fn counters_declared_in(&self, r: &Region) -> Vec<Var> {
+        let mut vars: Vec<Var> = self
+            .plan
+            .counters
+            .iter()
+            .copied()
+            .filter(|v| self.l.counters.declared.get(v).is_some_and(|d| std::ptr::eq(*d, r)))
+            .collect();
+        vars.sort_by_key(|v| v.0);
+        vars
+    }
+
+    /// Steps the counters back over `r`'s own steps, last first: each step's starting
+    /// value is the copy minus the step.
+    fn step_counters_back(&mut self, r: &Region) {
+        let mut steps = self.l.counters.steps.get(&(r as *const Region)).cloned().unwrap_or_default();
+        steps.retain(|s| self.plan.counters.contains(&s.var));
+        for s in steps.into_iter().rev() {
+            let ty = Ty::Scalar(self.f.var(s.var).ty);
+            let back = self.back[&s.var];
+            let after = self.e.emit(OpKind::GetVar(back), ty);
+            let step = match &self.l.def_op.get(&s.step).map(|o| o.kind.clone()) {
+                Some(k @ OpKind::Const(_)) => self.e.emit(k.clone(), ty),
+                _ => self.get(s.step),
+            };
+            let op = if s.add { BinOp::Sub } else { BinOp::Add };
+            let before = self.e.emit(OpKind::Binary(op, after, step), ty);
+            let name = self.f.value(s.before).name.clone().unwrap_or_else(|| self.f.var(s.var).name.clone());
+            self.e.out.values[before.0 as usize].name = Some(name);
+            self.e.effect(OpKind::SetVar(back, before));
+            self.scopes.last_mut().unwrap().insert(s.before, before);
+        }
+        let mut reads = self.l.counters.reads.get(&(r as *const Region)).cloned().unwrap_or_default();
+        reads.retain(|(_, var)| self.plan.counters.contains(var));
+        for (g, var) in reads {
+            let now = self.e.emit(OpKind::GetVar(self.back[&var]), self.f.ty(g));
+            self.scopes.last_mut().unwrap().insert(g, now);
+        }
+    }
+
     fn reverse_region(&mut self, r: &Region, seed: Vec<(Value, Value)>) -> Region {
         // What is zero outside is not known inside, nor after: the region may run many times.
         self.zeroed.clear();
@@ -1916,6 +2040,20 @@ impl<'a> Rev<'a> {
                 let Some(g) = self.read_adj(r) else { return };
                 let idx = index.map(|i| self.get(i));
                 self.add_to_shadow(*mem, idx, g, self.f.ty(r));
+            }
+            OpKind::Store { mem, index, value }
+                if self.act.value(*value) && self.l.accumulations.contains_key(&(op as *const Op)) =>
+            {
+                // `x[i] += e`: the element's adjoint stays, and `e` gets it too.
+                let (e, minus) = self.l.accumulations[&(op as *const Op)];
+                let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
+                let idx = index.map(|i| self.get(i));
+                let g = match self.shadow(*mem) {
+                    Shadow::Mem(s) => self.e.emit(OpKind::Load { mem: s, index: idx }, ty),
+                    Shadow::Var(var) => self.e.emit(OpKind::GetVar(var), ty),
+                };
+                let g = if minus { self.e.emit(OpKind::Unary(cotan_ir::UnOp::Neg, g), ty) } else { g };
+                self.accumulate(e, g);
             }
             OpKind::Store { mem, index, value } => {
                 let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
