@@ -343,11 +343,42 @@ fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
     }
 }
 
+/// How many values recomputing an op with `kind` in the reverse sweep would save that the
+/// reverse sweep does not need for themselves (`needs`): `lap = a + b + c + d` saves four
+/// where saving `lap` saves one.
+fn saves_for(l: &Layout, kind: &OpKind, needs: &HashSet<Value>, memo: &mut HashMap<Value, usize>) -> usize {
+    let mut n = 0;
+    for u in kind.operands() {
+        if l.memory.contains(&u)
+            || l.def_region.get(&u).is_none_or(|r| *r == TOP && !l.split)
+            || l.free_indices.contains(&u)
+            || l.counters.before.contains_key(&u)
+            || l.counters.read_of.contains_key(&u)
+            || needs.contains(&u)
+        {
+            continue;
+        }
+        if let Some(&c) = memo.get(&u) {
+            n += c;
+            continue;
+        }
+        memo.insert(u, 1); // (a cycle cannot happen in SSA; this bounds the walk anyway)
+        let c = match l.def_op.get(&u) {
+            Some(op) if cheap(l, &op.kind, u) => saves_for(l, &op.kind, needs, memo),
+            _ => 1,
+        };
+        memo.insert(u, c);
+        n += c;
+    }
+    n
+}
+
 fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     let mut push = HashSet::new();
     let mut recompute = HashSet::new();
     let mut counters = HashSet::new();
-    let mut work: Vec<Value> = needs.into_iter().collect();
+    let mut memo = HashMap::new();
+    let mut work: Vec<Value> = needs.iter().copied().collect();
     while let Some(v) = work.pop() {
         if let Some(var) = l.counters.before.get(&v).or_else(|| l.counters.read_of.get(&v)) {
             counters.insert(*var);
@@ -369,7 +400,8 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
             continue;
         }
         match l.def_op.get(&v) {
-            Some(op) if cheap(l, &op.kind, v) => {
+            // (Recomputing it would save two or more values nothing else needs: save it.)
+            Some(op) if cheap(l, &op.kind, v) && saves_for(l, &op.kind, &needs, &mut memo) < 2 => {
                 recompute.insert(v);
                 work.extend(op.kind.operands());
             }
