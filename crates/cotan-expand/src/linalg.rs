@@ -16,7 +16,7 @@
 //!
 //! With a library's feature off, naming one of its types is an error asking for it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
@@ -26,6 +26,8 @@ use syn::visit_mut::VisitMut;
 
 use crate::{Args, Mode, Place};
 use cotan_ad::Activity;
+
+mod cholesky;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Lib {
@@ -590,6 +592,8 @@ struct Rewriter {
     tmp: usize,
     err: Option<syn::Error>,
     krate: TokenStream,
+    /// The buffers that hold a Cholesky factor (`cholesky.rs`), not a matrix.
+    factors: HashSet<String>,
 }
 
 fn fail<T>(span: Span, msg: impl Into<String>) -> syn::Result<T> {
@@ -598,7 +602,14 @@ fn fail<T>(span: Span, msg: impl Into<String>) -> syn::Result<T> {
 
 impl Rewriter {
     fn new() -> Rewriter {
-        Rewriter { scopes: vec![HashMap::new()], hoist: vec![], tmp: 0, err: None, krate: crate::cotan_path() }
+        Rewriter {
+            scopes: vec![HashMap::new()],
+            hoist: vec![],
+            tmp: 0,
+            err: None,
+            krate: crate::cotan_path(),
+            factors: HashSet::new(),
+        }
     }
     fn bind(&mut self, name: &syn::Ident, v: Val) {
         self.scopes.last_mut().unwrap().insert(name.to_string(), Some(v));
@@ -625,6 +636,8 @@ impl Rewriter {
     }
     fn fresh(&mut self, dest: Option<&syn::Ident>) -> syn::Ident {
         if let Some(d) = dest {
+            // A new buffer under this name, no longer a factor it may have named.
+            self.factors.remove(&d.to_string());
             return d.clone();
         }
         self.tmp += 1;
@@ -850,6 +863,9 @@ impl Rewriter {
                 if let Some(r) = self.solve(mc, dest)? {
                     return Ok(r);
                 }
+                if let Some(r) = self.cholesky(mc, dest)? {
+                    return Ok(r);
+                }
                 // ndarray's `x.as_slice().unwrap()` (or `.expect(..)`): the storage.
                 if let syn::Expr::MethodCall(inner) = &*mc.receiver {
                     let m = inner.method.to_string();
@@ -997,6 +1013,7 @@ impl Rewriter {
     }
 
     fn index(&mut self, v: Val, index: &syn::Expr, span: Span) -> syn::Result<syn::Expr> {
+        self.not_factor(&v, span)?;
         let b = &v.buf;
         let pair = match index {
             syn::Expr::Tuple(t) if t.elems.len() == 2 => Some((&t.elems[0], &t.elems[1])),
@@ -1025,6 +1042,9 @@ impl Rewriter {
     }
 
     fn method(&mut self, v: Val, mc: &syn::ExprMethodCall, dest: Option<&syn::Ident>) -> syn::Result<R> {
+        if self.is_factor(&v) {
+            return self.factor_method(v, mc, dest);
+        }
         let name = mc.method.to_string();
         let span = mc.method.span();
         let k = self.krate.clone();
@@ -1126,6 +1146,20 @@ impl Rewriter {
                 None => fail(span, "cotan transposes matrices only (a row vector is not supported)"),
             },
             ("clone" | "to_owned" | "into_owned", 0) => self.copy(v, dest).map(R::La),
+            ("cholesky", 0) if v.lib == Lib::Nalgebra => fail(
+                span,
+                "cotan takes a Cholesky factor in one expression, `a.clone().cholesky().unwrap()` (or `.expect(..)`); `match` and `if let` on it are not supported",
+            ),
+            ("diagonal", 0) if v.lib == Lib::Nalgebra => match v.mat.clone() {
+                Some(m) => {
+                    let (rows, cols, rs, cs) = (&m.rows, &m.cols, &m.rs, &m.cs);
+                    let t = self.fresh(dest);
+                    let b = &v.buf;
+                    self.push(quote!(let mut #t: Vec<f64> = (0..#rows.min(#cols)).map(|i| #b[i * #rs + i * #cs]).collect::<Vec<f64>>();))?;
+                    Ok(R::La(Val { lib: v.lib, buf: t, owned: true, mat: None }))
+                }
+                None => fail(span, "cotan takes the `diagonal()` of a matrix"),
+            },
             ("map" | "mapv", 1) => {
                 // nalgebra's `map` and ndarray's `mapv` give the closure the number, ndarray's
                 // `map` a reference to it.
@@ -1187,7 +1221,7 @@ impl Rewriter {
             }
             _ => fail(
                 span,
-                format!("cotan does not support `{name}` on {} values in differentiated functions; supported: indexing, `len`, `nrows`, `ncols`, `shape`, `dim`, `iter`, `iter_mut`, `dot`, products, `transpose`/`t`, `norm`, `norm_squared`, `sum`, `map`/`mapv`, `component_mul`, `clone`, `fill`, `as_slice`", v.lib.name()),
+                format!("cotan does not support `{name}` on {} values in differentiated functions; supported: indexing, `len`, `nrows`, `ncols`, `shape`, `dim`, `iter`, `iter_mut`, `dot`, products, `transpose`/`t`, `norm`, `norm_squared`, `sum`, `map`/`mapv`, `component_mul`, `clone`, `fill`, `as_slice`, `diagonal` and `cholesky().unwrap()` (nalgebra)", v.lib.name()),
             ),
         }
     }
@@ -1210,6 +1244,7 @@ impl Rewriter {
         }
         if compound {
             let R::La(target) = self.expr(&b.left, None)? else { return Ok(None) };
+            self.not_factor(&target, b.left.span())?;
             let tb = target.buf.clone();
             let op = match b.op {
                 BinOp::AddAssign(_) => quote!(+=),
@@ -1241,6 +1276,11 @@ impl Rewriter {
         let left = self.expr(&b.left, None)?;
         let right = self.expr(&b.right, None)?;
         let span = b.op.span();
+        for side in [&left, &right] {
+            if let R::La(v) = side {
+                self.not_factor(v, span)?;
+            }
+        }
         let op = match b.op {
             BinOp::Add(_) => quote!(+),
             BinOp::Sub(_) => quote!(-),
