@@ -1,8 +1,9 @@
-//! nalgebra's Cholesky factor in differentiated functions: `a.clone().cholesky().unwrap()`
-//! (or `.expect(..)`) becomes a new buffer holding `L` (column-major, zeros above the
-//! diagonal), written by `cotan::rt::nalgebra::cholesky`, whose derivative rules are
-//! Murray's (2016) in triangular solves. The name bound to it is a factor: `solve`, `l`,
-//! `determinant` and `ln_determinant` read `L`; anything else is an error.
+//! Cholesky factors in differentiated functions: nalgebra's `a.clone().cholesky().unwrap()`
+//! and faer's `a.llt(Side::Lower).unwrap()` (or `.expect(..)`) become a new buffer holding
+//! `L` (column-major, zeros above the diagonal), written by `cotan::rt::{nalgebra,
+//! faer}::cholesky`, whose derivative rules are Murray's (2016) in triangular solves. The
+//! name bound to it is a factor: `solve`, `l`/`L`, and nalgebra's `determinant` and
+//! `ln_determinant` read `L`; anything else is an error.
 
 use proc_macro2::Span;
 use quote::quote;
@@ -11,27 +12,47 @@ use syn::spanned::Spanned;
 use super::{fail, strip, Lib, Mat, Rewriter, Val, R};
 
 impl Rewriter {
-    /// `x.cholesky().unwrap()` or `.expect(msg)` on a nalgebra matrix (also `x.clone()`):
-    /// the factor, or `None` when `mc` is something else.
+    /// `x.cholesky().unwrap()` or `.expect(msg)` on a nalgebra matrix (also `x.clone()`),
+    /// `x.llt(Side::Lower)` (or `Upper`) on a faer one: the factor, or `None` when `mc` is
+    /// something else.
     pub(super) fn cholesky(&mut self, mc: &syn::ExprMethodCall, dest: Option<&syn::Ident>) -> syn::Result<Option<R>> {
         let how = mc.method.to_string();
         if !["unwrap", "expect"].contains(&how.as_str()) {
             return Ok(None);
         }
         let syn::Expr::MethodCall(chol) = strip(&mc.receiver) else { return Ok(None) };
-        if chol.method != "cholesky" || !chol.args.is_empty() {
-            return Ok(None);
-        }
+        let lib = match (chol.method.to_string().as_str(), chol.args.len()) {
+            ("cholesky", 0) => Lib::Nalgebra,
+            ("llt", 1) => Lib::Faer,
+            _ => return Ok(None),
+        };
+        // faer's `Side::Upper` reads the upper triangle: the lower one of the transpose.
+        let upper = match chol.args.first().map(strip) {
+            None => false,
+            Some(syn::Expr::Path(p))
+                if p.path.segments.len() >= 2 && p.path.segments.last().unwrap().ident == "Lower" =>
+            {
+                false
+            }
+            Some(syn::Expr::Path(p))
+                if p.path.segments.len() >= 2 && p.path.segments.last().unwrap().ident == "Upper" =>
+            {
+                true
+            }
+            Some(e) => return fail(e.span(), "cotan takes `llt(Side::Lower)` or `llt(Side::Upper)` here"),
+        };
         let base = match strip(&chol.receiver) {
             syn::Expr::MethodCall(c) if c.method == "clone" && c.args.is_empty() => &*c.receiver,
             e => e,
         };
         let R::La(a) = self.expr(base, None)? else { return Ok(None) };
         let span = chol.method.span();
-        let Some(m) = a.mat.clone().filter(|_| a.lib == Lib::Nalgebra && !self.is_factor(&a)) else {
-            return fail(span, "cotan takes `cholesky()` of a nalgebra matrix: `a.clone().cholesky().unwrap()`");
+        let Some(m) = a.mat.clone().filter(|_| a.lib == lib && !self.is_factor(&a)) else {
+            return fail(span, "cotan takes the Cholesky factor of a nalgebra matrix, `a.clone().cholesky().unwrap()`, or of a faer one, `a.llt(Side::Lower).unwrap()`");
         };
-        // What the user's `unwrap`/`expect` says when nalgebra returns `None`.
+        let m = if upper { m.transposed() } else { m };
+        // What the user's `unwrap`/`expect` says when nalgebra returns `None` (faer's `Err`:
+        // std's text, without the error's `Debug`, which cotan does not have).
         let message = match (how.as_str(), mc.args.first()) {
             // Derivatives panic with a message as written (cotan formats nothing into it).
             ("expect", Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })))
@@ -45,23 +66,27 @@ impl Rewriter {
                     "cotan takes `expect` of a Cholesky factor with a string literal (without braces) as its message",
                 );
             }
+            _ if lib == Lib::Faer => {
+                quote!("called `Result::unwrap()` on an `Err` value: the matrix is not positive definite")
+            }
             _ => quote!("called `Option::unwrap()` on a `None` value"),
         };
         let (rows, cols, rs, cs) = (&m.rows, &m.cols, &m.rs, &m.cs);
         let ab = a.arg();
         let k = self.krate.clone();
+        let l = lib.ident();
         let t = self.fresh(dest);
         let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
         self.push(quote! {
             assert!(#r == #c, "The input matrix must be square.");
             let mut #t: Vec<f64> = vec![0.0f64; #r * #r];
-            #k::rt::nalgebra::cholesky(#ab, #r, #rs, #cs, &mut #t[..]);
-            if #k::rt::nalgebra::not_positive_definite(&#t[..]) {
+            #k::rt::#l::cholesky(#ab, #r, #rs, #cs, &mut #t[..]);
+            if #k::rt::#l::not_positive_definite(&#t[..]) {
                 panic!(#message);
             }
         })?;
         self.factors.insert(t.to_string());
-        Ok(Some(R::La(Val { lib: Lib::Nalgebra, buf: t, owned: true, mat: Some(Mat::native(Lib::Nalgebra, r, c)) })))
+        Ok(Some(R::La(Val { lib, buf: t, owned: true, mat: Some(Mat::native(lib, r, c)) })))
     }
 
     /// Whether `v` is a Cholesky factor (not a matrix).
@@ -90,6 +115,7 @@ impl Rewriter {
         let Some(m) = v.mat.clone() else { return fail(span, "internal error: a Cholesky factor without a shape") };
         let n = m.rows.clone();
         let lb = v.buf.clone();
+        let l = v.lib.ident();
         match (name.as_str(), mc.args.len()) {
             ("solve", 1) => {
                 let b = self.la_or_fail(&mc.args[0], "the right-hand side of `solve`")?;
@@ -101,16 +127,21 @@ impl Rewriter {
                 let t = self.zeros(dest, quote!(#n))?;
                 self.push(quote! {
                     assert_eq!(#n, #bl, "`solve` with a right-hand side of another length");
-                    #k::rt::nalgebra::chol_solve(&#lb[..], #n, #bb, &mut #t[..]);
+                    #k::rt::#l::chol_solve(&#lb[..], #n, #bb, &mut #t[..]);
                 })?;
-                Ok(R::La(Val { lib: Lib::Nalgebra, buf: t, owned: true, mat: None }))
+                Ok(R::La(Val { lib: v.lib, buf: t, owned: true, mat: None }))
             }
             // `l()` is a copy in nalgebra too; `l_dirty`'s upper triangle is unspecified there.
-            ("l" | "l_dirty" | "unpack" | "unpack_dirty", 0) => {
+            ("l" | "l_dirty" | "unpack" | "unpack_dirty", 0) if v.lib == Lib::Nalgebra => {
                 let copy = self.copy(Val { buf: v.buf.clone(), ..v }, dest)?;
                 Ok(R::La(copy))
             }
-            ("determinant" | "ln_determinant", 0) => {
+            // faer's `L()` is a view of the factor's storage: a copy here, which is read only.
+            ("L", 0) if v.lib == Lib::Faer => {
+                let copy = self.copy(Val { buf: v.buf.clone(), ..v }, dest)?;
+                Ok(R::La(copy))
+            }
+            ("determinant" | "ln_determinant", 0) if v.lib == Lib::Nalgebra => {
                 self.tmp += 1;
                 let s = quote::format_ident!("la_s{}", self.tmp);
                 // As nalgebra computes them: (Π Lᵢᵢ)², Σ ln(Lᵢᵢ²).
@@ -122,6 +153,10 @@ impl Rewriter {
                 self.push(body)?;
                 Ok(R::Plain(syn::parse_quote!(#s)))
             }
+            _ if v.lib == Lib::Faer => fail(
+                span,
+                format!("cotan does not support `{name}` on faer's `Llt`; supported: `solve(&b)` (a vector), `L()`"),
+            ),
             _ => fail(
                 span,
                 format!("cotan does not support `{name}` on a Cholesky factor; supported: `solve(&b)` (a vector), `l()`, `determinant()`, `ln_determinant()`"),
