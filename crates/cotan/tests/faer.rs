@@ -12,7 +12,7 @@ mod common;
 
 use cotan::{autodiff_forward, autodiff_reverse};
 use faer::linalg::solvers::Solve;
-use faer::{Col, Mat, MatMut, MatRef, Scale, Side};
+use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef, Scale, Side};
 
 /// Forward `J·u` and reverse `<∇f, u>` against finite differences, and each other.
 fn check(
@@ -133,6 +133,57 @@ fn views_and_mutable_output() {
         entries(&da).into_iter().chain(entries(&dx)).collect()
     };
     check("faer views", &f, &jvp, &grad, &x);
+}
+
+/// Vector views by value (`ColRef` with a `ColMut` shadow) and results written into a
+/// `ColMut` and a `&mut Col`.
+#[autodiff_reverse(d_columns, Duplicated, Duplicated, Duplicated, Duplicated)]
+#[autodiff_forward(t_columns, Dual, Dual, Dual, Dual)]
+fn columns(a: &Mat<f64>, x: ColRef<'_, f64>, mut out: ColMut<'_, f64>, y: &mut Col<f64>) {
+    let z = a.transpose() * x;
+    for i in 0..out.nrows() {
+        out[i] = z[i] * x[0];
+    }
+    for i in 0..y.nrows() {
+        y[i] = y[i] * z[i] + x[i].sin();
+    }
+}
+
+#[test]
+fn column_views_and_outputs() {
+    let (m, n) = (3, 2);
+    let split = |v: &[f64]| (mat(m, n, &v[..m * n]), col(&v[m * n..m * n + m]), col(&v[m * n + m..]));
+    let x = input(m * n + m + n);
+    let (w1, w2) = (col(&[0.3, -1.2]), col(&[0.7, 1.1]));
+    let weigh = |o: &Col<f64>, p: &Col<f64>| {
+        col_entries(o)
+            .iter()
+            .zip(col_entries(&w1))
+            .chain(col_entries(p).iter().zip(col_entries(&w2)))
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+    };
+    let f = |v: &[f64]| {
+        let (a, x, y0) = split(v);
+        let (mut out, mut y) = (Col::zeros(n), y0);
+        columns(&a, x.as_ref(), out.as_mut(), &mut y);
+        weigh(&out, &y)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((a, x, mut y), (da, dx, mut dy)) = (split(v), split(u));
+        let (mut out, mut dout) = (Col::zeros(n), Col::zeros(n));
+        t_columns(&a, &da, x.as_ref(), dx.as_ref(), out.as_mut(), dout.as_mut(), &mut y, &mut dy);
+        weigh(&dout, &dy)
+    };
+    let grad = |v: &[f64]| {
+        let (a, x, mut y) = split(v);
+        let (mut da, mut dx) = (Mat::zeros(m, n), Col::zeros(m));
+        let (mut out, mut dout, mut dy) = (Col::zeros(n), w1.clone(), w2.clone());
+        d_columns(&a, &mut da, x.as_ref(), dx.as_mut(), out.as_mut(), dout.as_mut(), &mut y, &mut dy);
+        // The seed of `y` came back as the gradient of its initial value.
+        entries(&da).into_iter().chain(col_entries(&dx)).chain(col_entries(&dy)).collect()
+    };
+    check("faer column views", &f, &jvp, &grad, &x);
 }
 
 /// `partial_piv_lu().solve`, also of a transpose, and the Cholesky factor (`llt`) with its
