@@ -3,8 +3,9 @@
 //! (`&a * &b`, `&a * &x`), `transpose`, `norm_l2`, `squared_norm_l2`, `sum`, element-wise
 //! arithmetic and `Mat::from_fn` maps, `partial_piv_lu().solve`, `llt(..).unwrap()` with its
 //! `solve` and `L()`. Every derivative is checked against central finite differences
-//! (relative tolerance 1e-6), reverse against forward mode (dot-product test, 1e-10), and
-//! the runtime's rules against the same functions written as loops on slices.
+//! (relative tolerance 1e-6), reverse against forward mode (dot-product test, 1e-10), the
+//! values the derivatives return against the primal's (1e-13: faer sums in its own order),
+//! and the runtime's rules against the same functions written as loops on slices.
 #![cfg(feature = "faer")]
 #![allow(clippy::all, dead_code)]
 
@@ -32,6 +33,12 @@ fn check(
         assert!((jv - fd).abs() <= tol, "{what}: forward {jv} vs finite differences {fd}");
         assert!((gu - jv).abs() <= common::EXACT_TOL * jv.abs().max(1.0), "{what}: <g, u> = {gu} vs J·u = {jv}");
     }
+}
+
+/// The value a derivative returns against the primal's: faer's `sum` and norms add in
+/// their own (SIMD) order, cotan's loops in storage order, so they agree to rounding.
+fn same_value(value: f64, primal: f64) {
+    assert!((value - primal).abs() <= 1e-13 * primal.abs().max(1.0), "derivative's value {value} vs primal {primal}");
 }
 
 fn input(n: usize) -> Vec<f64> {
@@ -78,14 +85,14 @@ fn matrix_products() {
     let jvp = |v: &[f64], u: &[f64]| {
         let ((a, b, x), (da, db, dx)) = (split(v), split(u));
         let (value, t) = t_products(&a, &da, &b, &db, &x, &dx);
-        assert_eq!(value, products(&a, &b, &x));
+        same_value(value, products(&a, &b, &x));
         t
     };
     let grad = |v: &[f64]| {
         let (a, b, x) = split(v);
         let (mut da, mut db, mut dx) = (Mat::zeros(m, k), Mat::zeros(k, n), Col::zeros(n));
         let value = d_products(&a, &mut da, &b, &mut db, &x, &mut dx, 1.0);
-        assert_eq!(value, products(&a, &b, &x));
+        same_value(value, products(&a, &b, &x));
         entries(&da).into_iter().chain(entries(&db)).chain(col_entries(&dx)).collect()
     };
     check("faer products", &f, &jvp, &grad, &x);
@@ -226,14 +233,14 @@ fn solve_and_cholesky() {
     let jvp = |v: &[f64], u: &[f64]| {
         let ((a, b), (da, db)) = (split(v), split(u));
         let (value, t) = t_solves(&a, &da, &b, &db);
-        assert_eq!(value, solves(&a, &b));
+        same_value(value, solves(&a, &b));
         t
     };
     let grad = |v: &[f64]| {
         let (a, b) = split(v);
         let (mut da, mut db) = (Mat::zeros(n, n), Col::zeros(n));
         let value = d_solves(&a, &mut da, &b, &mut db, 1.0);
-        assert_eq!(value, solves(&a, &b));
+        same_value(value, solves(&a, &b));
         entries(&da).into_iter().chain(col_entries(&db)).collect()
     };
     check("faer solves", &f, &jvp, &grad, &spd_input(n));
@@ -357,4 +364,52 @@ fn shadow_of_another_shape() {
     let (a, b, x) = (Mat::zeros(3, 2), Mat::zeros(2, 4), Col::zeros(4));
     let (mut da, mut db, mut dx) = (Mat::zeros(2, 3), Mat::zeros(2, 4), Col::zeros(4));
     d_products(&a, &mut da, &b, &mut db, &x, &mut dx, 1.0);
+}
+
+/// Locals (`Mat::zeros`, `Col::zeros`, `clone`, `to_owned`), `shape`, `fill`, `as_ref`,
+/// `iter`.
+#[autodiff_reverse(d_locals, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_locals, Dual, Dual, Dual)]
+fn locals(a: &Mat<f64>, x: &Col<f64>) -> f64 {
+    let (r, c) = a.shape();
+    let mut m = Mat::zeros(r, c);
+    let mut v = Col::zeros(x.nrows());
+    for i in 0..r {
+        for j in 0..c {
+            m[(i, j)] = a[(i, j)] * (i + j + 1) as f64;
+        }
+    }
+    v.fill(x[0]);
+    let b = m.clone();
+    let w = x.to_owned();
+    let y = b.as_ref() * w.as_ref();
+    let mut s = 0.0;
+    for t in y.iter() {
+        s += t * t;
+    }
+    s + v.sum() + (&m + &b).squared_norm_l2() + x.as_ref().sum() + y.norm_l2()
+}
+
+#[test]
+fn local_values() {
+    let (m, n) = (3, 2);
+    let split = |v: &[f64]| (mat(m, n, &v[..m * n]), col(&v[m * n..]));
+    let f = |v: &[f64]| {
+        let (a, x) = split(v);
+        locals(&a, &x)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((a, x), (da, dx)) = (split(v), split(u));
+        let (value, t) = t_locals(&a, &da, &x, &dx);
+        same_value(value, locals(&a, &x));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let (a, x) = split(v);
+        let (mut da, mut dx) = (Mat::zeros(m, n), Col::zeros(n));
+        let value = d_locals(&a, &mut da, &x, &mut dx, 1.0);
+        same_value(value, locals(&a, &x));
+        entries(&da).into_iter().chain(col_entries(&dx)).collect()
+    };
+    check("faer locals", &f, &jvp, &grad, &input(m * n + n));
 }
