@@ -16,7 +16,7 @@
 //!
 //! With a library's feature off, naming one of its types is an error asking for it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
@@ -27,10 +27,13 @@ use syn::visit_mut::VisitMut;
 use crate::{Args, Mode, Place};
 use cotan_ad::Activity;
 
+mod cholesky;
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Lib {
     Nalgebra,
     Ndarray,
+    Faer,
 }
 
 impl Lib {
@@ -38,12 +41,14 @@ impl Lib {
         match self {
             Lib::Nalgebra => "nalgebra",
             Lib::Ndarray => "ndarray",
+            Lib::Faer => "faer",
         }
     }
     fn enabled(self) -> bool {
         match self {
             Lib::Nalgebra => cfg!(feature = "nalgebra"),
             Lib::Ndarray => cfg!(feature = "ndarray"),
+            Lib::Faer => cfg!(feature = "faer"),
         }
     }
     fn ident(self) -> syn::Ident {
@@ -62,6 +67,8 @@ fn classify(name: &str) -> Option<(Lib, bool)> {
         }
         "Array1" | "ArrayView1" | "ArrayViewMut1" => Some((Lib::Ndarray, false)),
         "Array2" | "ArrayView2" | "ArrayViewMut2" => Some((Lib::Ndarray, true)),
+        "Mat" | "MatRef" | "MatMut" => Some((Lib::Faer, true)),
+        "Col" | "ColRef" | "ColMut" => Some((Lib::Faer, false)),
         _ => None,
     }
 }
@@ -78,13 +85,17 @@ pub(crate) fn mention(func: &syn::ItemFn) -> Option<(Lib, Span, String)> {
             let lib = match first.as_str() {
                 "nalgebra" | "na" => Some(Lib::Nalgebra),
                 "ndarray" => Some(Lib::Ndarray),
+                "faer" => Some(Lib::Faer),
                 _ => None,
             };
             for s in &p.segments {
                 let name = s.ident.to_string();
                 // `Vector3`, `Matrix2`: nalgebra's only with type arguments or its path
                 // (a crate's own `struct Vector3 { x, y, z }` is a struct of numbers).
-                let generic_name = name.starts_with("Vector") || name.starts_with("Matrix");
+                // So are faer's short names (`Mat<f64>`, `MatRef<'_, f64>`).
+                let generic_name = name.starts_with("Vector")
+                    || name.starts_with("Matrix")
+                    || matches!(name.as_str(), "Mat" | "MatRef" | "MatMut" | "Col" | "ColRef" | "ColMut");
                 if generic_name && lib.is_none() && s.arguments.is_empty() {
                     continue;
                 }
@@ -154,7 +165,7 @@ fn la_param(name: &syn::Ident, ty: &syn::Type) -> Option<syn::Result<LaParam>> {
     let last = tp.path.segments.last()?;
     let tname = last.ident.to_string();
     let (lib, matrix) = classify(&tname)?;
-    let view = tname.starts_with("ArrayView");
+    let view = tname.starts_with("ArrayView") || matches!(tname.as_str(), "MatRef" | "MatMut" | "ColRef" | "ColMut");
     if referent.is_none() && !view {
         return Some(Err(syn::Error::new(
             ty.span(),
@@ -164,7 +175,7 @@ fn la_param(name: &syn::Ident, ty: &syn::Type) -> Option<syn::Result<LaParam>> {
     if referent.is_some() && view {
         return Some(Err(syn::Error::new(ty.span(), format!("pass the `{tname}` by value (it is a view already)"))));
     }
-    mutable |= tname.starts_with("ArrayViewMut");
+    mutable |= tname.starts_with("ArrayViewMut") || tname == "MatMut" || tname == "ColMut";
     let float = match &last.arguments {
         syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
             syn::GenericArgument::Type(t) => Some((t.to_token_stream().to_string(), t.span())),
@@ -330,6 +341,7 @@ fn wrap(
     let mut sig_params: Vec<TokenStream> = vec![];
     let mut call: Vec<TokenStream> = vec![];
     let mut prelude = TokenStream::new();
+    let (mut copies, mut write_backs) = (TokenStream::new(), TokenStream::new());
     let mut shapes: Vec<TokenStream> = vec![];
     let internal = || {
         syn::Error::new(func.sig.ident.span(), "internal error: cotan's derivative has fewer parameters than expected")
@@ -374,16 +386,38 @@ fn wrap(
                 quote!(&#n)
             };
             let shown = n.to_string();
+            // faer's storage may pad columns: a column-major copy goes in, and what the
+            // derivative writes is copied back after it.
+            let faer_ref = |x: &syn::Ident| if p.referent.is_some() { quote!(&*#x) } else { quote!(&#x) };
             call.push(match (p.lib, writable) {
                 (Lib::Nalgebra, false) => quote!(#n.as_slice()),
                 (Lib::Nalgebra, true) => quote!(#n.as_mut_slice()),
                 (Lib::Ndarray, false) => quote!(#krate::rt::ndarray::storage(#by_ref, #shown)),
                 (Lib::Ndarray, true) => quote!(#krate::rt::ndarray::storage_mut(#by_ref, #shown)),
+                (Lib::Faer, _) => {
+                    let buf = format_ident!("faer_{}", n);
+                    let src = faer_ref(n);
+                    let m = writable.then(|| quote!(mut));
+                    copies.extend(quote!(let #m #buf: Vec<f64> = #krate::rt::faer::storage(#src);));
+                    if writable {
+                        let dst = if p.referent.is_some() { quote!(&mut *#n) } else { quote!(&mut #n) };
+                        write_backs.extend(quote!(#krate::rt::faer::write_back(#dst, &#buf);));
+                        quote!(&mut #buf[..])
+                    } else {
+                        quote!(&#buf[..])
+                    }
+                }
             });
             if j > 0 {
                 let x = &names[0];
                 let xs = x.to_string();
-                prelude.extend(quote!(#krate::rt::#lib::same_shape(#xs, #x.shape(), #n.shape());));
+                prelude.extend(match p.lib {
+                    Lib::Faer => {
+                        let (a, b) = (faer_ref(x), faer_ref(n));
+                        quote!(#krate::rt::faer::same_shape(#xs, #a, #b);)
+                    }
+                    _ => quote!(#krate::rt::#lib::same_shape(#xs, #x.shape(), #n.shape());),
+                });
             }
         }
         if p.matrix {
@@ -415,6 +449,11 @@ fn wrap(
     // The shapes go before the seeds.
     let seeds = call.split_off(call.len() - (call.len() - n_calls));
     let body = quote!(#name(#(#call,)* #(#shapes,)* #(#seeds),*));
+    let body = if write_backs.is_empty() {
+        quote!(#copies #body)
+    } else {
+        quote!(#copies let faer_result = #body; #write_backs faer_result)
+    };
     let body = if unsafety.is_some() { quote!(unsafe { #body }) } else { body };
     Ok(quote! {
         #(#docs)*
@@ -423,7 +462,7 @@ fn wrap(
         #vis #unsafety fn #name #generics (#(#sig_params),*) #ret #where_clause {
             #derived
             #prelude
-            #body
+            { #body }
         }
     })
 }
@@ -435,15 +474,22 @@ fn view_type(ty: &syn::Type, writable: bool) -> TokenStream {
     let syn::Type::Path(tp) = ty else { return ty.to_token_stream() };
     let Some(last) = tp.path.segments.last() else { return ty.to_token_stream() };
     let s = last.ident.to_string();
-    let is_mut = s.starts_with("ArrayViewMut");
+    let is_mut = s.starts_with("ArrayViewMut") || s.ends_with("Mut");
     if is_mut == writable {
         return ty.to_token_stream();
     }
-    let name = if writable { s.replace("ArrayView", "ArrayViewMut") } else { s.replace("ArrayViewMut", "ArrayView") };
+    let (name, lib) = match s.as_str() {
+        "MatRef" | "MatMut" | "ColRef" | "ColMut" => {
+            let stem = &s[..3];
+            (if writable { format!("{stem}Mut") } else { format!("{stem}Ref") }, quote!(faer))
+        }
+        _ if writable => (s.replace("ArrayView", "ArrayViewMut"), quote!(ndarray)),
+        _ => (s.replace("ArrayViewMut", "ArrayView"), quote!(ndarray)),
+    };
     let name = syn::Ident::new(&name, last.ident.span());
     let args = &last.arguments;
     let krate = crate::cotan_path();
-    quote!(#krate::rt::ndarray::#name #args)
+    quote!(#krate::rt::#lib::#name #args)
 }
 
 /// The body of closure `f` with its parameters bound to `args` (as many as it takes),
@@ -526,7 +572,7 @@ impl Mat {
     fn native(lib: Lib, rows: syn::Expr, cols: syn::Expr) -> Mat {
         let one: syn::Expr = syn::parse_quote!(1usize);
         match lib {
-            Lib::Nalgebra => Mat { rs: one, cs: rows.clone(), rows, cols, native: true },
+            Lib::Nalgebra | Lib::Faer => Mat { rs: one, cs: rows.clone(), rows, cols, native: true },
             Lib::Ndarray => Mat { rs: cols.clone(), cs: one, rows, cols, native: true },
         }
     }
@@ -590,6 +636,8 @@ struct Rewriter {
     tmp: usize,
     err: Option<syn::Error>,
     krate: TokenStream,
+    /// The buffers that hold a Cholesky factor (`cholesky.rs`), not a matrix.
+    factors: HashSet<String>,
 }
 
 fn fail<T>(span: Span, msg: impl Into<String>) -> syn::Result<T> {
@@ -598,7 +646,14 @@ fn fail<T>(span: Span, msg: impl Into<String>) -> syn::Result<T> {
 
 impl Rewriter {
     fn new() -> Rewriter {
-        Rewriter { scopes: vec![HashMap::new()], hoist: vec![], tmp: 0, err: None, krate: crate::cotan_path() }
+        Rewriter {
+            scopes: vec![HashMap::new()],
+            hoist: vec![],
+            tmp: 0,
+            err: None,
+            krate: crate::cotan_path(),
+            factors: HashSet::new(),
+        }
     }
     fn bind(&mut self, name: &syn::Ident, v: Val) {
         self.scopes.last_mut().unwrap().insert(name.to_string(), Some(v));
@@ -625,6 +680,8 @@ impl Rewriter {
     }
     fn fresh(&mut self, dest: Option<&syn::Ident>) -> syn::Ident {
         if let Some(d) = dest {
+            // A new buffer under this name, no longer a factor it may have named.
+            self.factors.remove(&d.to_string());
             return d.clone();
         }
         self.tmp += 1;
@@ -741,6 +798,9 @@ impl Rewriter {
 
     /// A matrix-vector or matrix-matrix product (a vector on the left is a row).
     fn product(&mut self, a: Val, b: Val, span: Span, dest: Option<&syn::Ident>) -> syn::Result<Val> {
+        // `aᵀ a`: the runtime's rules take the two operands' shadows as two `&mut`, which
+        // must not be one buffer; the second operand is a copy.
+        let b = if a.buf == b.buf { self.copy(b, None)? } else { b };
         let k = self.krate.clone();
         let lib = a.lib.ident();
         match (&a.mat, &b.mat) {
@@ -848,6 +908,9 @@ impl Rewriter {
             }
             syn::Expr::MethodCall(mc) => {
                 if let Some(r) = self.solve(mc, dest)? {
+                    return Ok(r);
+                }
+                if let Some(r) = self.cholesky(mc, dest)? {
                     return Ok(r);
                 }
                 // ndarray's `x.as_slice().unwrap()` (or `.expect(..)`): the storage.
@@ -962,13 +1025,19 @@ impl Rewriter {
 
     /// nalgebra's `a.lu().solve(&b).unwrap()` (also `a.clone().lu()`, `.expect(..)`): a new
     /// vector, `A⁻¹ b`, by the runtime's `solve`, whose derivatives reuse the factorization.
+    /// Also faer's `a.partial_piv_lu().solve(&b)`.
     fn solve(&mut self, mc: &syn::ExprMethodCall, dest: Option<&syn::Ident>) -> syn::Result<Option<R>> {
-        if !["unwrap", "expect"].contains(&mc.method.to_string().as_str()) {
+        let (solve, lib) = if mc.method == "solve" {
+            (mc, Lib::Faer)
+        } else if ["unwrap", "expect"].contains(&mc.method.to_string().as_str()) {
+            let syn::Expr::MethodCall(solve) = strip(&mc.receiver) else { return Ok(None) };
+            (solve, Lib::Nalgebra)
+        } else {
             return Ok(None);
-        }
-        let syn::Expr::MethodCall(solve) = strip(&mc.receiver) else { return Ok(None) };
+        };
         let syn::Expr::MethodCall(lu) = strip(&solve.receiver) else { return Ok(None) };
-        if solve.method != "solve" || solve.args.len() != 1 || lu.method != "lu" || !lu.args.is_empty() {
+        let factorization = if lib == Lib::Faer { "partial_piv_lu" } else { "lu" };
+        if solve.method != "solve" || solve.args.len() != 1 || lu.method != factorization || !lu.args.is_empty() {
             return Ok(None);
         }
         let base = match strip(&lu.receiver) {
@@ -977,8 +1046,8 @@ impl Rewriter {
         };
         let R::La(a) = self.expr(base, None)? else { return Ok(None) };
         let span = solve.method.span();
-        let Some(m) = a.mat.clone().filter(|_| a.lib == Lib::Nalgebra) else {
-            return fail(span, "cotan solves with a nalgebra matrix: `a.lu().solve(&b).unwrap()`");
+        let Some(m) = a.mat.clone().filter(|_| a.lib == lib) else {
+            return fail(span, "cotan solves with a nalgebra matrix, `a.lu().solve(&b).unwrap()`, or a faer one, `a.partial_piv_lu().solve(&b)`");
         };
         let b = self.la_or_fail(&solve.args[0], "the right-hand side of `solve`")?;
         if b.mat.is_some() {
@@ -987,16 +1056,18 @@ impl Rewriter {
         let (rows, cols, rs, cs) = (&m.rows, &m.cols, &m.rs, &m.cs);
         let (ab, bb, bl) = (a.arg(), b.arg(), b.len());
         let k = self.krate.clone();
+        let l = lib.ident();
         let t = self.zeros(dest, quote!(#rows))?;
         self.push(quote! {
             assert_eq!(#rows, #cols, "`solve` with a matrix that is not square");
             assert_eq!(#rows, #bl, "`solve` with a right-hand side of another length");
-            #k::rt::nalgebra::solve(#ab, #rows, #rs, #cs, #bb, &mut #t[..]);
+            #k::rt::#l::solve(#ab, #rows, #rs, #cs, #bb, &mut #t[..]);
         })?;
-        Ok(Some(R::La(Val { lib: Lib::Nalgebra, buf: t, owned: true, mat: None })))
+        Ok(Some(R::La(Val { lib, buf: t, owned: true, mat: None })))
     }
 
     fn index(&mut self, v: Val, index: &syn::Expr, span: Span) -> syn::Result<syn::Expr> {
+        self.not_factor(&v, span)?;
         let b = &v.buf;
         let pair = match index {
             syn::Expr::Tuple(t) if t.elems.len() == 2 => Some((&t.elems[0], &t.elems[1])),
@@ -1025,6 +1096,9 @@ impl Rewriter {
     }
 
     fn method(&mut self, v: Val, mc: &syn::ExprMethodCall, dest: Option<&syn::Ident>) -> syn::Result<R> {
+        if self.is_factor(&v) {
+            return self.factor_method(v, mc, dest);
+        }
         let name = mc.method.to_string();
         let span = mc.method.span();
         let k = self.krate.clone();
@@ -1036,19 +1110,19 @@ impl Rewriter {
             ("len", 0) => plain(syn::parse_quote!(#b.len())),
             ("nrows" | "ncols", 0) => match &v.mat {
                 Some(m) => plain(if name == "nrows" { m.rows.clone() } else { m.cols.clone() }),
-                None if v.lib == Lib::Nalgebra => plain(if name == "nrows" { syn::parse_quote!(#b.len()) } else { syn::parse_quote!(1usize) }),
+                None if v.lib != Lib::Ndarray => plain(if name == "nrows" { syn::parse_quote!(#b.len()) } else { syn::parse_quote!(1usize) }),
                 None => fail(span, "`nrows`/`ncols` are a matrix's; a vector has `len()`"),
             },
             ("shape", 0) => match &v.mat {
                 Some(m) => {
                     let (r, c) = (&m.rows, &m.cols);
                     plain(match v.lib {
-                        Lib::Nalgebra => syn::parse_quote!((#r, #c)),
+                        Lib::Nalgebra | Lib::Faer => syn::parse_quote!((#r, #c)),
                         Lib::Ndarray => syn::parse_quote!([#r, #c]),
                     })
                 }
                 None => plain(match v.lib {
-                    Lib::Nalgebra => syn::parse_quote!((#b.len(), 1usize)),
+                    Lib::Nalgebra | Lib::Faer => syn::parse_quote!((#b.len(), 1usize)),
                     Lib::Ndarray => syn::parse_quote!([#b.len()]),
                 }),
             },
@@ -1078,12 +1152,12 @@ impl Rewriter {
                 let a = v.arg();
                 plain(syn::parse2(quote!((#a.iter().sum::<f64>() / #a.len() as f64)))?)
             }
-            ("norm_squared", 0) => {
+            ("norm_squared", 0) | ("squared_norm_l2", 0) => {
                 let v = self.native(v, None)?;
                 let a = v.arg();
                 plain(syn::parse2(quote!(#k::rt::#lib::norm_squared(#a)))?)
             }
-            ("norm", 0) => {
+            ("norm", 0) | ("norm_l2", 0) => {
                 let v = self.native(v, None)?;
                 let a = v.arg();
                 plain(syn::parse2(quote!(#k::rt::#lib::norm_squared(#a).sqrt()))?)
@@ -1126,6 +1200,26 @@ impl Rewriter {
                 None => fail(span, "cotan transposes matrices only (a row vector is not supported)"),
             },
             ("clone" | "to_owned" | "into_owned", 0) => self.copy(v, dest).map(R::La),
+            // faer's reborrows: the same value.
+            ("as_ref" | "as_mut" | "rb" | "rb_mut", 0) if v.lib == Lib::Faer => Ok(R::La(v)),
+            ("partial_piv_lu" | "llt", _) if v.lib == Lib::Faer => fail(
+                span,
+                format!("cotan takes faer's `{name}` in one expression with its use: `a.partial_piv_lu().solve(&b)`, `let c = a.llt(Side::Lower).unwrap();` (then `c.solve(&b)`, `c.L()`)"),
+            ),
+            ("cholesky", 0) if v.lib == Lib::Nalgebra => fail(
+                span,
+                "cotan takes a Cholesky factor in one expression, `a.clone().cholesky().unwrap()` (or `.expect(..)`); `match` and `if let` on it are not supported",
+            ),
+            ("diagonal", 0) if v.lib == Lib::Nalgebra => match v.mat.clone() {
+                Some(m) => {
+                    let (rows, cols, rs, cs) = (&m.rows, &m.cols, &m.rs, &m.cs);
+                    let t = self.fresh(dest);
+                    let b = &v.buf;
+                    self.push(quote!(let mut #t: Vec<f64> = (0..#rows.min(#cols)).map(|i| #b[i * #rs + i * #cs]).collect::<Vec<f64>>();))?;
+                    Ok(R::La(Val { lib: v.lib, buf: t, owned: true, mat: None }))
+                }
+                None => fail(span, "cotan takes the `diagonal()` of a matrix"),
+            },
             ("map" | "mapv", 1) => {
                 // nalgebra's `map` and ndarray's `mapv` give the closure the number, ndarray's
                 // `map` a reference to it.
@@ -1185,9 +1279,13 @@ impl Rewriter {
                 let a = w.arg();
                 plain(syn::parse2(quote!(#b.copy_from_slice(#a)))?)
             }
+            _ if v.lib == Lib::Faer => fail(
+                span,
+                format!("cotan does not support `{name}` on faer values in differentiated functions; supported: indexing, `nrows`, `ncols`, `shape`, `iter`, products `&a * &b`, `transpose`, `norm_l2`, `squared_norm_l2`, `sum`, `clone`/`to_owned`, `as_ref`, `fill`, `partial_piv_lu().solve(&b)`, `llt(Side::Lower).unwrap()`; element-wise maps as `Mat::from_fn`/`Col::from_fn`"),
+            ),
             _ => fail(
                 span,
-                format!("cotan does not support `{name}` on {} values in differentiated functions; supported: indexing, `len`, `nrows`, `ncols`, `shape`, `dim`, `iter`, `iter_mut`, `dot`, products, `transpose`/`t`, `norm`, `norm_squared`, `sum`, `map`/`mapv`, `component_mul`, `clone`, `fill`, `as_slice`", v.lib.name()),
+                format!("cotan does not support `{name}` on {} values in differentiated functions; supported: indexing, `len`, `nrows`, `ncols`, `shape`, `dim`, `iter`, `iter_mut`, `dot`, products, `transpose`/`t`, `norm`, `norm_squared`, `sum`, `map`/`mapv`, `component_mul`, `clone`, `fill`, `as_slice`, `diagonal` and `cholesky().unwrap()` (nalgebra)", v.lib.name()),
             ),
         }
     }
@@ -1210,6 +1308,7 @@ impl Rewriter {
         }
         if compound {
             let R::La(target) = self.expr(&b.left, None)? else { return Ok(None) };
+            self.not_factor(&target, b.left.span())?;
             let tb = target.buf.clone();
             let op = match b.op {
                 BinOp::AddAssign(_) => quote!(+=),
@@ -1238,9 +1337,24 @@ impl Rewriter {
             };
             return Ok(Some(R::Plain(syn::parse2(quote!(for k in 0..#tb.len() { #tb[k] #op #right; }))?)));
         }
-        let left = self.expr(&b.left, None)?;
-        let right = self.expr(&b.right, None)?;
+        // faer's `Scale(k) * &a` is `k * &a`.
+        let unscale = |e: &syn::Expr| match strip(e) {
+            syn::Expr::Call(c)
+                if c.args.len() == 1
+                    && matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Scale")) =>
+            {
+                c.args[0].clone()
+            }
+            _ => e.clone(),
+        };
+        let left = self.expr(&unscale(&b.left), None)?;
+        let right = self.expr(&unscale(&b.right), None)?;
         let span = b.op.span();
+        for side in [&left, &right] {
+            if let R::La(v) = side {
+                self.not_factor(v, span)?;
+            }
+        }
         let op = match b.op {
             BinOp::Add(_) => quote!(+),
             BinOp::Sub(_) => quote!(-),
@@ -1255,23 +1369,23 @@ impl Rewriter {
                 return Ok(Some(R::Plain(syn::Expr::Binary(e))));
             }
             (R::La(a), R::La(c)) => match b.op {
-                BinOp::Mul(_) if a.lib == Lib::Nalgebra => self.product(a, c, span, dest)?,
+                BinOp::Mul(_) if a.lib != Lib::Ndarray => self.product(a, c, span, dest)?,
                 _ => self.zip(a, c, op, span, dest)?,
             },
             (R::La(a), R::Plain(s)) => {
                 let s = self.hoisted_scalar(s)?;
-                if a.lib == Lib::Nalgebra && matches!(b.op, BinOp::Add(_) | BinOp::Sub(_)) {
+                if a.lib != Lib::Ndarray && matches!(b.op, BinOp::Add(_) | BinOp::Sub(_)) {
                     return fail(
                         span,
-                        "nalgebra does not add numbers to vectors; use `add_scalar` outside cotan, or a `map`",
+                        format!("{} does not add numbers to vectors and matrices here; use a `map` (nalgebra) or `Mat::from_fn` (faer)", a.lib.name()),
                     );
                 }
                 self.map(a, quote!(|&p| p #op #s), dest)?
             }
             (R::Plain(s), R::La(a)) => {
                 let s = self.hoisted_scalar(s)?;
-                if a.lib == Lib::Nalgebra && !matches!(b.op, BinOp::Mul(_)) {
-                    return fail(span, "nalgebra multiplies vectors by numbers only here");
+                if a.lib != Lib::Ndarray && !matches!(b.op, BinOp::Mul(_)) {
+                    return fail(span, format!("{} multiplies vectors by numbers only here", a.lib.name()));
                 }
                 self.map(a, quote!(|&p| #s #op p), dest)?
             }
@@ -1377,7 +1491,7 @@ impl Rewriter {
                 self.push(quote!(let mut #t: Vec<f64> = (0..#n).map(|la_index: usize| #body).collect::<Vec<f64>>();))?;
                 Val { lib, buf: t, owned: true, mat: None }
             }
-            (true, "from_fn", 3) if lib == Lib::Nalgebra => {
+            (true, "from_fn", 3) if lib != Lib::Ndarray => {
                 let (rows, cols, f) = (self.scalar(args[0])?, self.scalar(args[1])?, self.scalar(args[2])?);
                 let t = self.fresh(dest);
                 let (r, c) = self.shape_locals(&t, quote!(#rows), quote!(#cols))?;
@@ -1389,7 +1503,7 @@ impl Rewriter {
             }
             (true, "zeros", 1 | 2) | (true, "from_element" | "from_elem", 2 | 3) => {
                 let (rows, cols) = match (lib, args.len(), last.as_str()) {
-                    (Lib::Nalgebra, _, _) => (self.scalar(args[0])?, self.scalar(args[1])?),
+                    (Lib::Nalgebra | Lib::Faer, _, _) => (self.scalar(args[0])?, self.scalar(args[1])?),
                     (Lib::Ndarray, _, _) => match args[0] {
                         syn::Expr::Tuple(t) if t.elems.len() == 2 => {
                             (self.scalar(&t.elems[0])?, self.scalar(&t.elems[1])?)

@@ -140,6 +140,9 @@ pub(crate) enum Res {
     Outside,
 }
 
+/// The lookups of one resolution: (module, name, value namespace) to what they found.
+type Memo = HashMap<(ModId, String, bool), Res>;
+
 /// Which namespace a path's last segment is looked up in.
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Ns {
@@ -564,10 +567,10 @@ impl Sources {
 
     /// Resolves `path` as written in scope `from`; `ns` is the namespace of its last segment.
     pub(crate) fn resolve(&self, from: ModId, path: &[String], ns: Ns) -> Res {
-        self.resolve_depth(from, path, ns, 0)
+        self.resolve_depth(from, path, ns, 0, &mut Memo::new())
     }
 
-    fn resolve_depth(&self, from: ModId, path: &[String], ns: Ns, depth: usize) -> Res {
+    fn resolve_depth(&self, from: ModId, path: &[String], ns: Ns, depth: usize, memo: &mut Memo) -> Res {
         if path.is_empty() || depth > 16 {
             return Res::Outside;
         }
@@ -581,7 +584,7 @@ impl Sources {
                 Some(p) => Res::Module(self.module_of(p)),
                 None => return Res::Outside,
             },
-            name => self.lookup_scope(from, name, first_ns, depth),
+            name => self.lookup_scope(from, name, first_ns, depth, memo),
         };
         for (k, seg) in path.iter().enumerate().skip(1) {
             let seg_ns = if k + 1 == path.len() { ns } else { Ns::Type };
@@ -590,7 +593,7 @@ impl Sources {
                     Some(p) => Res::Module(self.module_of(p)),
                     None => Res::Outside,
                 },
-                Res::Module(m) => self.lookup_in(m, seg, seg_ns, depth),
+                Res::Module(m) => self.lookup_in(m, seg, seg_ns, depth, memo),
                 Res::Type(t) => self.method(t, seg),
                 _ => Res::Outside,
             };
@@ -599,17 +602,31 @@ impl Sources {
     }
 
     /// A name in a scope: its items and imports, then those of the scopes around a block.
-    fn lookup_scope(&self, mut m: ModId, name: &str, ns: Ns, depth: usize) -> Res {
+    fn lookup_scope(&self, mut m: ModId, name: &str, ns: Ns, depth: usize, memo: &mut Memo) -> Res {
         loop {
-            match self.lookup_in(m, name, ns, depth) {
+            match self.lookup_in(m, name, ns, depth, memo) {
                 Res::Outside if self.modules[m].block => m = self.modules[m].parent.unwrap(),
                 r => return r,
             }
         }
     }
 
-    /// A name declared or imported in module `m`.
-    fn lookup_in(&self, m: ModId, name: &str, ns: Ns, depth: usize) -> Res {
+    /// A name declared or imported in module `m`, looked up once per resolution: a crate
+    /// whose modules import each other's globs (faer: `use crate::internal_prelude::*`
+    /// everywhere) would otherwise be searched along every chain of globs, exponentially
+    /// in their depth. A lookup that a chain of globs comes back to finds nothing there.
+    fn lookup_in(&self, m: ModId, name: &str, ns: Ns, depth: usize, memo: &mut Memo) -> Res {
+        let key = (m, name.to_string(), ns == Ns::Value);
+        if let Some(r) = memo.get(&key) {
+            return *r;
+        }
+        memo.insert(key.clone(), Res::Outside);
+        let r = self.lookup_in_module(m, name, ns, depth, memo);
+        memo.insert(key, r);
+        r
+    }
+
+    fn lookup_in_module(&self, m: ModId, name: &str, ns: Ns, depth: usize, memo: &mut Memo) -> Res {
         let fits = |it: &Item| match (it, ns) {
             (Item::Fn(_) | Item::Derived(_) | Item::Const(_) | Item::Value, Ns::Value) => true,
             (Item::Mod(_) | Item::Type(_), Ns::Type) => true,
@@ -629,15 +646,15 @@ impl Sources {
             };
         }
         for u in module.uses.iter().filter(|u| u.name.as_deref() == Some(name)) {
-            let r = self.resolve_use(m, &u.path, ns, depth + 1);
+            let r = self.resolve_use(m, &u.path, ns, depth + 1, memo);
             if r != Res::Outside {
                 return r;
             }
         }
         for u in module.uses.iter().filter(|u| u.name.is_none()) {
-            if let Res::Module(g) = self.resolve_use(m, &u.path, Ns::Type, depth + 1) {
+            if let Res::Module(g) = self.resolve_use(m, &u.path, Ns::Type, depth + 1, memo) {
                 if g != m {
-                    let r = self.lookup_in(g, name, ns, depth + 1);
+                    let r = self.lookup_in(g, name, ns, depth + 1, memo);
                     if r != Res::Outside {
                         return r;
                     }
@@ -664,13 +681,13 @@ impl Sources {
     /// (rather than another crate).
     pub(crate) fn is_local(&self, from: ModId, first: &str) -> bool {
         ["crate", "self", "super", "Self"].contains(&first)
-            || self.lookup_scope(from, first, Ns::Type, 0) != Res::Outside
-            || self.lookup_scope(from, first, Ns::Value, 0) != Res::Outside
+            || self.lookup_scope(from, first, Ns::Type, 0, &mut Memo::new()) != Res::Outside
+            || self.lookup_scope(from, first, Ns::Value, 0, &mut Memo::new()) != Res::Outside
     }
 
     /// A `use` path (2018: from a name in scope, `crate`, `self` or `super`).
-    fn resolve_use(&self, m: ModId, path: &[String], ns: Ns, depth: usize) -> Res {
-        self.resolve_depth(m, path, ns, depth)
+    fn resolve_use(&self, m: ModId, path: &[String], ns: Ns, depth: usize, memo: &mut Memo) -> Res {
+        self.resolve_depth(m, path, ns, depth, memo)
     }
 
     /// A method (or associated function) named `name` of type `t`, inherent or from a
@@ -949,4 +966,25 @@ fn library_root(dir: &Path) -> Option<PathBuf> {
     let declared =
         manifest(dir).and_then(|m| m.get("lib")?.get("path")?.as_str().map(str::to_string)).map(|p| dir.join(p));
     declared.or_else(|| Some(dir.join("src/lib.rs"))).filter(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Modules that import each other's globs, as faer's do: a name is looked up once per
+    /// module, not along every chain of globs (which did not finish).
+    #[test]
+    fn glob_cycles() {
+        let n = 12;
+        let globs: String = (0..n).map(|j| format!("pub use super::m{j}::*; ")).collect();
+        let text: String = (0..n).map(|k| format!("mod m{k} {{ {globs} pub fn f{k}() {{}} }}\n")).collect();
+        let s = Sources::from_text(Path::new("glob_cycles.rs"), &text).expect("parses");
+        let start = std::time::Instant::now();
+        let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(s.resolve(0, &path(&["m3", "missing"]), Ns::Value), Res::Outside);
+        let Res::Fn(f) = s.resolve(0, &path(&["m3", "f7"]), Ns::Value) else { panic!("`f7` through a glob") };
+        assert_eq!(s.fns[f].name, "f7");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    }
 }

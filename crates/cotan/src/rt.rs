@@ -6,6 +6,8 @@
 
 use std::cell::RefCell;
 
+#[cfg(feature = "faer")]
+pub mod faer;
 #[cfg(feature = "nalgebra")]
 pub mod nalgebra;
 #[cfg(feature = "ndarray")]

@@ -9,4 +9,8 @@
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui_linalg/*.rs");
+    // faer's types with its feature off (this crate's own build may have it on).
+    if !cfg!(feature = "faer") {
+        t.compile_fail("tests/ui_linalg_faer_off/*.rs");
+    }
 }

@@ -424,3 +424,157 @@ fn local_values() {
     };
     check("locals", &f, &jvp, &grad, &input(3));
 }
+
+/// A Cholesky factor of a symmetric positive definite matrix made from `a` (a product, a
+/// transposed view and a diagonal shift), its `solve`, `l()`, `diagonal()` and both
+/// determinants; and the factor of the parameter itself (nalgebra reads its lower
+/// triangle: the derivatives of the upper one are zero, as finite differences see).
+#[autodiff_reverse(d_cholesky_uses, Duplicated, Duplicated, Active)]
+#[autodiff_forward(t_cholesky_uses, Dual, Dual, Dual)]
+fn cholesky_uses(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    let n = a.nrows();
+    let mut m = a * a.transpose();
+    for i in 0..n {
+        m[(i, i)] += 1.0;
+    }
+    let c = m.clone().cholesky().unwrap();
+    let x = c.solve(b);
+    let l = c.l();
+    let log_det = l.diagonal().iter().map(|d| d.ln()).sum::<f64>() * 2.0;
+    let p = a.clone().cholesky().expect("positive definite");
+    let y = p.solve(&x);
+    x.dot(b) + log_det + c.ln_determinant() + c.determinant().sqrt() + l[(2, 0)] * l[(1, 1)] + y.sum() + p.l().sum()
+}
+
+fn spd_input(n: usize) -> Vec<f64> {
+    let mut x = input(n * n + n);
+    for i in 0..n {
+        x[i * n + i] += 3.0; // positive definite: its own Cholesky factor exists
+    }
+    x
+}
+
+#[test]
+fn cholesky() {
+    let n = 3;
+    let split = |v: &[f64]| (DMatrix::from_column_slice(n, n, &v[..n * n]), DVector::from_column_slice(&v[n * n..]));
+    let f = |v: &[f64]| {
+        let (a, b) = split(v);
+        cholesky_uses(&a, &b)
+    };
+    let jvp = |v: &[f64], u: &[f64]| {
+        let ((a, b), (da, db)) = (split(v), split(u));
+        let (value, t) = t_cholesky_uses(&a, &da, &b, &db);
+        assert_eq!(value, cholesky_uses(&a, &b));
+        t
+    };
+    let grad = |v: &[f64]| {
+        let (a, b) = split(v);
+        let (mut da, mut db) = (DMatrix::zeros(n, n), DVector::zeros(n));
+        let value = d_cholesky_uses(&a, &mut da, &b, &mut db, 1.0);
+        assert_eq!(value, cholesky_uses(&a, &b));
+        // Above the diagonal of `a` only `m = a aᵀ` reads it; the derivative is not zero there.
+        da.iter().chain(db.iter()).copied().collect()
+    };
+    check("cholesky", &f, &jvp, &grad, &spd_input(n));
+}
+
+/// The same log-determinant and solve by the textbook loops on slices, which cotan
+/// differentiates statement by statement: the runtime's rules must agree with them.
+#[autodiff_reverse(d_chol_loops, Duplicated, Duplicated, Const, Active)]
+fn chol_loops(a: &[f64], b: &[f64], n: usize) -> f64 {
+    // L, column-major, from the lower triangle of `a` (column-major too), as nalgebra does.
+    let mut l = vec![0.0; n * n];
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for k in 0..j {
+            d -= l[k * n + j] * l[k * n + j];
+        }
+        let djj = d.sqrt();
+        l[j * n + j] = djj;
+        for i in j + 1..n {
+            let mut s = a[j * n + i];
+            for k in 0..j {
+                s -= l[k * n + i] * l[k * n + j];
+            }
+            l[j * n + i] = s / djj;
+        }
+    }
+    // L y = b, Lᵀ x = y.
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[k * n + i] * y[k];
+        }
+        y[i] = s / l[i * n + i];
+    }
+    let mut x = vec![0.0; n];
+    for ii in 0..n {
+        let i = n - 1 - ii;
+        let mut s = y[i];
+        for k in i + 1..n {
+            s -= l[i * n + k] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+    let mut r = 0.0;
+    for i in 0..n {
+        r += x[i] * b[i] + 2.0 * l[i * n + i].ln() + l[i];
+    }
+    r
+}
+
+#[autodiff_reverse(d_chol_rules, Duplicated, Duplicated, Active)]
+fn chol_rules(a: &DMatrix<f64>, b: &DVector<f64>) -> f64 {
+    let c = a.clone().cholesky().unwrap();
+    let x = c.solve(b);
+    let l = c.l();
+    let mut first_column = 0.0;
+    for i in 0..l.nrows() {
+        first_column += l[(i, 0)];
+    }
+    x.dot(b) + c.ln_determinant() + first_column
+}
+
+#[test]
+fn cholesky_rules_agree_with_loops() {
+    let n = 4;
+    let mut v = spd_input(n);
+    // A symmetric matrix: the loops read the lower triangle as nalgebra does, and the
+    // gradients of both are of the lower triangle only.
+    for j in 0..n {
+        for i in 0..j {
+            v[j * n + i] = v[i * n + j];
+        }
+    }
+    let (a, b) = (DMatrix::from_column_slice(n, n, &v[..n * n]), DVector::from_column_slice(&v[n * n..]));
+    let (mut da, mut db) = (DMatrix::zeros(n, n), DVector::zeros(n));
+    let value = d_chol_rules(&a, &mut da, &b, &mut db, 1.0);
+    let (mut da2, mut db2) = (vec![0.0; n * n], vec![0.0; n]);
+    let value2 = d_chol_loops(a.as_slice(), &mut da2, b.as_slice(), &mut db2, n, 1.0);
+    assert!((value - value2).abs() <= 1e-12 * value.abs().max(1.0), "values {value} vs {value2}");
+    for (k, (g, h)) in da.iter().chain(db.iter()).zip(da2.iter().chain(&db2)).enumerate() {
+        assert!((g - h).abs() <= 1e-10 * h.abs().max(1.0), "gradient entry {k}: rules {g} vs loops {h}");
+    }
+    assert!(da[(0, n - 1)] == 0.0 && da[(n - 1, 0)] != 0.0, "only the lower triangle is read");
+}
+
+#[test]
+#[should_panic(expected = "called `Option::unwrap()` on a `None` value")]
+fn cholesky_of_indefinite_matrix_panics_as_unwrap() {
+    let a = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 1.0]);
+    let (mut da, mut db) = (DMatrix::zeros(2, 2), DVector::zeros(2));
+    assert!(a.clone().cholesky().is_none());
+    d_chol_rules(&a, &mut da, &DVector::from_element(2, 1.0), &mut db, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "positive definite")]
+fn cholesky_of_indefinite_matrix_panics_as_expect() {
+    // `m = a aᵀ + I` is positive definite; `a` itself is not.
+    let a = DMatrix::from_row_slice(3, 3, &[1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0]);
+    let (mut da, mut db) = (DMatrix::zeros(3, 3), DVector::zeros(3));
+    t_cholesky_uses(&a, &da.clone(), &DVector::from_element(3, 1.0), &db.clone());
+    d_cholesky_uses(&a, &mut da, &DVector::from_element(3, 1.0), &mut db, 1.0);
+}

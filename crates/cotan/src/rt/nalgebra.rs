@@ -285,3 +285,120 @@ fn solve_rev(
     vector_mut(db).axpy(1.0, &lambda, 1.0);
     view_mut(da, n, n, rs, cs).ger(-1.0, &lambda, &s, 1.0);
 }
+
+/// The Cholesky factor `L` of `A = L Lᵀ` (nalgebra's, from `A`'s lower triangle), or NaN in
+/// every entry where nalgebra's `cholesky()` returns `None`: the caller panics on it as the
+/// user's `unwrap`/`expect` would.
+fn factor(a: &[f64], n: usize, rs: usize, cs: usize) -> nalgebra::DMatrix<f64> {
+    match view(a, n, n, rs, cs).clone_owned().cholesky() {
+        Some(c) => c.l(),
+        None => nalgebra::DMatrix::from_element(n, n, f64::NAN),
+    }
+}
+
+/// Whether a factor that `cholesky` wrote is nalgebra's `None` (a matrix that is not positive
+/// definite).
+pub fn not_positive_definite(l: &[f64]) -> bool {
+    l.first().is_some_and(|x| x.is_nan())
+}
+
+/// `X ↦ L⁻¹ X L⁻ᵀ` for lower-triangular `L`: two triangular solves, O(n³).
+fn congruence_inv(l: &nalgebra::DMatrix<f64>, mut x: nalgebra::DMatrix<f64>) -> nalgebra::DMatrix<f64> {
+    l.solve_lower_triangular_mut(&mut x);
+    let mut y = x.transpose();
+    l.solve_lower_triangular_mut(&mut y);
+    y.transpose()
+}
+
+/// `X ↦ L⁻ᵀ X L⁻¹`, the adjoint of `congruence_inv`.
+fn congruence_inv_tr(l: &nalgebra::DMatrix<f64>, mut x: nalgebra::DMatrix<f64>) -> nalgebra::DMatrix<f64> {
+    l.tr_solve_lower_triangular_mut(&mut x);
+    let mut y = x.transpose();
+    l.tr_solve_lower_triangular_mut(&mut y);
+    y.transpose()
+}
+
+/// The lower triangle of `x` with its diagonal halved (Murray's Φ).
+fn phi(mut x: nalgebra::DMatrix<f64>) -> nalgebra::DMatrix<f64> {
+    let n = x.nrows();
+    for j in 0..n {
+        x[(j, j)] *= 0.5;
+        for i in 0..j {
+            x[(i, j)] = 0.0;
+        }
+    }
+    x
+}
+
+/// `L += chol(A)` (nalgebra's `a.cholesky()`, `L` `n`×`n` column-major with zeros above the
+/// diagonal), `A` `n`×`n` with strides `rs`, `cs`, of which only the lower triangle is read.
+#[crate::custom_derivative(forward = cholesky_fwd, reverse = cholesky_rev)]
+pub fn cholesky(a: &[f64], n: usize, rs: usize, cs: usize, l: &mut [f64]) {
+    vector_mut(l).axpy(1.0, &vector(factor(a, n, rs, cs).as_slice()), 1.0);
+}
+
+/// The symmetric matrix whose lower triangle is that of `da` (the part the factor reads).
+fn symmetric_from_lower(da: &[f64], n: usize, rs: usize, cs: usize) -> nalgebra::DMatrix<f64> {
+    nalgebra::DMatrix::from_fn(n, n, |i, j| if i >= j { da[i * rs + j * cs] } else { da[j * rs + i * cs] })
+}
+
+/// `dL = L Φ(L⁻¹ dA L⁻ᵀ)` (Murray 2016, eq. 8), `dA` symmetrized from its lower triangle.
+fn cholesky_fwd(a: &[f64], da: &[f64], n: usize, rs: usize, cs: usize, l: &mut [f64], dl: &mut [f64]) {
+    let f = factor(a, n, rs, cs);
+    vector_mut(l).axpy(1.0, &vector(f.as_slice()), 1.0);
+    let t = &f * phi(congruence_inv(&f, symmetric_from_lower(da, n, rs, cs)));
+    vector_mut(dl).axpy(1.0, &vector(t.as_slice()), 1.0);
+}
+
+/// `S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹` (Murray 2016, eq. 10; `L̄` its lower triangle, the entries of `L`
+/// that depend on `A`), and `dA += Φ(S + Sᵀ)`: the factor reads `A`'s lower triangle, where
+/// an off-diagonal entry stands for both of the symmetric matrix's.
+fn cholesky_rev(a: &[f64], da: &mut [f64], n: usize, rs: usize, cs: usize, _l: &mut [f64], dl: &mut [f64]) {
+    let f = factor(a, n, rs, cs);
+    let mut lbar = nalgebra::DMatrix::from_column_slice(n, n, dl);
+    lbar.fill_upper_triangle(0.0, 1);
+    let s = congruence_inv_tr(&f, phi(f.tr_mul(&lbar)));
+    let g = phi(&s + s.transpose());
+    for j in 0..n {
+        for i in j..n {
+            da[i * rs + j * cs] += g[(i, j)];
+        }
+    }
+}
+
+/// `x += (L Lᵀ)⁻¹ b` (nalgebra's `c.solve(&b)` of a Cholesky factor `c`), `L` `n`×`n`
+/// column-major.
+#[crate::custom_derivative(forward = chol_solve_fwd, reverse = chol_solve_rev)]
+pub fn chol_solve(l: &[f64], n: usize, b: &[f64], x: &mut [f64]) {
+    vector_mut(x).axpy(1.0, &chol_solved(l, n, b), 1.0);
+}
+
+/// `(L Lᵀ)⁻¹ b` by two triangular solves.
+fn chol_solved(l: &[f64], n: usize, b: &[f64]) -> nalgebra::DVector<f64> {
+    let l = view(l, n, n, 1, n);
+    let mut s = vector(b).clone_owned();
+    l.solve_lower_triangular_mut(&mut s);
+    l.tr_solve_lower_triangular_mut(&mut s);
+    s
+}
+
+/// `dx = A⁻¹ (db - dA s)` with `A = L Lᵀ`, `dA = dL Lᵀ + L dLᵀ`, `s = A⁻¹ b`.
+fn chol_solve_fwd(l: &[f64], dl: &[f64], n: usize, b: &[f64], db: &[f64], x: &mut [f64], dx: &mut [f64]) {
+    let s = chol_solved(l, n, b);
+    vector_mut(x).axpy(1.0, &s, 1.0);
+    let (lv, dlv) = (view(l, n, n, 1, n), view(dl, n, n, 1, n));
+    let r = vector(db) - dlv * (lv.transpose() * &s) - lv * (dlv.transpose() * &s);
+    vector_mut(dx).axpy(1.0, &chol_solved(l, n, r.as_slice()), 1.0);
+}
+
+/// `λ = A⁻¹ x̄`, `db += λ`, and with `Ā = -λ sᵀ`: `dL += (Ā + Āᵀ) L`.
+fn chol_solve_rev(l: &[f64], dl: &mut [f64], n: usize, b: &[f64], db: &mut [f64], _x: &mut [f64], dx: &mut [f64]) {
+    let s = chol_solved(l, n, b);
+    let lambda = chol_solved(l, n, dx);
+    vector_mut(db).axpy(1.0, &lambda, 1.0);
+    let lv = view(l, n, n, 1, n);
+    let (ls, llam) = (lv.tr_mul(&s), lv.tr_mul(&lambda));
+    let mut g = view_mut(dl, n, n, 1, n);
+    g.ger(-1.0, &lambda, &ls, 1.0);
+    g.ger(-1.0, &s, &llam, 1.0);
+}
