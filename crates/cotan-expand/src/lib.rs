@@ -7,6 +7,7 @@ mod constants;
 mod custom;
 mod doctest;
 mod env;
+mod kernel;
 mod linalg;
 mod program;
 mod sources;
@@ -14,6 +15,8 @@ mod split;
 pub mod tools;
 mod trait_decl;
 mod traits;
+
+pub use kernel::kernel;
 
 use std::cell::RefCell;
 use std::path::PathBuf;

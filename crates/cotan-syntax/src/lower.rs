@@ -1031,6 +1031,17 @@ impl Lower {
     }
 
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
+        if let Some(range) = crate::iter::par_of(&e.expr) {
+            // `for i in cotan::par(lo..hi)`: the loop over `lo..hi`, listed as parallel
+            // (`#[cotan::kernel]` has checked its body).
+            let inner = syn::ExprForLoop { expr: Box::new(range.clone()), ..e.clone() };
+            self.for_loop(&inner)?;
+            if let Some(Op { kind: OpKind::For { index, .. }, .. }) = self.stack.last().and_then(|r| r.last()) {
+                let index = *index;
+                self.func.par_loops.push(index);
+            }
+            return Ok(());
+        }
         if let Some((iter, schedule)) = crate::iter::checkpoint_of(&e.expr)? {
             // `for i in cotan::checkpoint(lo..hi, cotan::Every(k))` (or `Binomial(c)`): the loop
             // over `lo..hi`, marked for reverse mode.

@@ -1,0 +1,347 @@
+//! `#[cotan::kernel]` and `cotan::par`: each kernel against the same function without the
+//! attribute (a plain sequential loop: primal and derivatives equal to 1e-12, the
+//! accumulations' order aside), against central finite differences (step 1e-6 relative,
+//! tolerance 1e-6), and forward mode against reverse mode by the dot-product test (1e-10).
+//! The kernels' loops run on rayon's pool (checked by the thread indices they see); the
+//! derivatives run them in order.
+
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_mut, unused_variables)]
+
+use cotan::{autodiff_forward, autodiff_reverse};
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+}
+
+fn assert_close(what: &str, a: &[f64], b: &[f64], tol: f64) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(close(*x, *y, tol), "{what}[{k}]: {x} against {y}");
+    }
+}
+
+/// Deterministic values in [-1, 1].
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+type Primal = fn(&[f64], &mut [f64]) -> f64;
+type Reverse = fn(&[f64], &mut [f64], &mut [f64], &mut [f64], f64) -> f64;
+type Forward = fn(&[f64], &[f64], &mut [f64], &mut [f64]) -> (f64, f64);
+
+/// A kernel and its sequential twin, each with reverse and forward derivatives.
+struct Pair {
+    name: &'static str,
+    kernel: (Primal, Reverse, Forward),
+    plain: (Primal, Reverse, Forward),
+}
+
+fn run(f: Primal, x: &[f64]) -> (f64, Vec<f64>) {
+    let mut y = vec![0.0; x.len()];
+    let v = f(x, &mut y);
+    (v, y)
+}
+
+fn gradient(r: Reverse, x: &[f64]) -> (f64, Vec<f64>) {
+    let (mut dx, mut y, mut dy) = (vec![0.0; x.len()], vec![0.0; x.len()], vec![0.0; x.len()]);
+    let v = r(x, &mut dx, &mut y, &mut dy, 1.0);
+    (v, dx)
+}
+
+fn tangent(f: Forward, x: &[f64], u: &[f64]) -> (f64, f64) {
+    let (mut y, mut dy) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+    f(x, u, &mut y, &mut dy)
+}
+
+fn check(p: &Pair, n: usize, seed: u64) {
+    let name = p.name;
+    let x = values(n, seed);
+    let u = values(n, seed + 1);
+    // Primal: the kernel against its sequential twin.
+    let (vk, yk) = run(p.kernel.0, &x);
+    let (vp, yp) = run(p.plain.0, &x);
+    assert!(close(vk, vp, 1e-12), "{name} n={n}: primal {vk} against {vp}");
+    assert_close(&format!("{name} n={n}: written"), &yk, &yp, 1e-12);
+    // Reverse: against the twin's, and against finite differences.
+    let (rk, gk) = gradient(p.kernel.1, &x);
+    let (rp, gp) = gradient(p.plain.1, &x);
+    assert!(close(rk, vp, 1e-12) && close(rp, vp, 1e-12), "{name} n={n}: reverse's primal");
+    assert_close(&format!("{name} n={n}: gradient against the sequential one"), &gk, &gp, 1e-12);
+    if n <= 64 {
+        let fd: Vec<f64> = (0..n)
+            .map(|k| {
+                let h = 1e-6 * (1.0 + x[k].abs());
+                let (mut a, mut b) = (x.clone(), x.clone());
+                a[k] += h;
+                b[k] -= h;
+                (run(p.plain.0, &a).0 - run(p.plain.0, &b).0) / (2.0 * h)
+            })
+            .collect();
+        assert_close(&format!("{name} n={n}: gradient against finite differences"), &gk, &fd, 1e-6);
+    }
+    // Forward: against the twin's, and the dot-product test against reverse.
+    let (fk, tk) = tangent(p.kernel.2, &x, &u);
+    let (fp, tp) = tangent(p.plain.2, &x, &u);
+    assert!(close(fk, vp, 1e-12) && close(fp, vp, 1e-12), "{name} n={n}: forward's primal");
+    assert!(close(tk, tp, 1e-12), "{name} n={n}: tangent {tk} against the sequential {tp}");
+    let dot: f64 = gk.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!(close(tk, dot, 1e-10), "{name} n={n}: dot-product test: forward {tk}, reverse {dot}");
+}
+
+/// Defines `$k` with `#[cotan::kernel]` (above the autodiff attributes, or below them with
+/// `below`) and `$p`, the same function without it, each with `_rev` and `_fwd`.
+macro_rules! pair {
+    (above $k:ident, $kr:ident, $kf:ident; $p:ident, $pr:ident, $pf:ident; $($f:tt)*) => {
+        #[cotan::kernel]
+        #[autodiff_reverse($kr, Duplicated, Duplicated, Active)]
+        #[autodiff_forward($kf, Dual, Dual, Dual)]
+        fn $k $($f)*
+        #[autodiff_reverse($pr, Duplicated, Duplicated, Active)]
+        #[autodiff_forward($pf, Dual, Dual, Dual)]
+        fn $p $($f)*
+    };
+    (below $k:ident, $kr:ident, $kf:ident; $p:ident, $pr:ident, $pf:ident; $($f:tt)*) => {
+        #[autodiff_reverse($kr, Duplicated, Duplicated, Active)]
+        #[autodiff_forward($kf, Dual, Dual, Dual)]
+        #[cotan::kernel]
+        fn $k $($f)*
+        #[autodiff_reverse($pr, Duplicated, Duplicated, Active)]
+        #[autodiff_forward($pf, Dual, Dual, Dual)]
+        fn $p $($f)*
+    };
+}
+
+fn smooth(l: f64, c: f64, r: f64) -> f64 {
+    (l - 2.0 * c + r).sin() + 0.5 * c * c
+}
+
+// A stencil: reads of neighbours, a helper, writes at the loop's index.
+pair!(above stencil, stencil_rev, stencil_fwd; stencil_seq, stencil_seq_rev, stencil_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let l = if i > 0 { x[i - 1] } else { x[n - 1] };
+        let r = if i + 1 < n { x[i + 1] } else { x[0] };
+        y[i] = smooth(l, x[i], r);
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+});
+
+// Accumulations into elements other iterations also add to (atomic in the primal).
+pair!(below scatter, scatter_rev, scatter_fwd; scatter_seq, scatter_seq_rev, scatter_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let w = 0.1 * x[i].exp();
+        y[(i * 7) % n] += w;
+        y[(i + 1) % n] -= 0.5 * w * x[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i] * (i as f64 + 1.0);
+    }
+    s
+});
+
+// Inner loops whose trip counts are known at run time only, bounded by the outer index:
+// one under an `if`, a sibling after it.
+pair!(above dynamic, dynamic_rev, dynamic_fwd; dynamic_seq, dynamic_seq_rev, dynamic_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let mut s = x[i];
+        if i % 3 != 1 {
+            for k in 0..(i % 5).min(i) {
+                s = (s * x[i - k - 1]).sin() + s;
+            }
+        }
+        let mut t = 0.0;
+        for k in 0..i % 4 {
+            t += (s + x[(i + k) % n]).cos();
+        }
+        y[i] = s * t + s;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+});
+
+// Two parallel loops in sequence (the second reads what the first wrote, at neighbours), a
+// local array in the body, a local vector written by a parallel loop, `continue`.
+pair!(below two_loops, two_loops_rev, two_loops_fwd; two_loops_seq, two_loops_seq_rev, two_loops_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let mut loc = [0.0; 3];
+        for k in 0..3 {
+            loc[k] = x[(i + k) % n] * (k as f64 + 1.0);
+        }
+        y[i] = loc[0] * loc[1] + loc[2];
+    }
+    let mut z = vec![0.0; n];
+    for i in cotan::par(0..n) {
+        if i % 5 == 0 {
+            continue;
+        }
+        z[i] = y[(i + n - 1) % n] * y[i];
+        z[i] *= 2.0;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += z[i];
+    }
+    s
+});
+
+fn pairs() -> Vec<Pair> {
+    vec![
+        Pair {
+            name: "stencil",
+            kernel: (stencil, stencil_rev, stencil_fwd),
+            plain: (stencil_seq, stencil_seq_rev, stencil_seq_fwd),
+        },
+        Pair {
+            name: "scatter",
+            kernel: (scatter, scatter_rev, scatter_fwd),
+            plain: (scatter_seq, scatter_seq_rev, scatter_seq_fwd),
+        },
+        Pair {
+            name: "dynamic",
+            kernel: (dynamic, dynamic_rev, dynamic_fwd),
+            plain: (dynamic_seq, dynamic_seq_rev, dynamic_seq_fwd),
+        },
+        Pair {
+            name: "two_loops",
+            kernel: (two_loops, two_loops_rev, two_loops_fwd),
+            plain: (two_loops_seq, two_loops_seq_rev, two_loops_seq_fwd),
+        },
+    ]
+}
+
+#[test]
+fn kernels_against_sequential_finite_differences_and_each_mode() {
+    for p in pairs() {
+        for (n, seed) in [(1, 1), (2, 2), (7, 3), (33, 4), (64, 5)] {
+            check(&p, n, seed);
+        }
+    }
+}
+
+#[test]
+fn large_kernels_against_sequential() {
+    for p in pairs() {
+        check(&p, 100_000, 9);
+    }
+}
+
+// ---- the primal runs on rayon's pool
+
+fn busy(i: usize) -> f64 {
+    let mut s = i as f64;
+    for k in 0..2000 {
+        s = (s + k as f64).sqrt();
+    }
+    s
+}
+
+#[cotan::kernel]
+fn where_run(ids: &mut [usize], work: &mut [f64]) {
+    for i in cotan::par(0..ids.len()) {
+        work[i] = busy(i);
+        ids[i] = cotan::rt::thread_index().unwrap_or(usize::MAX);
+    }
+}
+
+#[test]
+fn parallel_loops_run_on_the_thread_pool() {
+    let n = 4000;
+    let (mut ids, mut work) = (vec![0; n], vec![0.0; n]);
+    where_run(&mut ids, &mut work);
+    assert!(ids.iter().all(|&t| t != usize::MAX), "an iteration ran outside rayon's pool");
+    for (i, w) in work.iter().enumerate() {
+        assert_eq!(*w, busy(i));
+    }
+    let mut seen: Vec<usize> = ids.clone();
+    seen.sort();
+    seen.dedup();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > 1 {
+        assert!(seen.len() > 1, "every iteration ran on one thread of {threads}");
+    }
+}
+
+// ---- accumulations of integers and `f32`, own-index compound assignments
+
+#[cotan::kernel]
+fn histogram(x: &[f64], counts: &mut [usize], mass: &mut [f32], scaled: &mut [f64]) {
+    let bins = counts.len();
+    for i in cotan::par(0..x.len()) {
+        let b = ((x[i] + 1.0) * 0.5 * bins as f64) as usize;
+        let b = b.min(bins - 1);
+        counts[b] += 1;
+        mass[b] += x[i] as f32;
+        scaled[i] = x[i];
+        scaled[i] *= 3.0;
+        scaled[i] -= 1.0;
+    }
+}
+
+#[test]
+fn accumulations_are_atomic() {
+    let n = 200_000;
+    let x = values(n, 11);
+    let bins = 8;
+    let (mut counts, mut mass, mut scaled) = (vec![0; bins], vec![0.0f32; bins], vec![0.0; n]);
+    histogram(&x, &mut counts, &mut mass, &mut scaled);
+    let (mut c2, mut m2) = (vec![0usize; bins], vec![0.0f64; bins]);
+    for &v in &x {
+        let b = (((v + 1.0) * 0.5 * bins as f64) as usize).min(bins - 1);
+        c2[b] += 1;
+        m2[b] += v;
+    }
+    assert_eq!(counts, c2, "a lost update");
+    assert_eq!(counts.iter().sum::<usize>(), n);
+    for b in 0..bins {
+        assert!((mass[b] as f64 - m2[b]).abs() < 1e-3 * (1.0 + m2[b].abs()), "bin {b}: {} against {}", mass[b], m2[b]);
+    }
+    for i in 0..n {
+        assert_eq!(scaled[i], x[i] * 3.0 - 1.0);
+    }
+}
+
+#[test]
+fn par_alone_is_a_range() {
+    let mut v = vec![];
+    for i in cotan::par(2..5) {
+        v.push(i);
+    }
+    assert_eq!(v, [2, 3, 4]);
+}
+
+#[cotan::kernel]
+fn out_of_bounds(y: &mut [f64]) {
+    for i in cotan::par(0..y.len() + 1) {
+        y[i] = 1.0;
+    }
+}
+
+#[test]
+fn bounds_are_checked() {
+    let r = std::panic::catch_unwind(|| {
+        let mut y = vec![0.0; 10];
+        out_of_bounds(&mut y);
+    });
+    assert!(r.is_err());
+}
