@@ -5,6 +5,7 @@
 //! and names come from the user's own variables.
 
 mod generic;
+mod par;
 mod pointers;
 
 use std::collections::{HashMap, HashSet};
@@ -191,6 +192,13 @@ struct Gen<'f> {
     touched: std::cell::Cell<bool>,
     /// Some code was written in an `unsafe` block.
     wrapped: std::cell::Cell<bool>,
+    /// Inside a parallel loop (`par.rs`): its index and the memory it writes through
+    /// `ParSlice` views.
+    par: std::cell::RefCell<Option<(Value, HashSet<Value>)>>,
+    /// Loads and sums an atomic accumulation of a parallel loop replaces (`par.rs`).
+    par_skip: std::cell::RefCell<HashSet<Value>>,
+    /// How many operands name each value.
+    uses: HashMap<Value, usize>,
 }
 
 impl<'f> Gen<'f> {
@@ -214,6 +222,9 @@ impl<'f> Gen<'f> {
             unsafe_mem: pointers::unsafe_memory(f),
             touched: std::cell::Cell::new(false),
             wrapped: std::cell::Cell::new(false),
+            par: std::cell::RefCell::new(None),
+            par_skip: std::cell::RefCell::new(HashSet::new()),
+            uses: HashMap::new(),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -238,6 +249,7 @@ impl<'f> Gen<'f> {
         let uses = cotan_ir::simplify::use_counts(f);
         g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
+        g.uses = uses;
         g.limit_inlined_size();
         g.assign_names();
         g
@@ -764,7 +776,7 @@ impl<'f> Gen<'f> {
             };
         }
         if let Some(v) = op.result {
-            if self.inline.contains(&v) {
+            if self.inline.contains(&v) || self.par_skip.borrow().contains(&v) {
                 return quote!();
             }
             let n = self.name(v);
@@ -791,6 +803,7 @@ impl<'f> Gen<'f> {
     /// A statement without a result, whose parts go in `unsafe` blocks as `stmt` decides.
     fn simple_stmt(&self, op: &Op) -> TokenStream {
         match &op.kind {
+            OpKind::Store { mem, index, value } if self.par_viewed(*mem) => self.par_store(*mem, *index, *value),
             OpKind::Store { mem, index, value } => {
                 let place = self.place(*mem, *index);
                 if let Some((tok, rhs)) =
@@ -851,6 +864,14 @@ impl<'f> Gen<'f> {
                         let #i = #lo + __cotan_step * #k;
                         #b #exit
                     }
+                }
+            }
+            OpKind::For { index, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None }
+                if self.f.par_loops.contains(index) && self.par.borrow().is_none() =>
+            {
+                match self.par_plan(*index, body) {
+                    Some(plan) => self.par_for(*index, *lo, *hi, body, plan),
+                    None => self.seq_for(*index, *lo, *hi, body),
                 }
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {

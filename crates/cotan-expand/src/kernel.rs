@@ -28,6 +28,11 @@ use crate::{cotan_path, guarded};
 const DERIVATIVE_ATTRS: &[&str] =
     &["autodiff_forward", "autodiff_reverse", "autodiff_split", "hvp", "hessian", "differentiable"];
 
+/// Whether the function carries `#[cotan::kernel]` (as `kernel` imported, or by a path).
+pub(crate) fn is_kernel(func: &syn::ItemFn) -> bool {
+    func.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel"))
+}
+
 /// `#[cotan::kernel]` on `item`.
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {

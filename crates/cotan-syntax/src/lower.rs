@@ -1036,7 +1036,16 @@ impl Lower {
             // (`#[cotan::kernel]` has checked its body).
             let inner = syn::ExprForLoop { expr: Box::new(range.clone()), ..e.clone() };
             self.for_loop(&inner)?;
-            if let Some(Op { kind: OpKind::For { index, .. }, .. }) = self.stack.last().and_then(|r| r.last()) {
+            // A `continue` of this loop is no exit from it (its flag is never set).
+            let own = e.label.as_ref().map(|l| l.name.ident.to_string());
+            let leaves =
+                exits_of_block(&e.body).iter().any(|x| !matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
+            if let Some(Op { kind: OpKind::For { index, exit, .. }, .. }) =
+                self.stack.last_mut().and_then(|r| r.last_mut())
+            {
+                if !leaves {
+                    *exit = None;
+                }
                 let index = *index;
                 self.func.par_loops.push(index);
             }

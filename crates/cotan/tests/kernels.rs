@@ -345,3 +345,61 @@ fn bounds_are_checked() {
     });
     assert!(r.is_err());
 }
+
+// ---- forward mode runs the tangent loop on the pool too
+
+/// 1 on a thread of rayon's pool, 0 elsewhere (a constant for differentiation).
+#[cotan::zero_derivative]
+fn on_pool() -> f64 {
+    if cotan::rt::thread_index().is_some() {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+macro_rules! pooled {
+    ($($f:tt)*) => {
+        #[cotan::kernel]
+        #[autodiff_forward(pooled_fwd, Dual, Dual, Dual)]
+        #[autodiff_reverse(pooled_rev, Duplicated, Duplicated, Active)]
+        fn pooled $($f)*
+        #[autodiff_forward(pooled_seq_fwd, Dual, Dual, Dual)]
+        #[autodiff_reverse(pooled_seq_rev, Duplicated, Duplicated, Active)]
+        fn pooled_seq $($f)*
+    };
+}
+
+pooled!((x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        y[i] = x[i] * x[i] * (1.0 + on_pool());
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+});
+
+#[test]
+fn forward_mode_runs_on_the_pool() {
+    let n = 1000;
+    let x = values(n, 21);
+    let u = vec![1.0; n];
+    let (mut y, mut dy) = (vec![0.0; n], vec![0.0; n]);
+    let (v, t) = pooled_fwd(&x, &u, &mut y, &mut dy);
+    for i in 0..n {
+        // Twice the square: the iteration ran on the pool.
+        assert_eq!(y[i], 2.0 * x[i] * x[i], "the tangent loop's iteration {i} ran outside the pool");
+        assert_eq!(dy[i], 4.0 * x[i]);
+    }
+    let (vs, ts) = pooled_seq_fwd(&x, &u, &mut y, &mut dy);
+    assert!(close(vs * 2.0, v, 1e-12) && close(ts * 2.0, t, 1e-12), "the sequential twin runs in order");
+    assert_eq!(y[0], x[0] * x[0]);
+    // The kernel's own primal runs on the pool, its reverse mode (today) in order.
+    assert!(close(pooled(&x, &mut y), v, 1e-12));
+    let (mut dx, mut dy) = (vec![0.0; n], vec![0.0; n]);
+    let r = pooled_rev(&x, &mut dx, &mut y, &mut dy, 1.0);
+    assert!(close(r, vs, 1e-12), "reverse mode's primal ran in order");
+}
