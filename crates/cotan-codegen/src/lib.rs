@@ -197,6 +197,8 @@ struct Gen<'f> {
     par: std::cell::RefCell<Option<(Value, HashSet<Value>)>>,
     /// Loads and sums an atomic accumulation of a parallel loop replaces (`par.rs`).
     par_skip: std::cell::RefCell<HashSet<Value>>,
+    /// Stores of a parallel loop that leave their element as it was (`par.rs`).
+    par_skip_ops: std::cell::RefCell<HashSet<*const Op>>,
     /// How many operands name each value.
     uses: HashMap<Value, usize>,
 }
@@ -224,6 +226,7 @@ impl<'f> Gen<'f> {
             wrapped: std::cell::Cell::new(false),
             par: std::cell::RefCell::new(None),
             par_skip: std::cell::RefCell::new(HashSet::new()),
+            par_skip_ops: std::cell::RefCell::new(HashSet::new()),
             uses: HashMap::new(),
         };
         collect_defs(&f.body, &mut g.def);
@@ -763,6 +766,9 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
+        if self.par_skip_ops.borrow().contains(&(op as *const Op)) {
+            return quote!();
+        }
         if matches!(op.kind, OpKind::Field { .. }) || op.kind.view_base().is_some() {
             // Written out where used (`mem_ref`).
             return quote!();

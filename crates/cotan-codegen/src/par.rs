@@ -9,26 +9,28 @@
 //! variable of the function the body assigns before any use in each iteration (a flag
 //! reset at the start of the body) is declared again inside the closure. A body that
 //! needs anything else (a store at another index that is no accumulation, a buffer lent to
-//! a call that writes it, the caller's tape, a view of a written buffer) is written as the
+//! a call that writes it, a view of a written buffer) is written as the
 //! plain sequential loop: codegen never changes what the IR computes, only how.
 
 use std::collections::HashSet;
 
-use cotan_ir::{Access, BinOp, MemKind, OpKind, Region, Ty, Value, Var};
+use cotan_ir::{Access, BinOp, Const, MemKind, Op, OpKind, Region, Ty, Value, Var};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::{scalar_tokens, Gen, Prec};
 
 /// What a parallel loop needs: the buffers it writes through views, the variables declared
-/// again in the closure, and whether the body takes buffers from a tape (then its own,
-/// the thread's).
+/// again in the closure, and whether the body records on a tape or takes buffers from one
+/// (then the thread's own, from the pool, for each iteration).
 pub(crate) struct ParPlan {
     views: Vec<Value>,
     private: Vec<Var>,
     tape: bool,
     /// The loads and sums that accumulations replace.
     skip: HashSet<Value>,
+    /// Stores that leave their element as it was (`restore_pair`).
+    skip_ops: HashSet<*const Op>,
 }
 
 impl Gen<'_> {
@@ -82,12 +84,16 @@ impl Gen<'_> {
         inside: &HashSet<Value>,
         views: &mut Vec<Value>,
         skip: &mut HashSet<Value>,
+        skip_ops: &mut HashSet<*const Op>,
     ) -> bool {
         for (at, op) in region.ops.iter().enumerate() {
             for r in op.kind.regions() {
-                if !self.par_stores(r, index, inside, views, skip) {
+                if !self.par_stores(r, index, inside, views, skip, skip_ops) {
                     return false;
                 }
+            }
+            if skip_ops.contains(&(op as *const Op)) {
+                continue;
             }
             let OpKind::Store { mem, index: Some(i), value } = op.kind else {
                 if let OpKind::Store { mem, index: None, .. } = op.kind {
@@ -108,13 +114,76 @@ impl Gen<'_> {
                     skip.extend([load, sum]);
                 }
                 _ if i == index => {}
-                _ => return false,
+                _ => match self.restore_pair(region, at) {
+                    Some((later, sum)) => {
+                        skip_ops.extend([op as *const Op, later as *const Op]);
+                        skip.insert(sum);
+                        continue;
+                    }
+                    None => return false,
+                },
             }
             if !views.contains(&mem) {
                 views.push(mem);
             }
         }
         true
+    }
+
+    /// `Some((store, sum))` when the store at `at` in `region`, `m[e] = 0`, is followed by
+    /// `store`, `m[e] = 0 + t` (`sum` the addition), with `t` a load of `m[e]` made before
+    /// both, and nothing between the load and `store` that writes `m` or calls: together they
+    /// leave the element as it was (but for the sign of a zero), and neither is written. This
+    /// is reverse mode's adjoint of an accumulation `y[e] += w`, which reads `dy[e]`, zeroes
+    /// it and adds back what it read; the iterations may share the element.
+    fn restore_pair<'r>(&self, region: &'r Region, at: usize) -> Option<(&'r Op, Value)> {
+        let OpKind::Store { mem, index: Some(e), value: z } = region.ops[at].kind else { return None };
+        let zero =
+            |v: Value| matches!(self.def.get(&v).map(|o| &o.kind), Some(OpKind::Const(Const::Float(x))) if *x == 0.0);
+        if !zero(z) {
+            return None;
+        }
+        let touches = |o: &Op| {
+            let mut hit = false;
+            let mut check = |o: &Op| match &o.kind {
+                OpKind::Store { mem: m, .. } | OpKind::Fill { mem: m, .. } if *m == mem => hit = true,
+                OpKind::Call { .. } => hit = true,
+                _ => {}
+            };
+            check(o);
+            for r in o.kind.regions() {
+                r.walk(&mut check);
+            }
+            hit
+        };
+        for (k, later) in region.ops.iter().enumerate().skip(at + 1) {
+            if let OpKind::Store { mem: m, index: Some(e2), value } = later.kind {
+                if m == mem && e2 == e {
+                    let OpKind::Binary(BinOp::Add, a, b) = self.def.get(&value)?.kind else { return None };
+                    let t = if zero(a) {
+                        b
+                    } else if zero(b) {
+                        a
+                    } else {
+                        return None;
+                    };
+                    if !matches!(self.def.get(&t)?.kind, OpKind::Load { mem: lm, index: Some(li) } if lm == mem && li == e)
+                    {
+                        return None;
+                    }
+                    let from = region.ops[..at].iter().position(|o| o.result == Some(t))?;
+                    let between = region.ops[from + 1..k].iter().enumerate();
+                    if between.filter(|(j, _)| from + 1 + j != at).any(|(_, o)| touches(o)) {
+                        return None;
+                    }
+                    return (self.uses.get(&value) == Some(&1)).then_some((later, value));
+                }
+            }
+            if touches(later) {
+                return None;
+            }
+        }
+        None
     }
 
     /// Whether the loop over `index` with this body can run in parallel, and how.
@@ -138,10 +207,13 @@ impl Gen<'_> {
         });
         let mut views: Vec<Value> = vec![];
         let mut skip: HashSet<Value> = HashSet::new();
-        let mut ok = self.par_stores(body, index, &inside, &mut views, &mut skip);
+        let mut skip_ops: HashSet<*const Op> = HashSet::new();
+        let mut ok = self.par_stores(body, index, &inside, &mut views, &mut skip, &mut skip_ops);
         let mut tape = false;
         body.walk(&mut |op| match &op.kind {
-            OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. } => ok = false,
+            // (A parallel loop's body pops what it pushes: reverse mode's loops of an
+            // iteration's forward sweep and its reverse.)
+            OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. } => tape = true,
             OpKind::Alloc { .. } if op.result.is_some_and(|r| self.pool(r).is_some()) => tape = true,
             OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } if !inside.contains(mem) => ok = false,
             OpKind::Call { args, .. } => {
@@ -168,7 +240,7 @@ impl Gen<'_> {
             }
         });
         let private = self.private_vars(body, &declared)?;
-        ok.then_some(ParPlan { views, private, tape, skip })
+        ok.then_some(ParPlan { views, private, tape, skip, skip_ops })
     }
 
     /// A buffer of numbers that is no view of another (a parameter, a local vector or array).
@@ -249,9 +321,11 @@ impl Gen<'_> {
         });
         *self.par.borrow_mut() = Some((index, plan.views.iter().copied().collect()));
         *self.par_skip.borrow_mut() = plan.skip;
+        *self.par_skip_ops.borrow_mut() = plan.skip_ops;
         let b = self.region(body, false);
         *self.par.borrow_mut() = None;
         self.par_skip.borrow_mut().clear();
+        self.par_skip_ops.borrow_mut().clear();
         let (take, give) = match plan.tape {
             true => (quote!(let mut __cotan_tape = #krate::rt::Tape::acquire();), quote!(__cotan_tape.release();)),
             false => (quote!(), quote!()),
