@@ -97,14 +97,18 @@ impl Gen<'_> {
             }
             let OpKind::Store { mem, index: Some(i), value } = op.kind else {
                 if let OpKind::Store { mem, index: None, .. } = op.kind {
-                    if !inside.contains(&mem) {
+                    if !self.own_memory(mem, inside) {
                         return false;
                     }
                 }
                 continue;
             };
-            if inside.contains(&mem) {
+            if self.own_memory(mem, inside) {
                 continue;
+            }
+            if inside.contains(&mem) {
+                // A view of a buffer from outside, made in the body.
+                return false;
             }
             if !self.plain_buffer(mem) {
                 return false;
@@ -186,6 +190,26 @@ impl Gen<'_> {
         None
     }
 
+    /// Whether `mem` is memory of the loop's own: made in the body, and no view (a sub-slice,
+    /// a row, a field, an offset, a reborrow) of memory from outside it.
+    fn own_memory(&self, mem: Value, inside: &HashSet<Value>) -> bool {
+        let mut cur = mem;
+        loop {
+            if !inside.contains(&cur) {
+                return false;
+            }
+            let base = match self.def.get(&cur).map(|o| &o.kind) {
+                Some(OpKind::Field { base, .. }) => Some(*base),
+                Some(k) => k.view_base(),
+                None => None,
+            };
+            match base {
+                Some(b) => cur = b,
+                None => return true,
+            }
+        }
+    }
+
     /// Whether the loop over `index` with this body can run in parallel, and how.
     pub(crate) fn par_plan(&self, index: Value, body: &Region) -> Option<ParPlan> {
         if self.f.generic_float.is_some() || self.f.ty(index) != Ty::USIZE {
@@ -213,13 +237,14 @@ impl Gen<'_> {
         body.walk(&mut |op| match &op.kind {
             // (A parallel loop's body pops what it pushes: reverse mode's loops of an
             // iteration's forward sweep and its reverse.)
-            OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. } => tape = true,
+            OpKind::Push(_) | OpKind::Pop => tape = true,
             OpKind::Alloc { .. } if op.result.is_some_and(|r| self.pool(r).is_some()) => tape = true,
-            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } if !inside.contains(mem) => ok = false,
-            OpKind::Call { args, .. } => {
+            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } if !self.own_memory(*mem, &inside) => ok = false,
+            OpKind::Call { args, tape: on_tape, .. } => {
+                tape |= *on_tape;
                 for (a, writable) in args {
                     if let Some(m) = self.f.ty(*a).mem() {
-                        if !inside.contains(a) && (*writable || m.access != Access::Shared) {
+                        if !self.own_memory(*a, &inside) && (*writable || m.access != Access::Shared) {
                             ok = false;
                         }
                     }
