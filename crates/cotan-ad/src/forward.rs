@@ -245,6 +245,10 @@ impl Fwd<'_> {
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let ni = self.new_result(*index);
+                if self.f.par_loops.contains(index) {
+                    // The tangent loop's iterations are as independent as the primal's.
+                    self.e.out.par_loops.push(ni);
+                }
                 let body = self.region(body);
                 OpKind::For {
                     index: ni,

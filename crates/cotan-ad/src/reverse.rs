@@ -928,6 +928,10 @@ impl<'a> Rev<'a> {
             self.forward_checkpointed(op, c);
             return;
         }
+        if self.par_loop(op) {
+            self.forward_par(op);
+            return;
+        }
         if let OpKind::VariantField { value, .. } = &op.kind {
             if self.act.mem(*value) {
                 self.errors.push(AdError { span: op.span, message: "cotan reads the fields of enum variants as constants, but this enum carries derivatives; mark it `Const`".into() });
@@ -1301,8 +1305,9 @@ impl<'a> Rev<'a> {
 
     /// The reverse of a checkpointed loop: for each segment of `every` iterations, last
     /// first, restores its snapshot, runs its iterations again recording them, and goes back
-    /// through them; then puts back the state the loop left.
-    fn reverse_checkpointed(&mut self, op: &Op, c: Checkpoint) {
+    /// through them; then puts back the state the loop left. With no checkpoint, the reverse
+    /// of a parallel loop (`reverse_each`).
+    fn reverse_checkpointed(&mut self, op: &Op, c: Option<Checkpoint>) {
         let Ok((mems, vars)) = self.carried(op) else { return };
         // The state after the loop, which the recomputation overwrites.
         let mut finals = vec![];
@@ -1328,15 +1333,10 @@ impl<'a> Rev<'a> {
         }
         let vars_end: Vec<Value> =
             vars.iter().map(|&v| self.e.emit(OpKind::GetVar(v), Ty::Scalar(self.f.var(v).ty))).collect();
-        let every = match c.schedule {
-            Schedule::Every(k) => k,
-            Schedule::Binomial(_) => {
-                self.reverse_binomial(op, &mems, &vars);
-                0
-            }
-        };
-        if every > 0 {
-            self.reverse_every(op, every, &mems, &vars);
+        match c.map(|c| c.schedule) {
+            Some(Schedule::Every(k)) => self.reverse_every(op, k, &mems, &vars),
+            Some(Schedule::Binomial(_)) => self.reverse_binomial(op, &mems, &vars),
+            None => self.reverse_each(op, &mems, &vars),
         }
         // The state the loop left.
         for (&m, &fin) in mems.iter().zip(&finals) {
@@ -1356,6 +1356,92 @@ impl<'a> Rev<'a> {
         for (&v, &x) in vars.iter().zip(&vars_end) {
             self.e.effect(OpKind::SetVar(v, x));
         }
+    }
+
+    // ---- parallel loops (`cotan::par` in a `#[cotan::kernel]`) ----
+
+    /// Whether `op` is a parallel loop (`Function::par_loops`) whose derivative runs in
+    /// parallel: an active plain `for` over `lo..hi` at the top level of a function with both
+    /// sweeps, not checkpointed, whose state `carried` can snapshot. Others are reversed as
+    /// ordinary loops, in order.
+    fn par_loop(&self, op: &Op) -> bool {
+        let OpKind::For { index, step: None, inclusive: false, reverse: false, exit: None, .. } = &op.kind else {
+            return false;
+        };
+        self.f.par_loops.contains(index)
+            && !self.f.checkpoints.iter().any(|c| c.index == *index)
+            && self.act.op_is_active(self.f, op)
+            && !self.l.split
+            && matches!(self.l.op_at.get(&(op as *const Op)), Some((TOP, _)))
+            && self.carried(op).is_ok()
+    }
+
+    /// The forward sweep of a parallel loop: a snapshot of the state the loop writes, then
+    /// its primal, recording nothing, itself a parallel loop.
+    fn forward_par(&mut self, op: &Op) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let Ok((mems, vars)) = self.carried(op) else { return };
+        self.push_state(&mems, &vars);
+        let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
+        let ni = self.new_result(*index);
+        let body = self.primal_region(body);
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo: nlo,
+            hi: nhi,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body,
+            exit: None,
+        });
+        self.e.out.par_loops.push(ni);
+    }
+
+    /// The reverse of a parallel loop: the snapshot restored, then for each iteration, in
+    /// parallel, its forward sweep recording it followed at once by its reverse. The
+    /// iterations are independent (the kernel's rules), so each needs its own record only:
+    /// codegen gives each the thread's tape from the pool.
+    fn reverse_each(&mut self, op: &Op, mems: &[Value], vars: &[Var]) {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let (lo, hi) = (self.get(*lo), self.get(*hi));
+        self.zeroed.clear();
+        self.pop_state(mems, vars);
+        let ni = self.new_result(*index);
+        let mut each = self.forward_region(body);
+        let back = self.reverse_region(body, vec![(*index, ni)]);
+        each.ops.extend(back.ops);
+        // The adjoints of the body's own variables are zero at the start of every iteration
+        // (the reverse of their declaration zeroes them): said at the start, so that each
+        // iteration has its own.
+        let mut declared = vec![];
+        body.walk(&mut |o: &Op| {
+            if let OpKind::DeclVar { var, .. } = o.kind {
+                declared.push(var);
+            }
+        });
+        self.e.push_region();
+        for var in declared {
+            if let Some(&d) = self.dvar.get(&var) {
+                let z = self.zero(Ty::Scalar(self.e.out.var(d).ty));
+                self.e.effect(OpKind::SetVar(d, z));
+            }
+        }
+        let mut reset = self.e.pop_region();
+        reset.ops.append(&mut each.ops);
+        each.ops = reset.ops;
+        self.zeroed.clear();
+        self.e.effect(OpKind::For {
+            index: ni,
+            lo,
+            hi,
+            step: None,
+            inclusive: false,
+            reverse: false,
+            body: each,
+            exit: None,
+        });
+        self.e.out.par_loops.push(ni);
     }
 
     /// The segments of `every` iterations, last first: each restored, run again recording
@@ -2009,7 +2095,11 @@ impl<'a> Rev<'a> {
         }
         self.e.span = op.span;
         if let Some(c) = self.checkpoint(op, false) {
-            self.reverse_checkpointed(op, c);
+            self.reverse_checkpointed(op, Some(c));
+            return;
+        }
+        if self.par_loop(op) {
+            self.reverse_checkpointed(op, None);
             return;
         }
         match &op.kind {

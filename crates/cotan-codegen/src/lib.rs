@@ -5,6 +5,7 @@
 //! and names come from the user's own variables.
 
 mod generic;
+mod par;
 mod pointers;
 
 use std::collections::{HashMap, HashSet};
@@ -191,6 +192,15 @@ struct Gen<'f> {
     touched: std::cell::Cell<bool>,
     /// Some code was written in an `unsafe` block.
     wrapped: std::cell::Cell<bool>,
+    /// Inside a parallel loop (`par.rs`): its index and the memory it writes through
+    /// `ParSlice` views.
+    par: std::cell::RefCell<Option<(Value, HashSet<Value>)>>,
+    /// Loads and sums an atomic accumulation of a parallel loop replaces (`par.rs`).
+    par_skip: std::cell::RefCell<HashSet<Value>>,
+    /// Stores of a parallel loop that leave their element as it was (`par.rs`).
+    par_skip_ops: std::cell::RefCell<HashSet<*const Op>>,
+    /// How many operands name each value.
+    uses: HashMap<Value, usize>,
 }
 
 impl<'f> Gen<'f> {
@@ -214,6 +224,10 @@ impl<'f> Gen<'f> {
             unsafe_mem: pointers::unsafe_memory(f),
             touched: std::cell::Cell::new(false),
             wrapped: std::cell::Cell::new(false),
+            par: std::cell::RefCell::new(None),
+            par_skip: std::cell::RefCell::new(HashSet::new()),
+            par_skip_ops: std::cell::RefCell::new(HashSet::new()),
+            uses: HashMap::new(),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -238,6 +252,7 @@ impl<'f> Gen<'f> {
         let uses = cotan_ir::simplify::use_counts(f);
         g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
+        g.uses = uses;
         g.limit_inlined_size();
         g.assign_names();
         g
@@ -751,6 +766,9 @@ impl<'f> Gen<'f> {
     }
 
     fn stmt(&self, op: &Op) -> TokenStream {
+        if self.par_skip_ops.borrow().contains(&(op as *const Op)) {
+            return quote!();
+        }
         if matches!(op.kind, OpKind::Field { .. }) || op.kind.view_base().is_some() {
             // Written out where used (`mem_ref`).
             return quote!();
@@ -764,7 +782,7 @@ impl<'f> Gen<'f> {
             };
         }
         if let Some(v) = op.result {
-            if self.inline.contains(&v) {
+            if self.inline.contains(&v) || self.par_skip.borrow().contains(&v) {
                 return quote!();
             }
             let n = self.name(v);
@@ -791,6 +809,7 @@ impl<'f> Gen<'f> {
     /// A statement without a result, whose parts go in `unsafe` blocks as `stmt` decides.
     fn simple_stmt(&self, op: &Op) -> TokenStream {
         match &op.kind {
+            OpKind::Store { mem, index, value } if self.par_viewed(*mem) => self.par_store(*mem, *index, *value),
             OpKind::Store { mem, index, value } => {
                 let place = self.place(*mem, *index);
                 if let Some((tok, rhs)) =
@@ -851,6 +870,14 @@ impl<'f> Gen<'f> {
                         let #i = #lo + __cotan_step * #k;
                         #b #exit
                     }
+                }
+            }
+            OpKind::For { index, lo, hi, step: None, inclusive: false, reverse: false, body, exit: None }
+                if self.f.par_loops.contains(index) && self.par.borrow().is_none() =>
+            {
+                match self.par_plan(*index, body) {
+                    Some(plan) => self.par_for(*index, *lo, *hi, body, plan),
+                    None => self.seq_for(*index, *lo, *hi, body),
                 }
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {

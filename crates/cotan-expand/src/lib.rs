@@ -7,6 +7,7 @@ mod constants;
 mod custom;
 mod doctest;
 mod env;
+mod kernel;
 mod linalg;
 mod program;
 mod sources;
@@ -14,6 +15,8 @@ mod split;
 pub mod tools;
 mod trait_decl;
 mod traits;
+
+pub use kernel::kernel;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -590,6 +593,11 @@ pub(crate) fn lower_root_at(func: &syn::ItemFn, place: &Place) -> syn::Result<co
         Some(env) => cotan_syntax::lower_fn_in(&func.sig, &func.block, env, false)?,
         None => cotan_syntax::lower_fn(&func.sig, &func.block)?,
     };
+    if !kernel::is_kernel(func) {
+        // Without `#[cotan::kernel]`, `cotan::par` is the plain range, and nothing checked
+        // the loop's body: it runs in order.
+        lowered.func.par_loops.clear();
+    }
     internal_check(&lowered.func, "lowering")?;
     cotan_ir::simplify::cse(&mut lowered.func);
     Ok(lowered)

@@ -170,6 +170,9 @@ impl Program {
         })
         .map_err(|e| in_callee(&c.shown, &e.span(), &e.to_string()))?;
         let mut func = lowered.func;
+        // A callee's `cotan::par` loops run in order (only the function with the attribute
+        // is checked as a kernel).
+        func.par_loops.clear();
         self.rewrite(&mut func, def.module, def.imp)?;
         Ok(Rc::new(func))
     }
@@ -421,6 +424,7 @@ impl Program {
                 let lowered = with_fallback(|| cotan_syntax::lower_fn_in(&item.sig, &item.block, env, true))
                     .map_err(|e| in_callee(&shown, &e.span(), &e.to_string()))?;
                 let mut func = lowered.func;
+                func.par_loops.clear();
                 if self.literals_by_callees {
                     let (scope, imp) = (def.scope, def.imp);
                     crate::tools::type_literals_by_callees(&mut func, &mut |p| {

@@ -157,3 +157,42 @@ fn checkpoint_binomial_reverse() {
         }"
     ));
 }
+
+const KERNEL: &str = "#[cotan::kernel]
+fn spread(x: &[f64], y: &mut [f64], z: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        if i % 4 == 3 {
+            continue;
+        }
+        let w = (0.5 * x[i]).exp();
+        y[(i * 7) % n] += w;
+        let mut s = 0.0;
+        for k in 0..i % 5 {
+            s += x[(i + k) % n].sin();
+        }
+        z[i] = s * w;
+    }
+    let mut t = 0.0;
+    for i in 0..n {
+        t += y[i] * z[i];
+    }
+    t
+}";
+
+#[test]
+fn kernel_primal() {
+    let func: syn::ItemFn = syn::parse_str(KERNEL).unwrap();
+    let out = crate::kernel(proc_macro2::TokenStream::new(), quote::ToTokens::to_token_stream(&func));
+    insta::assert_snapshot!(prettyplease::unparse(&syn::parse2(out).unwrap()));
+}
+
+#[test]
+fn kernel_forward() {
+    insta::assert_snapshot!(show(Mode::Forward, "f_spread, Dual, Dual, Dual, Dual", KERNEL));
+}
+
+#[test]
+fn kernel_reverse() {
+    insta::assert_snapshot!(show(Mode::Reverse, "d_spread, Duplicated, Duplicated, Duplicated, Active", KERNEL));
+}

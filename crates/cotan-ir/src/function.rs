@@ -72,6 +72,11 @@ pub struct Function {
     /// Loops the source annotated with `cotan::checkpoint`: reverse mode records them by
     /// snapshots of their state and recomputes their steps (forward mode ignores them).
     pub checkpoints: Vec<Checkpoint>,
+    /// The index values of the `for` loops the source wrote over `cotan::par(lo..hi)`:
+    /// their iterations may run in any order and at once (`#[cotan::kernel]` runs the
+    /// primal's in parallel; the transforms run them in order). The text form does not
+    /// carry them.
+    pub par_loops: Vec<Value>,
     pub body: Region,
 }
 
@@ -147,6 +152,7 @@ impl Function {
             tape_param: false,
             unsafe_code: false,
             checkpoints: vec![],
+            par_loops: vec![],
             body: Region::default(),
         }
     }

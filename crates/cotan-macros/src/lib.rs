@@ -69,3 +69,9 @@ pub fn hvp(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn hessian(attr: TokenStream, item: TokenStream) -> TokenStream {
     in_file(|| cotan_expand::second_order(SecondOrder::Hessian, attr.into(), item.into()).into())
 }
+
+#[doc = include_str!("../docs/kernel.md")]
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    cotan_expand::kernel(attr.into(), item.into()).into()
+}

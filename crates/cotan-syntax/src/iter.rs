@@ -51,6 +51,15 @@ pub(crate) fn checkpoint_of(e: &syn::Expr) -> syn::Result<Option<(&syn::Expr, co
     }
 }
 
+/// `cotan::par(range)` (or `par` imported): the range of a parallel loop.
+pub(crate) fn par_of(e: &syn::Expr) -> Option<&syn::Expr> {
+    let syn::Expr::Call(c) = strip_expr(e) else { return None };
+    if !path_ends(&c.func, "par") || c.args.len() != 1 {
+        return None;
+    }
+    c.args.first()
+}
+
 fn strip_expr(e: &syn::Expr) -> &syn::Expr {
     match e {
         syn::Expr::Paren(p) => strip_expr(&p.expr),

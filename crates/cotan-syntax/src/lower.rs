@@ -1031,6 +1031,26 @@ impl Lower {
     }
 
     pub(crate) fn for_loop(&mut self, e: &syn::ExprForLoop) -> syn::Result<()> {
+        if let Some(range) = crate::iter::par_of(&e.expr) {
+            // `for i in cotan::par(lo..hi)`: the loop over `lo..hi`, listed as parallel
+            // (`#[cotan::kernel]` has checked its body).
+            let inner = syn::ExprForLoop { expr: Box::new(range.clone()), ..e.clone() };
+            self.for_loop(&inner)?;
+            // A `continue` of this loop is no exit from it (its flag is never set).
+            let own = e.label.as_ref().map(|l| l.name.ident.to_string());
+            let leaves =
+                exits_of_block(&e.body).iter().any(|x| !matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
+            if let Some(Op { kind: OpKind::For { index, exit, .. }, .. }) =
+                self.stack.last_mut().and_then(|r| r.last_mut())
+            {
+                if !leaves {
+                    *exit = None;
+                }
+                let index = *index;
+                self.func.par_loops.push(index);
+            }
+            return Ok(());
+        }
         if let Some((iter, schedule)) = crate::iter::checkpoint_of(&e.expr)? {
             // `for i in cotan::checkpoint(lo..hi, cotan::Every(k))` (or `Binomial(c)`): the loop
             // over `lo..hi`, marked for reverse mode.

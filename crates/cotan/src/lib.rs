@@ -6,7 +6,7 @@
 extern crate self as cotan;
 
 pub use cotan_macros::{
-    autodiff_forward, autodiff_reverse, autodiff_split, custom_derivative, differentiable, hessian, hvp,
+    autodiff_forward, autodiff_reverse, autodiff_split, custom_derivative, differentiable, hessian, hvp, kernel,
     zero_derivative,
 };
 
@@ -44,6 +44,17 @@ pub use rt::{Real, Record};
 pub fn checkpoint<I: IntoIterator, S: Schedule>(iter: I, schedule: S) -> I::IntoIter {
     let _ = schedule;
     iter.into_iter()
+}
+
+/// Marks a parallel loop of a `#[cotan::kernel]` function: `for i in cotan::par(0..n) {
+/// .. }`. The iterations may run in any order and at once: in a function with
+/// `#[cotan::kernel]` they run on rayon's thread pool (and so do its derivatives'); in any
+/// other function this is the range it is given, a plain sequential loop, so the function
+/// is ordinary Rust either way. See "Kernels" in the crate documentation for what a
+/// parallel loop's body may do.
+#[inline]
+pub fn par(range: core::ops::Range<usize>) -> core::ops::Range<usize> {
+    range
 }
 
 /// A checkpointing schedule for [`checkpoint`]: [`Every`] or [`Binomial`].

@@ -10,6 +10,8 @@ use std::cell::RefCell;
 pub mod faer;
 #[cfg(feature = "nalgebra")]
 pub mod nalgebra;
+mod par;
+pub use par::{par_for, thread_index, AtomicAdd, ParSlice};
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 

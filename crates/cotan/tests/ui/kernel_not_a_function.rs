@@ -1,0 +1,5 @@
+// The attribute is for functions.
+#[cotan::kernel]
+struct S;
+
+fn main() {}
