@@ -87,9 +87,9 @@ impl Layout {
         l.parent.push(None);
         l.region_of.insert(&f.body as *const Region, TOP);
         l.scan(&f.body, TOP, None);
-        // (Not where a loop is replayed from a checkpoint, nor in a split reverse sweep, which
-        // does not have the top level's values.)
-        if avail.is_none() && f.checkpoints.is_empty() {
+        // (Not where a loop is replayed from a checkpoint or run in parallel, nor in a split
+        // reverse sweep, which does not have the top level's values.)
+        if avail.is_none() && f.checkpoints.is_empty() && f.par_loops.is_empty() {
             l.counters = counters::find(f);
         }
         l.accumulations = accumulations(f);
