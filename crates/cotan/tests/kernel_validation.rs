@@ -107,6 +107,26 @@ fn read_of_another_iterations_write_in_the_forward_derivative() {
     );
 }
 
+// The derivative cotan makes for a call of the kernel from another differentiated
+// function runs the kernel's loops in order: no race, nothing reported.
+#[autodiff_forward(calls_shifted_fwd, Dual, Dual, Dual, Dual)]
+fn calls_shifted(x: &[f64], y: &mut [f64], z: &mut [f64]) -> f64 {
+    2.0 * shifted(x, y, z)
+}
+
+#[test]
+fn a_callers_derivative_runs_the_loop_in_order() {
+    let (x, u) = (values(64), vec![1.0; 64]);
+    let (mut y, mut dy, mut z, mut dz) = (vec![0.0; 64], vec![0.0; 64], vec![0.0; 64], vec![0.0; 64]);
+    let (v, dv) = calls_shifted_fwd(&x, &u, &mut y, &mut dy, &mut z, &mut dz);
+    // In order, iteration i reads y[i + 1] before iteration i + 1 writes it (y starts at 0),
+    // but for the last, which reads y[0].
+    let expect: f64 = (0..64).map(|i| x[i] + if i == 63 { x[0] * x[0] } else { 0.0 }).sum();
+    let dexpect: f64 = (0..64).map(|i| 1.0 + if i == 63 { 2.0 * x[0] } else { 0.0 }).sum();
+    assert!((v - 2.0 * expect).abs() < 1e-12, "{v} against {}", 2.0 * expect);
+    assert!((dv - 2.0 * dexpect).abs() < 1e-12, "{dv} against {}", 2.0 * dexpect);
+}
+
 // One iteration only: no other iteration to race with.
 #[test]
 fn one_iteration_reads_its_own_write() {
@@ -217,15 +237,65 @@ fn kernels_that_keep_the_rules_report_nothing() {
     }
 }
 
-/// The validated loops run on rayon's pool, as without validation.
+/// Validated loops compute what unvalidated ones do (the kernels' own tests, run with the
+/// feature too, check the pool and the derivatives of many more).
 #[test]
-fn validated_loops_run_in_parallel() {
+fn validated_loops_compute_the_same_values() {
     let x = values(4096);
     let mut y = vec![0.0; 4096];
     fine(&x, &mut y);
-    // (Reported by the kernels' tests without the feature; here, the primal's values.)
     for i in 0..4096 {
         let l = if i > 0 { x[i - 1] } else { x[4095] };
         assert_eq!(y[i], 2.0 * (l * x[i]).sin());
     }
+}
+
+// ---- the runtime's checks directly: two plain writes of one element by different
+// iterations (which the kernel rules keep out of generated loops: plain writes are at the
+// loop's own index), and reads by many iterations (fine) ----
+
+const SITE: cotan::rt::LoopSite = cotan::rt::LoopSite { kernel: "by_hand", file: "here.rs", line: 7 };
+
+#[test]
+fn two_writes_by_different_iterations() {
+    let mut v = vec![0.0f64; 4];
+    assert_reports(
+        || {
+            let v = cotan::rt::CheckedSlice::new(&mut v[..], "v", &SITE);
+            cotan::rt::par_for_checked(0..16, |i| v.set(2, i as f64));
+        },
+        &["kernel `by_hand`, parallel loop at here.rs:7: `v[2]` is written by iteration ", " and by iteration "],
+    );
+}
+
+#[test]
+fn reads_by_many_iterations_and_accumulations_by_many() {
+    let mut v = vec![1.0f64; 4];
+    let mut acc = vec![0.0f64; 2];
+    {
+        let v = cotan::rt::CheckedSlice::new(&mut v[..], "v", &SITE);
+        let acc = cotan::rt::CheckedSlice::new(&mut acc[..], "acc", &SITE);
+        cotan::rt::par_for_checked(0..100, |i| {
+            acc.add(i % 2, v[0] + v.get(3));
+            acc.sub(1, 1.0);
+            let own = v.get(i % 4);
+            let _ = own;
+        });
+    }
+    assert_eq!(acc, vec![100.0, 0.0]);
+}
+
+#[test]
+fn an_iteration_may_touch_its_element_every_way() {
+    let mut v = vec![1.0f64; 8];
+    {
+        let v = cotan::rt::CheckedSlice::new(&mut v[..], "v", &SITE);
+        cotan::rt::par_for_checked(0..8, |i| {
+            let a = v[i];
+            v.set(i, a + 1.0);
+            v.add(i, 1.0);
+            v.set(i, v.get(i) * 2.0);
+        });
+    }
+    assert_eq!(v, vec![6.0; 8]);
 }
