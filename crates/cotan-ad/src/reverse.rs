@@ -1385,6 +1385,8 @@ impl<'a> Rev<'a> {
         let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
         let ni = self.new_result(*index);
         let body = self.primal_region(body);
+        // (At the loop's source, for validation mode's messages.)
+        self.e.span = op.span;
         self.e.effect(OpKind::For {
             index: ni,
             lo: nlo,
@@ -1431,6 +1433,7 @@ impl<'a> Rev<'a> {
         reset.ops.append(&mut each.ops);
         each.ops = reset.ops;
         self.zeroed.clear();
+        self.e.span = op.span;
         self.e.effect(OpKind::For {
             index: ni,
             lo,

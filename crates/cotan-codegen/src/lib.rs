@@ -876,7 +876,7 @@ impl<'f> Gen<'f> {
                 if self.f.par_loops.contains(index) && self.par.borrow().is_none() =>
             {
                 match self.par_plan(*index, body) {
-                    Some(plan) => self.par_for(*index, *lo, *hi, body, plan),
+                    Some(plan) => self.par_for(*index, *lo, *hi, body, plan, op.span),
                     None => self.seq_for(*index, *lo, *hi, body),
                 }
             }

@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use cotan_ir::{Access, BinOp, Const, MemKind, Op, OpKind, Region, Ty, Value, Var};
+use cotan_ir::{Access, BinOp, Const, MemKind, Op, OpKind, Region, SpanId, Ty, Value, Var};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -329,16 +329,53 @@ impl Gen<'_> {
         Some(private)
     }
 
-    /// The loop as `par_for`.
-    pub(crate) fn par_for(&self, index: Value, lo: Value, hi: Value, body: &Region, plan: ParPlan) -> TokenStream {
+    /// The loop as `par_for`; in validation mode (the feature `validate`) as
+    /// `par_for_checked`, the buffers it writes viewed by `CheckedSlice`s that name them,
+    /// the function and the loop's line (`span`, the source's loop; the line of the
+    /// attribute that made the function where the IR knows no span).
+    pub(crate) fn par_for(
+        &self,
+        index: Value,
+        lo: Value,
+        hi: Value,
+        body: &Region,
+        plan: ParPlan,
+        span: SpanId,
+    ) -> TokenStream {
         let krate = self.krate.clone();
         let i = self.names.get(&index).cloned().unwrap_or_else(|| format_ident!("_"));
         let lo = self.root_operand(lo, Prec::Cast);
         let hi = self.root_operand(hi, Prec::Cast);
-        let views = plan.views.iter().map(|m| {
-            let n = self.name(*m);
-            quote!(let #n = #krate::rt::ParSlice::new(&mut #n[..]);)
-        });
+        let validate = cfg!(feature = "validate");
+        let views: Vec<TokenStream> = plan
+            .views
+            .iter()
+            .map(|m| {
+                let n = self.name(*m);
+                if validate {
+                    let shown = self.shown_name(*m);
+                    quote!(let #n = #krate::rt::CheckedSlice::new(&mut #n[..], #shown, &__cotan_site);)
+                } else {
+                    quote!(let #n = #krate::rt::ParSlice::new(&mut #n[..]);)
+                }
+            })
+            .collect();
+        let (site, run) = if validate {
+            let kernel = self.f.name.clone();
+            let line = match self.spans.get(span.0 as usize).filter(|_| span.0 != 0) {
+                Some(s) => {
+                    let l = proc_macro2::Literal::u32_unsuffixed(s.start().line as u32);
+                    quote!(#l)
+                }
+                None => quote!(::core::line!()),
+            };
+            (
+                quote!(let __cotan_site = #krate::rt::LoopSite { kernel: #kernel, file: ::core::file!(), line: #line };),
+                quote!(par_for_checked),
+            )
+        } else {
+            (quote!(), quote!(par_for))
+        };
         let private = plan.private.iter().map(|v| {
             let n = self.var(*v);
             let t = scalar_tokens(self.f.var(*v).ty);
@@ -358,8 +395,9 @@ impl Gen<'_> {
         quote! {
             {
                 let __cotan_range = #lo..#hi;
+                #site
                 #(#views)*
-                #krate::rt::par_for(__cotan_range, |#i: usize| {
+                #krate::rt::#run(__cotan_range, |#i: usize| {
                     #take
                     #(#private)*
                     #b
@@ -367,6 +405,12 @@ impl Gen<'_> {
                 });
             }
         }
+    }
+
+    /// The source's name of buffer `mem` (what the generated code calls it, where the IR
+    /// has none), for validation mode's messages.
+    fn shown_name(&self, mem: Value) -> String {
+        self.f.value(mem).name.clone().unwrap_or_else(|| self.name(mem).to_string())
     }
 
     /// The loop in order (a body `par_plan` refused).

@@ -71,7 +71,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The function with its parallel loops run by `par_for`.
 fn rewrite(func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let mut out = func.clone();
-    let mut r = Rewriter { errors: None };
+    let mut r = Rewriter { kernel: func.sig.ident.to_string(), errors: None };
     r.visit_block_mut(&mut out.block);
     match r.errors {
         Some(e) => Err(e),
@@ -108,6 +108,8 @@ fn strip(e: &syn::Expr) -> &syn::Expr {
 }
 
 struct Rewriter {
+    /// The function's name, for validation mode's messages.
+    kernel: String,
     errors: Option<syn::Error>,
 }
 
@@ -115,7 +117,7 @@ impl VisitMut for Rewriter {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         if let syn::Expr::ForLoop(f) = e {
             if is_par(&f.expr) {
-                match par_loop(f) {
+                match par_loop(f, &self.kernel) {
                     Ok(new) => *e = new,
                     Err(err) => push_error(&mut self.errors, err),
                 }
@@ -137,8 +139,10 @@ impl<'a> Visit<'a> for Bound {
     }
 }
 
-/// One parallel loop as a `par_for` call.
-fn par_loop(f: &syn::ExprForLoop) -> syn::Result<syn::Expr> {
+/// One parallel loop as a `par_for` call (in validation mode, cotan's feature `validate`,
+/// `par_for_checked`, the written arrays viewed by `CheckedSlice`s that name them, the
+/// kernel and the loop's line).
+fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
     let index = match &*f.pat {
         syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
         syn::Pat::Wild(_) => None,
@@ -189,12 +193,29 @@ fn par_loop(f: &syn::ExprForLoop) -> syn::Result<syn::Expr> {
     let krate = cotan_path();
     let range = syn::Ident::new("__cotan_range", Span::mixed_site());
     let iter = &f.expr;
-    let views = b.viewed.iter().map(|x| quote_spanned!(x.span()=> let #x = #krate::rt::ParSlice::new(&mut #x[..]);));
     let var = match &index {
         Some(i) => quote!(#i),
         None => quote!(_),
     };
     let attrs = &f.attrs;
+    if cfg!(feature = "validate") {
+        let site = syn::Ident::new("__cotan_site", Span::mixed_site());
+        let line = proc_macro2::Literal::u32_unsuffixed(f.for_token.span.start().line as u32);
+        let views = b.viewed.iter().map(|x| {
+            let name = x.to_string();
+            quote_spanned!(x.span()=> let #x = #krate::rt::CheckedSlice::new(&mut #x[..], #name, &#site);)
+        });
+        return Ok(syn::parse_quote! {
+            #(#attrs)*
+            {
+                let #range = #iter;
+                let #site = #krate::rt::LoopSite { kernel: #kernel, file: ::core::file!(), line: #line };
+                #(#views)*
+                #krate::rt::par_for_checked(#range, |#var: usize| #body);
+            }
+        });
+    }
+    let views = b.viewed.iter().map(|x| quote_spanned!(x.span()=> let #x = #krate::rt::ParSlice::new(&mut #x[..]);));
     Ok(syn::parse_quote! {
         #(#attrs)*
         {

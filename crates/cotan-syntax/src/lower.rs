@@ -1040,12 +1040,16 @@ impl Lower {
             let own = e.label.as_ref().map(|l| l.name.ident.to_string());
             let leaves =
                 exits_of_block(&e.body).iter().any(|x| !matches!(x, Exit::Continue(l) if l.is_none() || *l == own));
-            if let Some(Op { kind: OpKind::For { index, exit, .. }, .. }) =
+            // The loop's span is its `for` (validation mode names its line).
+            self.spans.push(e.for_token.span);
+            let at = SpanId(self.spans.len() as u32 - 1);
+            if let Some(Op { kind: OpKind::For { index, exit, .. }, span, .. }) =
                 self.stack.last_mut().and_then(|r| r.last_mut())
             {
                 if !leaves {
                     *exit = None;
                 }
+                *span = at;
                 let index = *index;
                 self.func.par_loops.push(index);
             }

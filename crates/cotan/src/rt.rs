@@ -11,7 +11,7 @@ pub mod faer;
 #[cfg(feature = "nalgebra")]
 pub mod nalgebra;
 mod par;
-pub use par::{par_for, thread_index, AtomicAdd, ParSlice};
+pub use par::{par_for, par_for_checked, thread_index, AtomicAdd, CheckedSlice, LoopSite, ParSlice};
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 

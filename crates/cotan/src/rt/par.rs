@@ -171,3 +171,224 @@ macro_rules! int_add {
     )*};
 }
 int_add!(i32, AtomicI32; u32, AtomicU32; i64, AtomicI64; u64, AtomicU64; isize, AtomicIsize; usize, AtomicUsize);
+
+// ---- validation mode (cotan's feature `validate`) ----
+
+thread_local! {
+    /// The iteration of a validated parallel loop this thread runs (`par_for_checked`).
+    static ITERATION: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Where a validated parallel loop is: its kernel and source line, for the messages of
+/// [`CheckedSlice`].
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct LoopSite {
+    /// The kernel, or `derivative of kernel` for a derivative's loop.
+    pub kernel: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// [`par_for`] for validation mode: each iteration runs with its index known to the
+/// [`CheckedSlice`]s it reads and writes through.
+#[doc(hidden)]
+pub fn par_for_checked<F: Fn(usize) + Sync + Send>(range: Range<usize>, body: F) {
+    use rayon::prelude::*;
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ITERATION.with(|c| c.set(self.0));
+        }
+    }
+    range.into_par_iter().for_each(|i| {
+        let _restore = Restore(ITERATION.with(|c| c.replace(Some(i))));
+        body(i)
+    });
+}
+
+/// Iterations that touched an element one way: the first, and one other than the first
+/// (each stored as iteration + 1, 0 for none).
+#[derive(Default)]
+struct Touched {
+    first: AtomicUsize,
+    other: AtomicUsize,
+}
+
+impl Touched {
+    fn note(&self, it: usize) {
+        if let Err(first) = self.first.compare_exchange(0, it, Ordering::SeqCst, Ordering::SeqCst) {
+            if first != it {
+                self.other.store(it, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// An iteration other than `it` that touched the element.
+    fn besides(&self, it: usize) -> Option<usize> {
+        let first = self.first.load(Ordering::SeqCst);
+        if first != 0 && first != it {
+            return Some(first);
+        }
+        let other = self.other.load(Ordering::SeqCst);
+        (other != 0 && other != it).then_some(other)
+    }
+}
+
+/// Per element: the iterations that wrote it, read it and accumulated into it.
+#[derive(Default)]
+struct Element {
+    written: Touched,
+    read: Touched,
+    accumulated: Touched,
+}
+
+/// What an iteration did to an element.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    Write,
+    Read,
+    Accumulate,
+}
+
+impl Access {
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Write => "written",
+            Access::Read => "read",
+            Access::Accumulate => "accumulated into (`+=`/`-=`)",
+        }
+    }
+}
+
+/// [`ParSlice`] in validation mode (cotan's feature `validate`): it also records, per
+/// element, which iterations of the loop wrote it, read it and accumulated into it, and
+/// panics when two different iterations touch one element in a way that races: one writes
+/// it and another reads, writes or accumulates into it, or one accumulates into it and
+/// another reads it. (Accumulations by many iterations are atomic, hence fine.) Slow: a
+/// debugging aid.
+#[doc(hidden)]
+pub struct CheckedSlice<'a, T> {
+    slice: ParSlice<'a, T>,
+    name: &'static str,
+    site: &'a LoopSite,
+    elements: Box<[Element]>,
+}
+
+impl<'a, T> CheckedSlice<'a, T> {
+    /// The view of `s`, the array the kernel calls `name`, for the loop at `site`.
+    pub fn new(s: &'a mut [T], name: &'static str, site: &'a LoopSite) -> Self {
+        let elements = (0..s.len()).map(|_| Element::default()).collect();
+        CheckedSlice { slice: ParSlice::new(s), name, site, elements }
+    }
+
+    /// The number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    /// Whether there are no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.slice.is_empty()
+    }
+
+    /// Records that the running iteration does `access` to element `i` (in bounds), and
+    /// panics if another iteration did what races with it. Each access is published before
+    /// the others are looked at (sequentially consistent), so of two racing accesses at
+    /// least one sees the other, whichever order the threads run them in.
+    #[track_caller]
+    fn touch(&self, i: usize, access: Access) {
+        let Some(e) = self.elements.get(i) else { return };
+        let Some(it) = ITERATION.with(|c| c.get()) else { return };
+        let me = it + 1;
+        let (mine, conflicts): (&Touched, &[(Access, &Touched)]) = match access {
+            Access::Write => (
+                &e.written,
+                &[(Access::Write, &e.written), (Access::Read, &e.read), (Access::Accumulate, &e.accumulated)],
+            ),
+            Access::Read => (&e.read, &[(Access::Write, &e.written), (Access::Accumulate, &e.accumulated)]),
+            Access::Accumulate => (&e.accumulated, &[(Access::Write, &e.written), (Access::Read, &e.read)]),
+        };
+        mine.note(me);
+        for &(other, touched) in conflicts {
+            if let Some(them) = touched.besides(me) {
+                self.violation(i, (other, them - 1), (access, it));
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn violation(&self, i: usize, (a, ia): (Access, usize), (b, ib): (Access, usize)) -> ! {
+        let LoopSite { kernel, file, line } = *self.site;
+        let name = self.name;
+        // The same words whichever of the two iterations saw the other.
+        let ((a, ia), (b, ib)) = if (b, ib) < (a, ia) { ((b, ib), (a, ia)) } else { ((a, ia), (b, ib)) };
+        let what = if a == b {
+            format!("is {} by iteration {ia} and by iteration {ib}", a.verb())
+        } else {
+            format!("is {} by iteration {ia} and {} by iteration {ib}", a.verb(), b.verb())
+        };
+        panic!(
+            "cotan validation: kernel `{kernel}`, parallel loop at {file}:{line}: `{name}[{i}]` {what}; \
+             the iterations of a parallel loop run at once, so an element one of them writes is \
+             read or written by no other, and one they accumulate into is read by none"
+        )
+    }
+
+    /// Element `i`.
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        let v = self.slice.get(i);
+        self.touch(i, Access::Read);
+        v
+    }
+
+    /// Writes element `i`.
+    #[inline]
+    #[track_caller]
+    pub fn set(&self, i: usize, v: T) {
+        self.touch(i, Access::Write);
+        self.slice.set(i, v)
+    }
+
+    /// `s[i] += v`, atomically.
+    #[inline]
+    #[track_caller]
+    pub fn add(&self, i: usize, v: T)
+    where
+        T: AtomicAdd,
+    {
+        self.touch(i, Access::Accumulate);
+        self.slice.add(i, v)
+    }
+
+    /// `s[i] -= v`, atomically.
+    #[inline]
+    #[track_caller]
+    pub fn sub(&self, i: usize, v: T)
+    where
+        T: AtomicAdd + std::ops::Neg<Output = T>,
+    {
+        self.touch(i, Access::Accumulate);
+        self.slice.sub(i, v)
+    }
+}
+
+impl<T> Index<usize> for CheckedSlice<'_, T> {
+    type Output = T;
+    #[inline]
+    #[track_caller]
+    fn index(&self, i: usize) -> &T {
+        let r = &self.slice[i];
+        self.touch(i, Access::Read);
+        r
+    }
+}
