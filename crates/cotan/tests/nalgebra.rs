@@ -20,20 +20,11 @@ fn check(
     grad: &dyn Fn(&[f64]) -> Vec<f64>,
     x: &[f64],
 ) {
-    for seed in 0..3 {
-        let u = common::direction(x.len(), seed);
-        let fd = common::fd_directional(&|x| vec![f(x)], x, &u, 1e-4)[0];
-        let jv = jvp(x, &u);
-        let g = grad(x);
-        let gu: f64 = g.iter().zip(&u).map(|(a, b)| a * b).sum();
-        let tol = common::FD_TOL * fd.abs().max(1.0);
-        assert!((jv - fd).abs() <= tol, "{what}: forward {jv} vs finite differences {fd}");
-        assert!((gu - jv).abs() <= common::EXACT_TOL * jv.abs().max(1.0), "{what}: <g, u> = {gu} vs J·u = {jv}");
-    }
+    common::check_scalar(what, f, jvp, grad, x, 3);
 }
 
 fn input(n: usize) -> Vec<f64> {
-    (0..n).map(|i| ((i as f64) * 0.61 + 0.3).sin()).collect()
+    common::smooth_input(n)
 }
 
 #[autodiff_reverse(d_quadratic, Duplicated, Duplicated, Active)]

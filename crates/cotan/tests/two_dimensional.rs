@@ -32,16 +32,7 @@ fn check(
     grad: &dyn Fn(&[f64]) -> Vec<f64>,
     x: &[f64],
 ) {
-    for seed in 0..2 {
-        let u = common::direction(x.len(), seed);
-        let fd = common::fd_directional(&|x| vec![f(x)], x, &u, 1e-4)[0];
-        let jv = jvp(x, &u);
-        let g = grad(x);
-        let gu: f64 = g.iter().zip(&u).map(|(a, b)| a * b).sum();
-        let tol = 1e-6 * fd.abs().max(1.0);
-        assert!((jv - fd).abs() <= tol, "{what}: forward {jv} vs finite differences {fd}");
-        assert!((gu - jv).abs() <= 1e-10 * jv.abs().max(1.0), "{what}: <g, u> = {gu} vs J·u = {jv}");
-    }
+    common::check_scalar(what, f, jvp, grad, x, 2);
 }
 
 fn rows_of(x: &[f64], k: usize) -> Vec<Vec<f64>> {

@@ -129,6 +129,32 @@ pub fn direction(n: usize, seed: u64) -> Vec<f64> {
     (0..n).map(|i| ((i as f64 + 1.0) * 0.7548776662 + seed as f64 * 0.5698402910).sin()).collect()
 }
 
+/// For a scalar function of a flat input: forward `J·u` against finite differences along
+/// `seeds` directions, and reverse `<∇f, u>` against forward (dot-product test).
+pub fn check_scalar(
+    what: &str,
+    f: &dyn Fn(&[f64]) -> f64,
+    jvp: &dyn Fn(&[f64], &[f64]) -> f64,
+    grad: &dyn Fn(&[f64]) -> Vec<f64>,
+    x: &[f64],
+    seeds: u64,
+) {
+    for seed in 0..seeds {
+        let u = direction(x.len(), seed);
+        let fd = fd_directional(&|x| vec![f(x)], x, &u, 1e-4)[0];
+        let jv = jvp(x, &u);
+        let gu = dot(&grad(x), &u);
+        let tol = FD_TOL * fd.abs().max(1.0);
+        assert!((jv - fd).abs() <= tol, "{what}: forward {jv} vs finite differences {fd}");
+        assert!((gu - jv).abs() <= EXACT_TOL * jv.abs().max(1.0), "{what}: <g, u> = {gu} vs J·u = {jv}");
+    }
+}
+
+/// A smooth deterministic input of length `n`.
+pub fn smooth_input(n: usize) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64) * 0.61 + 0.3).sin()).collect()
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
