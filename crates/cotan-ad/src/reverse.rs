@@ -1308,7 +1308,8 @@ impl<'a> Rev<'a> {
     /// through them; then puts back the state the loop left. With no checkpoint, the reverse
     /// of a parallel loop (`reverse_each`).
     fn reverse_checkpointed(&mut self, op: &Op, c: Option<Checkpoint>) {
-        let Ok((mems, vars)) = self.carried(op) else { return };
+        let carried = if c.is_some() { self.carried(op) } else { self.par_carried(op) };
+        let Ok((mems, vars)) = carried else { return };
         // The state after the loop, which the recomputation overwrites.
         let mut finals = vec![];
         for &m in &mems {
@@ -1376,11 +1377,47 @@ impl<'a> Rev<'a> {
             && self.carried(op).is_ok()
     }
 
+    /// The state a parallel loop's reverse snapshots: what `carried` says, less the memory
+    /// the body writes but never reads (output arrays written at the loop's index) and
+    /// nothing after the loop writes: the iterations' runs in the reverse sweep write it
+    /// again with the values it has.
+    fn par_carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
+        let (mut mems, vars) = self.carried(op)?;
+        let OpKind::For { body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let root = |mut m: Value| {
+            while let Some(b) = self.view_parts(m).or_else(|| match self.l.def_op.get(&m).map(|o| &o.kind) {
+                Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }) => Some(*base),
+                _ => None,
+            }) {
+                m = b;
+            }
+            m
+        };
+        let mut read = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            let written = match &o.kind {
+                OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => Some(*mem),
+                OpKind::Len(_) => return,
+                _ => None,
+            };
+            for u in o.kind.operands() {
+                if Some(u) != written && self.f.ty(u).mem().is_some() {
+                    read.insert(root(u));
+                }
+            }
+        });
+        // (Unless a statement after the loop writes it: the reverse sweep keeps the memory as
+        // the function left it, which the runs would not.)
+        let Some(&(TOP, at)) = self.l.op_at.get(&(op as *const Op)) else { return Ok((mems, vars)) };
+        mems.retain(|m| read.contains(m) || self.l.last_write.get(m).is_some_and(|w| *w > at));
+        Ok((mems, vars))
+    }
+
     /// The forward sweep of a parallel loop: a snapshot of the state the loop writes, then
     /// its primal, recording nothing, itself a parallel loop.
     fn forward_par(&mut self, op: &Op) {
         let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
-        let Ok((mems, vars)) = self.carried(op) else { return };
+        let Ok((mems, vars)) = self.par_carried(op) else { return };
         self.push_state(&mems, &vars);
         let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
         let ni = self.new_result(*index);

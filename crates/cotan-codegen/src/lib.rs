@@ -199,6 +199,8 @@ struct Gen<'f> {
     par_skip: std::cell::RefCell<HashSet<Value>>,
     /// Stores of a parallel loop that leave their element as it was (`par.rs`).
     par_skip_ops: std::cell::RefCell<HashSet<*const Op>>,
+    /// The views of the parallel loop being written that need atomic accumulations.
+    par_shared: std::cell::RefCell<HashSet<Value>>,
     /// How many operands name each value.
     uses: HashMap<Value, usize>,
 }
@@ -227,6 +229,7 @@ impl<'f> Gen<'f> {
             par: std::cell::RefCell::new(None),
             par_skip: std::cell::RefCell::new(HashSet::new()),
             par_skip_ops: std::cell::RefCell::new(HashSet::new()),
+            par_shared: std::cell::RefCell::new(HashSet::new()),
             uses: HashMap::new(),
         };
         collect_defs(&f.body, &mut g.def);

@@ -11,7 +11,9 @@ pub mod faer;
 #[cfg(feature = "nalgebra")]
 pub mod nalgebra;
 mod par;
-pub use par::{par_for, par_for_checked, thread_index, AtomicAdd, CheckedSlice, LoopSite, ParSlice};
+pub use par::{
+    par_for, par_for_checked, par_for_tape, thread_index, AccSlice, AtomicAdd, CheckedSlice, LoopSite, ParSlice,
+};
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 

@@ -255,6 +255,77 @@ pair!(below inner, inner_rev, inner_fwd; inner_seq, inner_seq_rev, inner_seq_fwd
     s
 });
 
+// An output the loop only writes (its reverse sweep's runs write it again, no snapshot)
+// next to one the loop reads at its own index before writing it and one a statement
+// after the loop overwrites (snapshots kept); accumulations at the loop's index only
+// (plain) and at others too (atomic).
+pair!(below outputs, outputs_rev, outputs_fwd; outputs_seq, outputs_seq_rev, outputs_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    let mut z = vec![1.0; n];
+    let mut w = vec![0.5; n];
+    let mut own = vec![1.0; n];
+    let mut shared = vec![0.0; n];
+    for i in cotan::par(0..n) {
+        y[i] = (2.0 * x[i]).sin();
+        z[i] = z[i] * x[i] + x[(i + 1) % n];
+        w[i] = x[i] * x[i];
+        // Only at the loop's index (plain), and also at others (atomic, both).
+        own[i] += x[i].cos();
+        own[i] -= 0.25 * x[i];
+        shared[i] += x[i];
+        shared[(i + 1) % n] += 0.5 * x[i] * x[i];
+    }
+    w[n - 1] = w[0] * y[n - 1];
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * x[i] + z[i] * w[i] + own[i] * shared[i];
+    }
+    s
+});
+
+/// The force of a spring of rest length 0.1 stretched to `d`: stiff, and cubic beyond.
+fn spring(d: f64) -> f64 {
+    let e = d - 0.1;
+    8.0 * e + 20.0 * e * e * e
+}
+
+// A mass-spring system over many steps: each particle gathers the forces of the springs to
+// its neighbours (ahead and behind, near and far, periodic; so its reverse scatters), then
+// moves (damped, semi-implicit Euler). The gradient is that of the loss at the end with
+// respect to the initial positions.
+pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, springs_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    let mut p = x.to_vec();
+    let mut v = vec![0.0; n];
+    let mut f = vec![0.0; n];
+    let dt = 0.02;
+    for _step in 0..40 {
+        for i in cotan::par(0..n) {
+            let mut fi = -0.5 * v[i];
+            for k in [1, 3] {
+                let ahead = p[(i + k) % n] - p[i];
+                let behind = p[i] - p[(i + 3 * n - k) % n];
+                fi += spring(ahead) - spring(behind);
+            }
+            f[i] = fi;
+        }
+        for i in cotan::par(0..n) {
+            v[i] += dt * f[i];
+            p[i] += dt * v[i];
+        }
+    }
+    for i in cotan::par(0..n) {
+        y[i] = p[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += (p[i] - 0.05 * i as f64).powi(2) + 0.1 * v[i] * v[i];
+    }
+    s
+});
+
 fn pairs() -> Vec<Pair> {
     vec![
         Pair {
@@ -279,6 +350,16 @@ fn pairs() -> Vec<Pair> {
         },
         Pair { name: "long", kernel: (long, long_rev, long_fwd), plain: (long_seq, long_seq_rev, long_seq_fwd) },
         Pair { name: "inner", kernel: (inner, inner_rev, inner_fwd), plain: (inner_seq, inner_seq_rev, inner_seq_fwd) },
+        Pair {
+            name: "outputs",
+            kernel: (outputs, outputs_rev, outputs_fwd),
+            plain: (outputs_seq, outputs_seq_rev, outputs_seq_fwd),
+        },
+        Pair {
+            name: "springs",
+            kernel: (springs, springs_rev, springs_fwd),
+            plain: (springs_seq, springs_seq_rev, springs_seq_fwd),
+        },
     ]
 }
 

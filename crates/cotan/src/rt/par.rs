@@ -20,6 +20,20 @@ pub fn par_for<F: Fn(usize) + Sync + Send>(range: Range<usize>, body: F) {
     range.into_par_iter().for_each(body);
 }
 
+/// [`par_for`] for a body that records on a tape: each of rayon's jobs takes one tape from
+/// its thread's pool for all the iterations it runs (an iteration leaves it empty) and
+/// gives it back at its end.
+pub fn par_for_tape<F: Fn(&mut crate::rt::Tape, usize) + Sync + Send>(range: Range<usize>, body: F) {
+    use rayon::prelude::*;
+    struct Pooled(crate::rt::Tape);
+    impl Drop for Pooled {
+        fn drop(&mut self) {
+            std::mem::take(&mut self.0).release();
+        }
+    }
+    range.into_par_iter().for_each_init(|| Pooled(crate::rt::Tape::acquire()), |t, i| body(&mut t.0, i));
+}
+
 /// The index of the rayon worker thread running the caller (`None` outside rayon's pool).
 pub fn thread_index() -> Option<usize> {
     rayon::current_thread_index()
@@ -126,10 +140,94 @@ impl<T> Index<usize> for ParSlice<'_, T> {
     }
 }
 
+/// A slice the iterations of a parallel loop only accumulate into (`s[e] += v` at any
+/// index; nothing reads or writes it otherwise): reverse mode's shadows of what a loop
+/// gathers. Each of rayon's threads adds into a zeroed copy of its own, and the copies are
+/// added into the slice when the view is dropped, at the end of the loop; an atomic on every
+/// addition would cost more than the addition. Where the copies would be large for the loop
+/// (a thread's copy beyond 8 elements per iteration, past 64 Ki elements) the additions are
+/// atomic instead.
+pub struct AccSlice<'a, T: AtomicAdd + Default> {
+    target: ParSlice<'a, T>,
+    /// One per thread of the pool, empty until the thread's first addition; none when the
+    /// additions are atomic.
+    copies: Vec<std::cell::UnsafeCell<Vec<T>>>,
+}
+
+// Safety: each thread touches only its own copy (`rayon::current_thread_index`); the target
+// is a `ParSlice`, written when the view is dropped, by the thread that owns the view.
+unsafe impl<T: AtomicAdd + Default + Send> Send for AccSlice<'_, T> {}
+unsafe impl<T: AtomicAdd + Default + Send + Sync> Sync for AccSlice<'_, T> {}
+
+impl<'a, T: AtomicAdd + Default + Send + Sync> AccSlice<'a, T> {
+    /// The view of `s` for a loop of `trips` iterations.
+    pub fn new(s: &'a mut [T], trips: usize) -> Self {
+        let threads = rayon::current_num_threads();
+        let private = threads > 1 && s.len() <= trips.saturating_mul(8).max(1 << 16);
+        let copies = if private { (0..threads).map(|_| Default::default()).collect() } else { vec![] };
+        AccSlice { target: ParSlice::new(s), copies }
+    }
+
+    /// The number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.target.len
+    }
+
+    /// Whether there are no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.target.len == 0
+    }
+
+    /// `s[i] += v`.
+    #[inline]
+    #[track_caller]
+    pub fn add(&self, i: usize, v: T) {
+        let copy = rayon::current_thread_index().and_then(|t| self.copies.get(t));
+        let Some(copy) = copy else { return self.target.add(i, v) };
+        if i >= self.target.len {
+            out_of_bounds(self.target.len, i)
+        }
+        // Safety: the copy of the thread running this, which nothing else touches until the
+        // view is dropped.
+        let copy = unsafe { &mut *copy.get() };
+        if copy.is_empty() {
+            copy.resize(self.target.len, T::default());
+        }
+        T::plain_add(&mut copy[i], v);
+    }
+
+    /// `s[i] -= v`.
+    #[inline]
+    #[track_caller]
+    pub fn sub(&self, i: usize, v: T)
+    where
+        T: std::ops::Neg<Output = T>,
+    {
+        self.add(i, -v)
+    }
+}
+
+impl<T: AtomicAdd + Default> Drop for AccSlice<'_, T> {
+    fn drop(&mut self) {
+        // The copies added into the slice (the loop is over: nothing else accesses it).
+        // Safety: the slice this view borrows, not otherwise borrowed until the view ends.
+        let target = unsafe { std::slice::from_raw_parts_mut(self.target.ptr, self.target.len) };
+        for copy in self.copies.drain(..) {
+            for (t, v) in target.iter_mut().zip(copy.into_inner()) {
+                T::plain_add(t, v);
+            }
+        }
+    }
+}
+
 /// Numbers that [`ParSlice::add`] can accumulate atomically.
 pub trait AtomicAdd: Copy {
     /// `*p += v` as one atomic operation. `p` must be valid and aligned for `Self`.
     fn atomic_add(p: *mut Self, v: Self);
+    /// `*a += v`, as `atomic_add` adds (integers wrap).
+    fn plain_add(a: &mut Self, v: Self);
 }
 
 macro_rules! float_add {
@@ -150,6 +248,10 @@ macro_rules! float_add {
                     }
                 }
             }
+            #[inline]
+            fn plain_add(a: &mut Self, v: Self) {
+                *a += v;
+            }
         }
     };
 }
@@ -166,6 +268,10 @@ macro_rules! int_add {
                 // access to the element is atomic (the kernel's rule). Wraps on overflow.
                 let a = unsafe { &*(p as *const $a) };
                 a.fetch_add(v, Ordering::Relaxed);
+            }
+            #[inline]
+            fn plain_add(a: &mut Self, v: Self) {
+                *a = a.wrapping_add(v);
             }
         }
     )*};
