@@ -4,6 +4,7 @@
 //! into the expression that uses them, `x = x + y` is written `x += y`, loops stay loops,
 //! and names come from the user's own variables.
 
+mod bulk;
 mod generic;
 mod par;
 mod pointers;
@@ -883,6 +884,7 @@ impl<'f> Gen<'f> {
                     None => self.seq_for(*index, *lo, *hi, body),
                 }
             }
+            OpKind::For { .. } if self.bulk_tape(op).is_some() => self.bulk_tape(op).unwrap_or_default(),
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.root_operand(*lo, Prec::Cast);

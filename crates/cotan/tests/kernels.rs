@@ -293,7 +293,8 @@ fn spring(d: f64) -> f64 {
 // A mass-spring system over many steps: each particle gathers the forces of the springs to
 // its neighbours (ahead and behind, near and far, periodic; so its reverse scatters), then
 // moves (damped, semi-implicit Euler). The gradient is that of the loss at the end with
-// respect to the initial positions.
+// respect to the initial positions. The parallel loops are inside the time loop: their
+// reverses run in parallel too, once per step, last step first.
 pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, springs_seq_fwd;
 (x: &[f64], y: &mut [f64]) -> f64 {
     let n = x.len();
@@ -301,9 +302,12 @@ pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, spr
     let mut v = vec![0.0; n];
     let mut f = vec![0.0; n];
     let dt = 0.02;
-    for _step in 0..40 {
+    for step in 0..40 {
+        // A number of the time loop's body, used in the parallel loops (saved for their
+        // reverse like any other value), and a parallel loop under an `if`.
+        let damp = 0.5 + 0.1 * (step as f64 * 0.3 + p[0]).sin();
         for i in cotan::par(0..n) {
-            let mut fi = -0.5 * v[i];
+            let mut fi = -damp * v[i];
             for k in [1, 3] {
                 let ahead = p[(i + k) % n] - p[i];
                 let behind = p[i] - p[(i + 3 * n - k) % n];
@@ -314,6 +318,11 @@ pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, spr
         for i in cotan::par(0..n) {
             v[i] += dt * f[i];
             p[i] += dt * v[i];
+        }
+        if step % 10 == 9 {
+            for i in cotan::par(0..n) {
+                v[i] *= 1.0 - 0.1 * damp;
+            }
         }
     }
     for i in cotan::par(0..n) {
@@ -514,6 +523,40 @@ pooled!((x: &[f64], y: &mut [f64]) -> f64 {
     }
     s
 });
+
+// The same inside a time loop, under an `if`: the reverse of each step's parallel loop
+// runs on the pool too.
+#[cotan::kernel]
+#[autodiff_reverse(stepped_rev, Duplicated, Duplicated, Active)]
+fn stepped(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for t in 0..3 {
+        if t != 1 {
+            for i in cotan::par(0..n) {
+                y[i] += x[i] * x[i] * (1.0 + on_pool());
+            }
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+}
+
+#[test]
+fn reverse_mode_runs_loops_inside_a_time_loop_on_the_pool() {
+    let n = 1000;
+    let x = values(n, 22);
+    let (mut dx, mut y, mut dy) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let r = stepped_rev(&x, &mut dx, &mut y, &mut dy, 1.0);
+    let v: f64 = x.iter().map(|x| 4.0 * x * x).sum();
+    assert!(close(r, v, 1e-12), "the forward sweep ran a step's loop outside the pool: {r} against {v}");
+    for i in 0..n {
+        // Two steps, each 2·(2 x): every step's replay ran on the pool.
+        assert!(close(dx[i], 8.0 * x[i], 1e-12), "a reverse step's iteration {i} ran outside the pool");
+    }
+}
 
 #[test]
 fn forward_mode_runs_on_the_pool() {

@@ -186,16 +186,16 @@ impl<'a, T: AtomicAdd + Default + Send + Sync> AccSlice<'a, T> {
     pub fn add(&self, i: usize, v: T) {
         let copy = rayon::current_thread_index().and_then(|t| self.copies.get(t));
         let Some(copy) = copy else { return self.target.add(i, v) };
-        if i >= self.target.len {
-            out_of_bounds(self.target.len, i)
-        }
         // Safety: the copy of the thread running this, which nothing else touches until the
         // view is dropped.
         let copy = unsafe { &mut *copy.get() };
-        if copy.is_empty() {
-            copy.resize(self.target.len, T::default());
+        if copy.len() != self.target.len {
+            zeroed(copy, self.target.len);
         }
-        T::plain_add(&mut copy[i], v);
+        match copy.get_mut(i) {
+            Some(e) => T::plain_add(e, v),
+            None => out_of_bounds(self.target.len, i),
+        }
     }
 
     /// `s[i] -= v`.
@@ -207,6 +207,13 @@ impl<'a, T: AtomicAdd + Default + Send + Sync> AccSlice<'a, T> {
     {
         self.add(i, -v)
     }
+}
+
+/// A thread's first addition: its copy, zeroed (kept out of line so that `add` inlines).
+#[cold]
+#[inline(never)]
+fn zeroed<T: Copy + Default>(copy: &mut Vec<T>, len: usize) {
+    copy.resize(len, T::default());
 }
 
 impl<T: AtomicAdd + Default> Drop for AccSlice<'_, T> {
