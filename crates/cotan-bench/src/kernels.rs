@@ -2,7 +2,8 @@
 //! function without the attribute (its parallel loops then plain sequential loops), primal
 //! and reverse-mode gradient, on rayon's pool of this machine's threads. For each: the
 //! sequential primal's time, the speed-ups of the kernel's primal and gradient over the
-//! sequential ones, and reverse/primal of both.
+//! sequential ones, reverse/primal of both, and the heap allocations of a steady-state
+//! gradient call.
 //!
 //! The gradients are checked before timing: the kernel's against the sequential one's
 //! (1e-9), the sequential one against central differences along a random direction.
@@ -13,7 +14,7 @@ use std::hint::black_box;
 
 use cotan::{autodiff_reverse, kernel, par};
 
-use crate::bench::{fd_directional, rel_err, time_ns, Budget, Rng, TOLERANCE};
+use crate::bench::{allocs_per_call, fd_directional, rel_err, time_ns, Budget, Rng, TOLERANCE};
 use crate::report::{format_ns, format_ratio};
 
 /// A primal `f(x, y)` (it writes `y`, of `x`'s length) and its gradient `df(x, dx, y, dy, seed)`.
@@ -195,6 +196,15 @@ fn check(c: &Case, rng: &mut Rng) -> Result<String, String> {
     }
 }
 
+/// Heap allocations per steady-state call of the gradient `rev` at `x`.
+fn allocations(rev: Reverse, x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    allocs_per_call(&mut s, &mut |(dx, y, dy)| {
+        black_box(rev(black_box(x), dx, y, dy, 1.0));
+    })
+}
+
 /// Median time of the primal `f` and of the gradient `rev` at `x`.
 fn times(f: Primal, rev: Reverse, x: &[f64], budget: Budget) -> (f64, f64) {
     let n = x.len();
@@ -232,8 +242,8 @@ pub fn table(budget: Budget, quick: bool) -> String {
     let mut out = format!(
         "{threads} threads. Speed-up: the sequential function's time over the kernel's. \
          Reverse/primal: each version's gradient time over its own primal's.\n\n\
-         | kernel | what | n | primal (sequential) | primal speed-up | gradient speed-up | reverse/primal, sequential | reverse/primal, kernel | check: kernel vs sequential / FD |\n\
-         |---|---|---|---|---|---|---|---|---|\n"
+         | kernel | what | n | primal (sequential) | primal speed-up | gradient speed-up | reverse/primal, sequential | reverse/primal, kernel | allocs: kernel / sequential gradient | check: kernel vs sequential / FD |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n"
     );
     let mut rng = Rng::new(0x9A7);
     for c in cases(quick) {
@@ -241,12 +251,13 @@ pub fn table(budget: Budget, quick: bool) -> String {
         let x = rng.uniforms(c.n, -0.5, 0.5);
         let (ps, rs) = times(c.plain.0, c.plain.1, &x, budget);
         let (pk, rk) = times(c.kernel.0, c.kernel.1, &x, budget);
+        let allocs = format!("{} / {}", allocations(c.kernel.1, &x), allocations(c.plain.1, &x));
         let ok = match checked {
             Ok(t) => format!("ok ({t})"),
             Err(t) => format!("FAILED ({t})"),
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.name,
             c.what,
             c.n,
@@ -255,6 +266,7 @@ pub fn table(budget: Budget, quick: bool) -> String {
             format_ratio(rs / rk),
             format_ratio(rs / ps),
             format_ratio(rk / pk),
+            allocs,
             ok
         ));
     }

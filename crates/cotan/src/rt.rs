@@ -12,7 +12,7 @@ pub mod faer;
 pub mod nalgebra;
 mod par;
 pub use par::{
-    par_for, par_for_checked, par_for_tape, thread_index, AccSlice, AtomicAdd, CheckedSlice, LoopSite, ParSlice,
+    par_for, par_for_checked, par_for_tape, thread_index, AccSlice, AtomicAdd, CheckedSlice, Copies, LoopSite, ParSlice,
 };
 #[cfg(feature = "ndarray")]
 pub mod ndarray;

@@ -146,12 +146,13 @@ impl<T> Index<usize> for ParSlice<'_, T> {
 /// added into the slice when the view is dropped, at the end of the loop; an atomic on every
 /// addition would cost more than the addition. Where the copies would be large for the loop
 /// (a thread's copy beyond 8 elements per iteration, past 64 Ki elements) the additions are
-/// atomic instead.
+/// atomic instead. The copies' buffers are kept for the next loop (no allocation in steady
+/// state).
 pub struct AccSlice<'a, T: AtomicAdd + Default> {
     target: ParSlice<'a, T>,
     /// One per thread of the pool, empty until the thread's first addition; none when the
     /// additions are atomic.
-    copies: Vec<std::cell::UnsafeCell<Vec<T>>>,
+    copies: Copies<T>,
 }
 
 // Safety: each thread touches only its own copy (`rayon::current_thread_index`); the target
@@ -164,7 +165,14 @@ impl<'a, T: AtomicAdd + Default + Send + Sync> AccSlice<'a, T> {
     pub fn new(s: &'a mut [T], trips: usize) -> Self {
         let threads = rayon::current_num_threads();
         let private = threads > 1 && s.len() <= trips.saturating_mul(8).max(1 << 16);
-        let copies = if private { (0..threads).map(|_| Default::default()).collect() } else { vec![] };
+        // (Spare buffers of earlier loops, emptied: no allocation in steady state.)
+        let copies = if private {
+            let mut copies = T::spare().lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+            copies.resize_with(threads, Default::default);
+            copies
+        } else {
+            vec![]
+        };
         AccSlice { target: ParSlice::new(s), copies }
     }
 
@@ -221,20 +229,40 @@ impl<T: AtomicAdd + Default> Drop for AccSlice<'_, T> {
         // The copies added into the slice (the loop is over: nothing else accesses it).
         // Safety: the slice this view borrows, not otherwise borrowed until the view ends.
         let target = unsafe { std::slice::from_raw_parts_mut(self.target.ptr, self.target.len) };
-        for copy in self.copies.drain(..) {
-            for (t, v) in target.iter_mut().zip(copy.into_inner()) {
-                T::plain_add(t, v);
+        for copy in &mut self.copies {
+            let copy = copy.get_mut();
+            for (t, v) in target.iter_mut().zip(&*copy) {
+                T::plain_add(t, *v);
             }
+            copy.clear();
+        }
+        if !self.copies.is_empty() {
+            let copies = std::mem::take(&mut self.copies);
+            T::spare().lock().unwrap_or_else(|e| e.into_inner()).push(copies);
         }
     }
 }
 
 /// Numbers that [`ParSlice::add`] can accumulate atomically.
-pub trait AtomicAdd: Copy {
+pub trait AtomicAdd: Copy + 'static {
     /// `*p += v` as one atomic operation. `p` must be valid and aligned for `Self`.
     fn atomic_add(p: *mut Self, v: Self);
     /// `*a += v`, as `atomic_add` adds (integers wrap).
     fn plain_add(a: &mut Self, v: Self);
+    /// Spare sets of [`AccSlice`]'s per-thread copies, kept across calls.
+    fn spare() -> &'static std::sync::Mutex<Vec<Copies<Self>>>;
+}
+
+/// One buffer per thread of the pool (see [`AccSlice`]).
+pub type Copies<T> = Vec<std::cell::UnsafeCell<Vec<T>>>;
+
+macro_rules! spare {
+    ($t:ty) => {
+        fn spare() -> &'static std::sync::Mutex<Vec<Copies<$t>>> {
+            static SPARE: std::sync::Mutex<Vec<Copies<$t>>> = std::sync::Mutex::new(Vec::new());
+            &SPARE
+        }
+    };
 }
 
 macro_rules! float_add {
@@ -259,6 +287,7 @@ macro_rules! float_add {
             fn plain_add(a: &mut Self, v: Self) {
                 *a += v;
             }
+            spare!($t);
         }
     };
 }
@@ -280,6 +309,7 @@ macro_rules! int_add {
             fn plain_add(a: &mut Self, v: Self) {
                 *a = a.wrapping_add(v);
             }
+            spare!($t);
         }
     )*};
 }
