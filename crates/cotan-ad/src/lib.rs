@@ -6,6 +6,7 @@ mod counters;
 mod emit;
 mod forward;
 pub mod link;
+mod restored;
 mod reverse;
 pub mod rules;
 mod spec;

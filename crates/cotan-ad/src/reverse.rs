@@ -70,9 +70,31 @@ struct Layout {
     /// Stores that add to what they overwrite (`x[i] += e`, `x[i] -= e`): the operand `e`
     /// and whether it is subtracted. The adjoint of the element passes through them.
     accumulations: HashMap<*const Op, (Value, bool)>,
+    /// Buffers that loop bodies (these regions) write before they read them: the reverse of
+    /// such a body may restore the buffer from a copy and read it again (`restored.rs`).
+    restorable: HashMap<Value, Vec<RegionId>>,
 }
 
 impl Layout {
+    /// Whether region `r` is `outer` or inside it.
+    fn within(&self, mut r: RegionId, outer: RegionId) -> bool {
+        loop {
+            if r == outer {
+                return true;
+            }
+            match self.parent.get(r).copied().flatten() {
+                Some(p) => r = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// The restorable region of buffer `mem` that holds the read `result`, if any.
+    fn restoring(&self, mem: Value, result: Value) -> Option<RegionId> {
+        let at = *self.def_region.get(&result)?;
+        self.restorable.get(&mem)?.iter().copied().find(|r| self.within(at, *r))
+    }
+
     /// `avail`: for a split reverse sweep, what it may do with each parameter's memory.
     fn new(f: &Function, avail: Option<&[Avail]>) -> Layout {
         let mut l = Layout { split: avail.is_some(), ..Layout::default() };
@@ -318,6 +340,9 @@ fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
 struct Plan {
     push: HashMap<RegionId, Vec<Value>>,
     recompute: HashMap<RegionId, Vec<Value>>,
+    /// The buffers each region's forward sweep copies at its end and its reverse puts back
+    /// (those of `Layout::restorable` that a repeated read needs).
+    restore: HashMap<RegionId, Vec<Value>>,
     /// The counters whose values the reverse sweep gets by stepping them back.
     counters: HashSet<Var>,
 }
@@ -337,7 +362,8 @@ fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
         OpKind::Load { mem, .. } => {
             l.stable_mem.contains(mem)
                 && (l.read_only.contains(mem)
-                    || l.last_write.get(mem).is_some_and(|w| Some(w) < l.top_pos.get(&result)))
+                    || l.last_write.get(mem).is_some_and(|w| Some(w) < l.top_pos.get(&result))
+                    || l.restoring(*mem, result).is_some())
         }
         _ => false,
     }
@@ -421,6 +447,19 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
         }
         m
     };
+    for &v in &recompute {
+        if let Some(OpKind::Load { mem, .. }) = l.def_op.get(&v).map(|o| &o.kind) {
+            if let Some(r) = l.restoring(*mem, v) {
+                let list = plan.restore.entry(r).or_default();
+                if !list.contains(mem) {
+                    list.push(*mem);
+                }
+            }
+        }
+    }
+    for list in plan.restore.values_mut() {
+        list.sort();
+    }
     plan.push = by_region(push);
     plan.recompute = by_region(recompute);
     plan.counters = counters;
@@ -478,6 +517,10 @@ pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
     let act = analyze_spec(f, spec);
     let mut layout = Layout::new(f, None);
     layout.counters.keep_reversed(f, &|op| act.op_is_active(f, op));
+    for (m, bodies) in crate::restored::find(f, &|op| act.op_is_active(f, op)) {
+        let ids = bodies.iter().filter_map(|b| layout.region_of.get(b).copied()).collect();
+        layout.restorable.insert(m, ids);
+    }
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, name, linker, None).run(spec);
     let plan = make_plan(&layout, dry.needs);
     let out = Rev::new(f, &act, &layout, plan, false, name, linker, None).run(spec);
@@ -897,6 +940,16 @@ impl<'a> Rev<'a> {
         }
         if !self.planning {
             let id = self.l.id(r);
+            // The buffers this body's reverse reads again, as the body leaves them.
+            for m in self.plan.restore.get(&id).cloned().unwrap_or_default() {
+                let pm = self.fwd[&m];
+                let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+                let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+                self.index_loop(n, false, |s, i| {
+                    let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
+                    s.e.effect(OpKind::Push(x));
+                });
+            }
             for v in self.plan.push.get(&id).cloned().unwrap_or_default() {
                 let nv = self.fwd[&v];
                 self.e.effect(OpKind::Push(nv));
@@ -2089,6 +2142,15 @@ impl<'a> Rev<'a> {
                 let nv = self.e.emit(OpKind::Pop, self.f.ty(v));
                 self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
                 self.scopes.last_mut().unwrap().insert(v, nv);
+            }
+            for m in self.plan.restore.get(&id).cloned().unwrap_or_default().into_iter().rev() {
+                let pm = self.fwd[&m];
+                let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
+                let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
+                self.index_loop(n, true, |s, i| {
+                    let x = s.e.emit(OpKind::Pop, elem);
+                    s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
+                });
             }
             self.step_counters_back(r);
             for v in self.plan.recompute.get(&id).cloned().unwrap_or_default() {
