@@ -335,6 +335,37 @@ fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
     out
 }
 
+/// `fwd` followed at once by `back`: the pushes that end `fwd` and the pops that start
+/// `back` (last pushed, first popped) pass their values directly, with no tape between
+/// (a parallel loop's iteration, replayed and at once reversed).
+fn forward_pushes_to_pops(fwd: &mut Region, back: &mut Region) {
+    let mut pass = HashMap::new();
+    let mut k = 0;
+    while let (Some(last), Some(first)) = (fwd.ops.last(), back.ops.get(k)) {
+        let (OpKind::Push(v), OpKind::Pop, Some(r)) = (&last.kind, &first.kind, first.result) else { break };
+        pass.insert(r, *v);
+        fwd.ops.pop();
+        k += 1;
+    }
+    if pass.is_empty() {
+        return;
+    }
+    back.ops.drain(..k);
+    fn substitute(r: &mut Region, pass: &HashMap<Value, Value>) {
+        for op in &mut r.ops {
+            for v in op.kind.operands_mut() {
+                if let Some(p) = pass.get(v) {
+                    *v = *p;
+                }
+            }
+            for sub in op.kind.regions_mut() {
+                substitute(sub, pass);
+            }
+        }
+    }
+    substitute(back, &pass);
+}
+
 /// What the dry run decided: per region, the values to push and to recompute.
 #[derive(Default)]
 struct Plan {
@@ -509,6 +540,9 @@ struct Rev<'a> {
     back: HashMap<Var, Var>,
     ret: Vec<Value>,
     errors: Vec<AdError>,
+    /// Buffers whose stores the forward sweep being built leaves out: a parallel loop's
+    /// outputs, in its replays (`par_outputs`).
+    replay_skip: HashSet<Value>,
 }
 
 /// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature: the
@@ -598,6 +632,7 @@ impl<'a> Rev<'a> {
             back: HashMap::new(),
             ret: vec![],
             errors: vec![],
+            replay_skip: HashSet::new(),
         }
     }
 
@@ -977,6 +1012,11 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
+        if let OpKind::Store { mem, .. } = &op.kind {
+            if !self.replay_skip.is_empty() && self.replay_skip.contains(&self.mem_root(*mem)) {
+                return;
+            }
+        }
         if let Some(c) = self.checkpoint(op, true) {
             self.forward_checkpointed(op, c);
             return;
@@ -1527,25 +1567,19 @@ impl<'a> Rev<'a> {
     fn par_carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let (mut mems, vars) = self.carried(op)?;
         let OpKind::For { body, .. } = &op.kind else { unreachable!("a `for` loop") };
-        let root = |mut m: Value| {
-            while let Some(b) = self.view_parts(m).or_else(|| match self.l.def_op.get(&m).map(|o| &o.kind) {
-                Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }) => Some(*base),
-                _ => None,
-            }) {
-                m = b;
-            }
-            m
-        };
+        // The reads of accumulations (`y[e] += w`) read nothing the iteration uses.
+        let added = self.accumulation_loads(body);
         let mut read = HashSet::new();
         body.walk(&mut |o: &Op| {
             let written = match &o.kind {
                 OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => Some(*mem),
                 OpKind::Len(_) => return,
+                OpKind::Load { .. } if o.result.is_some_and(|r| added.contains(&r)) => return,
                 _ => None,
             };
             for u in o.kind.operands() {
                 if Some(u) != written && self.f.ty(u).mem().is_some() {
-                    read.insert(root(u));
+                    read.insert(self.mem_root(u));
                 }
             }
         });
@@ -1560,6 +1594,51 @@ impl<'a> Rev<'a> {
         };
         mems.retain(|m| read.contains(m) || self.l.last_write.get(m).is_some_and(|w| *w >= after));
         Ok((mems, vars))
+    }
+
+    /// The memory `m` is part of (through views, sub-slices and offsets).
+    fn mem_root(&self, mut m: Value) -> Value {
+        while let Some(b) = self.view_parts(m).or_else(|| match self.l.def_op.get(&m).map(|o| &o.kind) {
+            Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }) => Some(*base),
+            _ => None,
+        }) {
+            m = b;
+        }
+        m
+    }
+
+    /// The loads of `body`'s accumulations (`y[e] += w`: the load of `y[e]`).
+    fn accumulation_loads(&self, body: &Region) -> HashSet<Value> {
+        let mut added = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            let (OpKind::Store { value, .. }, Some((e, _))) = (&o.kind, self.l.accumulations.get(&(o as *const Op)))
+            else {
+                return;
+            };
+            if let Some(OpKind::Binary(_, a, b)) = self.l.def_op.get(value).map(|d| &d.kind) {
+                added.insert(if a == e { *b } else { *a });
+            }
+        });
+        added
+    }
+
+    /// The buffers from outside a parallel loop that its body writes (by element or by
+    /// accumulation) but that `mems`, its snapshot, leaves out: they hold, after the loop,
+    /// what they will hold at the end, and the replays in the reverse sweep leave them so.
+    fn par_outputs(&self, op: &Op, mems: &[Value]) -> HashSet<Value> {
+        let OpKind::For { body, .. } = &op.kind else { return HashSet::new() };
+        let mut inside = HashSet::new();
+        body.walk(&mut |o: &Op| inside.extend(o.result));
+        let mut out = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            if let OpKind::Store { mem, .. } = &o.kind {
+                let root = self.mem_root(*mem);
+                if !inside.contains(&root) && !mems.contains(&root) {
+                    out.insert(root);
+                }
+            }
+        });
+        out
     }
 
     /// The forward sweep of a parallel loop: a snapshot of the state the loop writes, then
@@ -1605,14 +1684,18 @@ impl<'a> Rev<'a> {
                 outer.push((v, self.fwd.insert(v, now)));
             }
         }
+        // (The loop's outputs hold their final values already: the replay writes them no more.)
+        self.replay_skip = self.par_outputs(op, mems);
         let mut each = self.forward_region(body);
+        self.replay_skip.clear();
         for (v, was) in outer {
             match was {
                 Some(w) => self.fwd.insert(v, w),
                 None => self.fwd.remove(&v),
             };
         }
-        let back = self.reverse_region(body, vec![(*index, ni)]);
+        let mut back = self.reverse_region(body, vec![(*index, ni)]);
+        forward_pushes_to_pops(&mut each, &mut back);
         each.ops.extend(back.ops);
         // The adjoints of the body's own variables are zero at the start of every iteration
         // (the reverse of their declaration zeroes them): said at the start, so that each
