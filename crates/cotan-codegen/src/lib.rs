@@ -7,6 +7,7 @@
 mod generic;
 mod par;
 mod pointers;
+pub mod wgsl;
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,0 +1,1241 @@
+//! IR to WGSL: a kernel (`#[cotan::kernel(gpu)]`, or a derivative of one) as compute
+//! shaders that wgpu runs, one module per dispatch.
+//!
+//! The function's top-level operations are cut into steps: each parallel loop
+//! (`Function::par_loops`) whose body allows it is a dispatch of 64-wide workgroups, one
+//! invocation per iteration; the operations between them run in one invocation (a step of
+//! its own), which also writes the next loop's dispatch size (an indirect dispatch, so the
+//! host never waits). Numbers that live at the top level (parameters, top-level values and
+//! variables, buffer lengths, results) are fields of one state struct in a storage buffer,
+//! which every step reads and the sequential steps write. A loop body may store at its own
+//! index or accumulate (`x[e] += v`): an accumulation is an atomic add (a compare-and-swap
+//! loop on the bits for `f32`); a loop that needs more, or accumulates `f64` (WGSL has no
+//! 64-bit atomics), runs in order in one invocation, the same result. Index errors and
+//! failed asserts are reported through a status buffer, not clamped silently.
+//!
+//! What WGSL cannot express here (views, vectors of run-time length, records, tapes, calls
+//! with memory, `f64` transcendental functions, ...) is an error with the op's span.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write;
+use std::rc::Rc;
+
+use cotan_ir::{Access, BinOp, CmpOp, Const, Function, MathFn, MemKind, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp};
+use cotan_ir::{Value, Var};
+
+/// A kernel as GPU steps, and where its numbers are in the state buffer.
+#[derive(Debug)]
+pub struct GpuKernel {
+    pub steps: Vec<GpuStep>,
+    /// Bytes of the state struct.
+    pub state_bytes: u32,
+    pub params: Vec<GpuParam>,
+    /// The results: their types and offsets.
+    pub returns: Vec<(Scalar, u32)>,
+    /// The parallel loops that are dispatches.
+    pub loops: u32,
+    /// The failure messages, by code - 1 (`{0}`, `{1}`: the numbers reported).
+    pub sites: Vec<String>,
+    pub f64: bool,
+}
+
+#[derive(Debug)]
+pub struct GpuStep {
+    pub wgsl: String,
+    /// 0 the state, 1 the status, 2 the dispatch sizes, `3 + k` the `k`-th buffer parameter.
+    pub bindings: Vec<u32>,
+    /// `Some(k)`: the dispatch of parallel loop `k`; `None`: one invocation.
+    pub loop_index: Option<u32>,
+}
+
+#[derive(Debug)]
+pub enum GpuParam {
+    /// A number, at this offset of the state.
+    Number { scalar: Scalar, offset: u32 },
+    /// An array: its numbers, whether the kernel writes it, the offset of its length.
+    Buffer { elem: Scalar, writable: bool, len_offset: u32 },
+}
+
+/// Why a function cannot run on the GPU: at `span`, a sentence saying what to do.
+#[derive(Debug)]
+pub struct WgslError {
+    pub span: SpanId,
+    pub message: String,
+}
+
+type Res<T> = Result<T, WgslError>;
+
+fn err<T>(span: SpanId, message: impl Into<String>) -> Res<T> {
+    Err(WgslError { span, message: message.into() })
+}
+
+/// The WGSL type of a number.
+fn wty(s: Scalar, span: SpanId) -> Res<&'static str> {
+    Ok(match s {
+        Scalar::F32 => "f32",
+        Scalar::F64 => "f64",
+        Scalar::I32 | Scalar::Isize => "i32",
+        Scalar::U32 | Scalar::Usize => "u32",
+        Scalar::Bool => "bool",
+        other => {
+            return err(
+                span,
+                format!("`{other}` has no GPU type: a GPU kernel computes with f32, f64, i32, u32, usize (32 bits on the GPU), isize and bool; use one of those"),
+            )
+        }
+    })
+}
+
+/// The WGSL type of a state field or buffer element (`bool` as `u32`).
+fn stored(s: Scalar, span: SpanId) -> Res<&'static str> {
+    Ok(if s == Scalar::Bool { "u32" } else { wty(s, span)? })
+}
+
+/// Writes `f` (a kernel, or a forward-mode derivative of one) as GPU steps. `callee` gives
+/// the IR of a called function; `site` the source location of a span, for messages.
+pub fn wgsl_kernel(
+    f: &Function,
+    callee: &mut dyn FnMut(&str) -> Result<Rc<Function>, String>,
+    site: &dyn Fn(SpanId) -> String,
+) -> Res<GpuKernel> {
+    let mut k = Kernel::new(f)?;
+    k.plan(callee, site)
+}
+
+/// What every step shares: the state's fields, the messages, the callees.
+struct Kernel<'f> {
+    f: &'f Function,
+    /// Field name, stored type, offset.
+    fields: Vec<(String, &'static str, u32)>,
+    field_of: HashMap<String, usize>,
+    top_values: HashSet<Value>,
+    top_vars: HashSet<Var>,
+    /// Buffer parameters: the value, its number among them.
+    buffers: HashMap<Value, u32>,
+    uses: HashMap<Value, usize>,
+    sites: Vec<String>,
+    callees: HashMap<String, Rc<Function>>,
+    /// Callees written so far, for unique WGSL names.
+    fn_count: usize,
+    f64: bool,
+}
+
+impl<'f> Kernel<'f> {
+    fn new(f: &'f Function) -> Res<Self> {
+        let mut k = Kernel {
+            f,
+            fields: vec![],
+            field_of: HashMap::new(),
+            top_values: HashSet::new(),
+            top_vars: HashSet::new(),
+            buffers: HashMap::new(),
+            uses: HashMap::new(),
+            sites: vec![],
+            callees: HashMap::new(),
+            fn_count: 0,
+            f64: false,
+        };
+        f.walk(&mut |op| {
+            for v in op.kind.operands() {
+                *k.uses.entry(v).or_default() += 1;
+            }
+        });
+        let mut wanted: Vec<(String, Scalar)> = vec![];
+        for &p in &f.params {
+            let span = f.value(p).span;
+            match f.ty(p) {
+                Ty::Scalar(s) => {
+                    wty(s, span)?;
+                    k.top_values.insert(p);
+                    wanted.push((format!("v{}", p.0), s));
+                }
+                Ty::Mem(m) if m.kind == MemKind::Slice && m.access != Access::Owned => {
+                    if !matches!(m.elem, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32) {
+                        return err(span, format!("a GPU kernel's arrays hold f32, f64, i32 or u32, not `{}`; convert the array on the host", m.elem));
+                    }
+                    let n = k.buffers.len() as u32;
+                    k.buffers.insert(p, n);
+                    wanted.push((format!("l{n}"), Scalar::U32));
+                }
+                Ty::Mem(m) => {
+                    return err(
+                        span,
+                        format!("a GPU kernel takes numbers and slices (`&[T]`, `&mut [T]`), not `{m}`; pass a slice"),
+                    )
+                }
+            }
+        }
+        for op in &f.body.ops {
+            if let (Some(r), Ty::Scalar(s)) = (op.result, op.result.map_or(Ty::BOOL, |r| f.ty(r))) {
+                wty(s, op.span)?;
+                k.top_values.insert(r);
+                wanted.push((format!("v{}", r.0), s));
+            }
+            if let OpKind::DeclVar { var, .. } = op.kind {
+                k.top_vars.insert(var);
+                wanted.push((format!("w{}", var.0), f.var(var).ty));
+            }
+        }
+        for (j, r) in f.returns.iter().enumerate() {
+            match r {
+                Ty::Scalar(s) => wanted.push((format!("r{j}"), *s)),
+                Ty::Mem(_) => {
+                    return err(
+                        SpanId::NONE,
+                        "a GPU kernel returns numbers only; write arrays through `&mut [T]` parameters",
+                    )
+                }
+            }
+        }
+        f.walk(&mut |op| {
+            if let Some(r) = op.result {
+                if f.ty(r).scalar() == Some(Scalar::F64) || f.ty(r).mem().is_some_and(|m| m.elem == Scalar::F64) {
+                    k.f64 = true;
+                }
+            }
+        });
+        k.f64 |= f.params.iter().any(|&p| {
+            matches!(f.ty(p), Ty::Scalar(Scalar::F64)) || f.ty(p).mem().is_some_and(|m| m.elem == Scalar::F64)
+        });
+        // 8-byte fields first: no padding between fields.
+        wanted.sort_by_key(|(_, s)| *s != Scalar::F64);
+        let mut offset = 0;
+        for (name, s) in wanted {
+            let t = stored(s, SpanId::NONE)?;
+            k.field_of.insert(name.clone(), k.fields.len());
+            k.fields.push((name, t, offset));
+            offset += if s == Scalar::F64 { 8 } else { 4 };
+        }
+        Ok(k)
+    }
+
+    fn offset(&self, name: &str) -> u32 {
+        self.fields[self.field_of[name]].2
+    }
+
+    fn state_bytes(&self) -> u32 {
+        let end = self.fields.last().map_or(0, |f| f.2 + if f.1 == "f64" { 8 } else { 4 });
+        // The struct's size: its fields and a `pad` field, rounded to its alignment.
+        (end + 4).next_multiple_of(if self.f64 { 8 } else { 4 })
+    }
+
+    fn state_decl(&self) -> String {
+        let mut s = String::from("struct State {\n");
+        for (name, t, _) in &self.fields {
+            let _ = writeln!(s, "    {name}: {t},");
+        }
+        s.push_str("    pad: u32,\n}\n@group(0) @binding(0) var<storage, read_write> st: State;\n");
+        s
+    }
+
+    fn site(&mut self, message: String) -> u32 {
+        self.sites.push(message);
+        self.sites.len() as u32
+    }
+
+    fn plan(
+        &mut self,
+        callee: &mut dyn FnMut(&str) -> Result<Rc<Function>, String>,
+        site: &dyn Fn(SpanId) -> String,
+    ) -> Res<GpuKernel> {
+        let f = self.f;
+        let mut steps = vec![];
+        let mut pending: Vec<&Op> = vec![];
+        let mut loops = 0;
+        for op in &f.body.ops {
+            if let Some(plan) = self.parallel(op) {
+                let mut m = Module::new(self, callee, site, f);
+                for o in &pending {
+                    m.op(o)?;
+                }
+                m.sizes(op, loops)?;
+                steps.push(m.finish_once());
+                pending.clear();
+                let mut m = Module::new(self, callee, site, f);
+                m.atomic = plan.atomic;
+                m.skip = plan.accum.values().flat_map(|&(_, _, load, sum)| [load, sum]).collect();
+                m.accum = plan.accum;
+                m.private = plan.private;
+                steps.push(m.finish_loop(op, loops)?);
+                loops += 1;
+            } else {
+                pending.push(op);
+            }
+        }
+        if !pending.is_empty() || steps.is_empty() {
+            let mut m = Module::new(self, callee, site, f);
+            for o in &pending {
+                m.op(o)?;
+            }
+            steps.push(m.finish_once());
+        }
+        let params = f
+            .params
+            .iter()
+            .map(|&p| match f.ty(p) {
+                Ty::Scalar(s) => GpuParam::Number { scalar: s, offset: self.offset(&format!("v{}", p.0)) },
+                Ty::Mem(m) => {
+                    let n = self.buffers[&p];
+                    GpuParam::Buffer {
+                        elem: m.elem,
+                        writable: m.access == Access::Mut,
+                        len_offset: self.offset(&format!("l{n}")),
+                    }
+                }
+            })
+            .collect();
+        let returns =
+            f.returns.iter().enumerate().map(|(j, t)| (t.scalar().unwrap(), self.offset(&format!("r{j}")))).collect();
+        Ok(GpuKernel {
+            steps,
+            state_bytes: self.state_bytes(),
+            params,
+            returns,
+            loops,
+            sites: self.sites.clone(),
+            f64: self.f64,
+        })
+    }
+
+    /// `Some` when `op` is a parallel loop that runs as a dispatch: every store into a buffer
+    /// parameter at the loop's own index or an accumulation (not of `f64`), nothing else
+    /// written outside the body but variables it sets before reading them in each iteration.
+    fn parallel(&self, op: &Op) -> Option<LoopPlan> {
+        let OpKind::For { index, step: None, inclusive: false, reverse: false, body, exit: None, .. } = &op.kind else {
+            return None;
+        };
+        if !self.f.par_loops.contains(index) {
+            return None;
+        }
+        let mut plan = LoopPlan::default();
+        let mut ok = true;
+        let mut first_use: HashMap<Var, bool> = HashMap::new();
+        body.walk(&mut |o| match &o.kind {
+            OpKind::SetVar(v, _) if self.top_vars.contains(v) => {
+                first_use.entry(*v).or_insert(true);
+            }
+            OpKind::GetVar(v) if self.top_vars.contains(v) => {
+                first_use.entry(*v).or_insert(false);
+            }
+            OpKind::Call { outs, .. } => {
+                for v in outs {
+                    if self.top_vars.contains(v) {
+                        first_use.entry(*v).or_insert(true);
+                    }
+                }
+            }
+            OpKind::Fill { mem, .. } if self.buffers.contains_key(mem) => ok = false,
+            OpKind::Push(_) | OpKind::Pop => ok = false,
+            _ => {}
+        });
+        // A top-level variable set before any read in the body is the iteration's own.
+        for (v, set_first) in first_use {
+            let set_at_start = body.ops.iter().position(|o| matches!(o.kind, OpKind::SetVar(w, _) if w == v));
+            let read_at = body.ops.iter().position(|o| {
+                let mut reads = false;
+                let mut check = |x: &Op| reads |= matches!(x.kind, OpKind::GetVar(w) if w == v);
+                check(o);
+                for r in o.kind.regions() {
+                    r.walk(&mut check);
+                }
+                reads
+            });
+            match (set_first, set_at_start, read_at) {
+                (true, Some(s), r) if r.is_none_or(|r| s < r) => {
+                    plan.private.insert(v);
+                }
+                (false, ..) if !self.sets_var(body, v) => {}
+                _ => ok = false,
+            }
+        }
+        ok &= self.stores_ok(body, *index, &mut plan);
+        ok.then_some(plan)
+    }
+
+    fn sets_var(&self, r: &Region, v: Var) -> bool {
+        let mut sets = false;
+        r.walk(&mut |o| match &o.kind {
+            OpKind::SetVar(w, _) => sets |= *w == v,
+            OpKind::Call { outs, .. } => sets |= outs.contains(&v),
+            _ => {}
+        });
+        sets
+    }
+
+    fn stores_ok(&self, r: &Region, index: Value, plan: &mut LoopPlan) -> bool {
+        for (at, op) in r.ops.iter().enumerate() {
+            for inner in op.kind.regions() {
+                if !self.stores_ok(inner, index, plan) {
+                    return false;
+                }
+            }
+            let OpKind::Store { mem, index: i, value } = op.kind else { continue };
+            let Some(_) = self.buffers.get(&mem) else { continue };
+            let Some(i) = i else { return false };
+            if let Some((add, y, load)) = self.accumulation(r, at, mem, i, value) {
+                let elem = self.f.ty(mem).mem().unwrap().elem;
+                if elem == Scalar::F64 {
+                    return false;
+                }
+                plan.atomic.insert(mem);
+                plan.accum.insert(op as *const Op, (add, y, load, value));
+                continue;
+            }
+            if i != index {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `Some((add, y, load))` when the store at `at`, `mem[i] = value`, is `mem[i] += y`
+    /// (`-=`: `add` false) with the load and the sum used by it only, the load earlier in the
+    /// same region with nothing between that writes `mem` or calls.
+    fn accumulation(&self, r: &Region, at: usize, mem: Value, i: Value, value: Value) -> Option<(bool, Value, Value)> {
+        let sum = r.ops[..at].iter().find(|o| o.result == Some(value))?;
+        let OpKind::Binary(b @ (BinOp::Add | BinOp::Sub), x, y) = sum.kind else { return None };
+        let from = r.ops[..at].iter().position(|o| o.result == Some(x))?;
+        let same = matches!(r.ops[from].kind, OpKind::Load { mem: m, index: Some(j) } if m == mem && j == i);
+        let once = |v: Value| self.uses.get(&v) == Some(&1);
+        if !same || !once(x) || !once(value) || x == y {
+            return None;
+        }
+        let mut clear = true;
+        for o in &r.ops[from + 1..at] {
+            let mut check = |o: &Op| match &o.kind {
+                OpKind::Store { mem: m, .. } | OpKind::Fill { mem: m, .. } if *m == mem => clear = false,
+                OpKind::Call { .. } => clear = false,
+                _ => {}
+            };
+            check(o);
+            for rr in o.kind.regions() {
+                rr.walk(&mut check);
+            }
+        }
+        clear.then_some((b == BinOp::Add, y, x))
+    }
+}
+
+#[derive(Default)]
+struct LoopPlan {
+    /// Buffers accumulated into: atomic in the loop's module.
+    atomic: HashSet<Value>,
+    /// Accumulating stores: add or subtract, the value added, the load and sum they replace.
+    accum: HashMap<*const Op, (bool, Value, Value, Value)>,
+    /// Top-level variables each iteration sets before reading: declared in the invocation.
+    private: HashSet<Var>,
+}
+
+/// One shader module: one step, or a callee.
+struct Module<'k, 'kf, 'c, 'f> {
+    k: &'k mut Kernel<'kf>,
+    callee: &'c mut dyn FnMut(&str) -> Result<Rc<Function>, String>,
+    site: &'c dyn Fn(SpanId) -> String,
+    f: &'f Function,
+    body: String,
+    depth: usize,
+    bindings: BTreeSet<u32>,
+    atomic: HashSet<Value>,
+    accum: HashMap<*const Op, (bool, Value, Value, Value)>,
+    private: HashSet<Var>,
+    /// Values not written (loads and sums that accumulations replace).
+    skip: HashSet<Value>,
+    /// Local arrays made in this module: their lengths.
+    arrays: HashMap<Value, u64>,
+    helpers: BTreeSet<String>,
+    /// Callees written: their WGSL names and text.
+    functions: Vec<(String, String)>,
+    fn_names: HashMap<String, String>,
+    /// Callees being written (WGSL has no recursion).
+    calling: Vec<String>,
+    /// In a callee: its own values and variables are all locals.
+    in_callee: bool,
+    /// In a callee with several results: the struct they are returned in.
+    ret_struct: Option<String>,
+    tmp: usize,
+}
+
+impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
+    fn new(
+        k: &'k mut Kernel<'kf>,
+        callee: &'c mut dyn FnMut(&str) -> Result<Rc<Function>, String>,
+        site: &'c dyn Fn(SpanId) -> String,
+        f: &'f Function,
+    ) -> Self {
+        Module {
+            k,
+            callee,
+            site,
+            f,
+            body: String::new(),
+            depth: 1,
+            bindings: BTreeSet::new(),
+            atomic: HashSet::new(),
+            accum: HashMap::new(),
+            private: HashSet::new(),
+            skip: HashSet::new(),
+            arrays: HashMap::new(),
+            helpers: BTreeSet::new(),
+            functions: vec![],
+            fn_names: HashMap::new(),
+            calling: vec![],
+            in_callee: false,
+            ret_struct: None,
+            tmp: 0,
+        }
+    }
+
+    fn line(&mut self, s: impl AsRef<str>) {
+        for _ in 0..self.depth {
+            self.body.push_str("    ");
+        }
+        self.body.push_str(s.as_ref());
+        self.body.push('\n');
+    }
+
+    fn fresh(&mut self, what: &str) -> String {
+        self.tmp += 1;
+        format!("{what}_{}", self.tmp)
+    }
+
+    fn header(&self) -> String {
+        let mut s = String::new();
+        if self.k.f64 {
+            // (naga takes `f64` where the device has SHADER_F64; no `enable` directive.)
+        }
+        if self.bindings.contains(&0) {
+            s.push_str(&self.k.state_decl());
+        }
+        if self.bindings.contains(&1) {
+            s.push_str(
+                "@group(0) @binding(1) var<storage, read_write> cotan_status: array<atomic<u32>, 4>;\n\
+                 fn cotan_fail(site: u32, a: u32, b: u32) {\n    loop {\n        let r = atomicCompareExchangeWeak(&cotan_status[0], 0u, site);\n        if (r.exchanged) { atomicStore(&cotan_status[1], a); atomicStore(&cotan_status[2], b); break; }\n        if (r.old_value != 0u) { break; }\n    }\n}\n",
+            );
+        }
+        if self.bindings.contains(&2) {
+            s.push_str("@group(0) @binding(2) var<storage, read_write> cotan_sizes: array<u32>;\n");
+        }
+        let mut bufs: Vec<(&Value, &u32)> = self.k.buffers.iter().collect();
+        bufs.sort_by_key(|(_, n)| **n);
+        for (&v, &n) in bufs {
+            if !self.bindings.contains(&(3 + n)) {
+                continue;
+            }
+            let m = self.f.ty(v).mem().unwrap();
+            let elem = stored(m.elem, SpanId::NONE).unwrap();
+            let (access, t) = if self.atomic.contains(&v) {
+                (
+                    "read_write",
+                    if m.elem == Scalar::I32 { "atomic<i32>".to_string() } else { "atomic<u32>".to_string() },
+                )
+            } else {
+                (if m.access == Access::Mut { "read_write" } else { "read" }, elem.to_string())
+            };
+            let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> b{n}: array<{t}>;", 3 + n);
+        }
+        for h in &self.helpers {
+            s.push_str(h);
+        }
+        for (_, text) in &self.functions {
+            s.push_str(text);
+        }
+        s
+    }
+
+    fn finish_once(mut self) -> GpuStep {
+        self.bindings.insert(0);
+        let body = std::mem::take(&mut self.body);
+        let wgsl = format!("{}@compute @workgroup_size(1)\nfn main() {{\n{body}}}\n", self.header());
+        GpuStep { wgsl, bindings: self.bindings.into_iter().collect(), loop_index: None }
+    }
+
+    /// The dispatch size of parallel loop `k` (`op`), at the end of the step before it.
+    fn sizes(&mut self, op: &Op, k: u32) -> Res<()> {
+        let OpKind::For { lo, hi, .. } = op.kind else { unreachable!("a parallel loop is a `for`") };
+        self.bindings.insert(2);
+        let (lo, hi) = (self.val(lo), self.val(hi));
+        self.line("{");
+        self.line(format!("    var n: u32 = 0u;\n        if ({lo} < {hi}) {{ n = u32({hi} - {lo}); }}"));
+        self.line("    let g = (n + 63u) / 64u;\n        let gx = min(g, 65535u);\n        var gy = 1u;\n        if (gx > 0u) { gy = (g + gx - 1u) / gx; }");
+        self.line(format!(
+            "    cotan_sizes[{}] = gx;\n        cotan_sizes[{}] = gy;\n        cotan_sizes[{}] = 1u;",
+            3 * k,
+            3 * k + 1,
+            3 * k + 2
+        ));
+        self.line("}");
+        Ok(())
+    }
+
+    /// A parallel loop's dispatch: invocation `t` runs iteration `lo + t`.
+    fn finish_loop(mut self, op: &Op, k: u32) -> Res<GpuStep> {
+        let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a parallel loop is a `for`") };
+        self.bindings.insert(0);
+        let it = wty(self.f.ty(*index).scalar().unwrap(), op.span)?;
+        let (lo, hi) = (self.val(*lo), self.val(*hi));
+        let mut vars: Vec<&Var> = self.private.iter().collect();
+        vars.sort();
+        let decls: Vec<String> = vars
+            .iter()
+            .map(|v| Ok(format!("    var w{}: {};\n", v.0, wty(self.f.var(**v).ty, op.span)?)))
+            .collect::<Res<_>>()?;
+        for o in &body.ops {
+            self.op(o)?;
+        }
+        let inner = std::mem::take(&mut self.body);
+        let wgsl = format!(
+            "{}@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{\n    let t = gid.x + gid.y * nwg.x * 64u;\n    let lo = {lo};\n    let hi = {hi};\n    if (!(lo < hi) || t >= u32(hi - lo)) {{ return; }}\n    let v{}: {it} = lo + {it}(t);\n{}{inner}}}\n",
+            self.header(),
+            index.0,
+            decls.concat()
+        );
+        Ok(GpuStep { wgsl, bindings: self.bindings.into_iter().collect(), loop_index: Some(k) })
+    }
+
+    /// A number's expression.
+    fn val(&mut self, v: Value) -> String {
+        if !self.in_callee && self.k.top_values.contains(&v) {
+            self.bindings.insert(0);
+            if self.f.ty(v) == Ty::BOOL {
+                return format!("(st.v{} != 0u)", v.0);
+            }
+            return format!("st.v{}", v.0);
+        }
+        format!("v{}", v.0)
+    }
+
+    fn var(&mut self, v: Var) -> String {
+        if !self.in_callee && self.k.top_vars.contains(&v) && !self.private.contains(&v) {
+            self.bindings.insert(0);
+            return format!("st.w{}", v.0);
+        }
+        format!("w{}", v.0)
+    }
+
+    fn var_get(&mut self, v: Var) -> String {
+        let name = self.var(v);
+        if name.starts_with("st.") && self.f.var(v).ty == Scalar::Bool {
+            return format!("({name} != 0u)");
+        }
+        name
+    }
+
+    fn var_set(&mut self, v: Var, x: String) {
+        let name = self.var(v);
+        let x = if name.starts_with("st.") && self.f.var(v).ty == Scalar::Bool {
+            format!("select(0u, 1u, {x})")
+        } else {
+            x
+        };
+        self.line(format!("{name} = {x};"));
+    }
+
+    fn scalar_of(&self, v: Value) -> Scalar {
+        self.f.ty(v).scalar().unwrap_or(Scalar::U32)
+    }
+
+    /// Binds the result `r` of `op` to `e`.
+    fn bind(&mut self, r: Value, e: String, span: SpanId) -> Res<()> {
+        let s = self.scalar_of(r);
+        if !self.in_callee && self.k.top_values.contains(&r) {
+            self.bindings.insert(0);
+            let e = if s == Scalar::Bool { format!("select(0u, 1u, {e})") } else { e };
+            self.line(format!("st.v{} = {e};", r.0));
+        } else {
+            let t = wty(s, span)?;
+            self.line(format!("let v{}: {t} = {e};", r.0));
+        }
+        Ok(())
+    }
+
+    fn float_lit(&self, x: f64, s: Scalar) -> String {
+        if s == Scalar::F32 {
+            let x = x as f32;
+            if x.is_nan() {
+                return "bitcast<f32>(0x7fc00000u)".into();
+            }
+            if x.is_infinite() {
+                return if x > 0.0 { "bitcast<f32>(0x7f800000u)".into() } else { "bitcast<f32>(0xff800000u)".into() };
+            }
+            return format!("f32({x:?})");
+        }
+        format!("f64({x:?})")
+    }
+
+    fn lit(&self, c: Const, s: Scalar, span: SpanId) -> Res<String> {
+        Ok(match c {
+            Const::Bool(b) => b.to_string(),
+            Const::Float(x) => {
+                if s == Scalar::F64 && !x.is_finite() {
+                    return err(span, "an infinite or NaN f64 constant has no WGSL literal; use a finite bound here");
+                }
+                self.float_lit(x, s)
+            }
+            Const::Int(i) => match wty(s, span)? {
+                "u32" if (0..=u32::MAX as i128).contains(&i) => format!("{i}u"),
+                "i32" if (i32::MIN as i128..=i32::MAX as i128).contains(&i) => format!("i32({i})"),
+                "f32" | "f64" => self.float_lit(i as f64, s),
+                _ => {
+                    return err(
+                        span,
+                        format!("the constant {i} does not fit the GPU's 32-bit `{s}`; use a smaller number"),
+                    )
+                }
+            },
+        })
+    }
+
+    /// A buffer element's place, after a bounds check that reports an error.
+    fn element(&mut self, mem: Value, index: Option<Value>, span: SpanId) -> Res<String> {
+        let Some(i) = index else {
+            return err(span, "a GPU kernel reads and writes arrays by element; a reference to one number is not supported, pass a slice");
+        };
+        let iv = self.val(i);
+        let (name, len, what) = if let Some(&n) = self.k.buffers.get(&mem) {
+            self.bindings.insert(0);
+            self.bindings.insert(3 + n);
+            (
+                format!("b{n}"),
+                format!("st.l{n}"),
+                self.f.value(mem).name.clone().unwrap_or_else(|| format!("buffer {n}")),
+            )
+        } else if let Some(&n) = self.arrays.get(&mem) {
+            (
+                format!("a{}", mem.0),
+                format!("{n}u"),
+                self.f.value(mem).name.clone().unwrap_or_else(|| "a local array".into()),
+            )
+        } else {
+            return err(
+                span,
+                "on the GPU, a kernel's arrays are its slice parameters and fixed-size local arrays (`[0.0; 3]`) made where they are used; pass this one as a `&mut [T]` parameter",
+            );
+        };
+        let at = (self.site)(span);
+        let code =
+            self.k.site(format!("index out of bounds: the len is {{1}} but the index is {{0}}, in `{what}` at {at}"));
+        self.bindings.insert(1);
+        self.line(format!("if ({iv} >= {len}) {{ cotan_fail({code}u, u32({iv}), {len}); }}"));
+        Ok(format!("{name}[{iv}]"))
+    }
+
+    fn helper(&mut self, name: &str, t: &str, text: &str) -> String {
+        let full = format!("cotan_{name}_{t}");
+        let nan = if t == "f32" { "bitcast<f32>(0x7fc00000u)" } else { "(f64(0.0) / f64(0.0))" };
+        let text = text.replace("NAME", &full).replace("NAN", nan).replace('T', t);
+        self.helpers.insert(text);
+        full
+    }
+
+    fn math(&mut self, m: MathFn, a: &[String], s: Scalar, span: SpanId) -> Res<String> {
+        let t = wty(s, span)?;
+        let x = a[0].clone();
+        let f64_ok = matches!(
+            m,
+            MathFn::Abs
+                | MathFn::Sqrt
+                | MathFn::Powi
+                | MathFn::Hypot
+                | MathFn::Recip
+                | MathFn::MulAdd
+                | MathFn::Max
+                | MathFn::Min
+                | MathFn::Clamp
+                | MathFn::Signum
+                | MathFn::Floor
+                | MathFn::Ceil
+                | MathFn::Round
+                | MathFn::Trunc
+        );
+        if s == Scalar::F64 && !f64_ok {
+            return err(
+                span,
+                format!("`f64::{}` has no GPU instruction (Vulkan and Metal have f64 transcendental functions in f32 only); write the GPU kernel in f32", m.name()),
+            );
+        }
+        let one = format!("{t}(1.0)");
+        Ok(match m {
+            MathFn::Abs => format!("abs({x})"),
+            MathFn::Sqrt => format!("sqrt({x})"),
+            MathFn::Cbrt => format!("(sign({x}) * pow(abs({x}), {t}(1.0 / 3.0)))"),
+            MathFn::Exp => format!("exp({x})"),
+            MathFn::Exp2 => format!("exp2({x})"),
+            MathFn::ExpM1 => {
+                // Kahan's: accurate near 0, where exp(x) - 1 cancels.
+                let h = self.helper("expm1", t, "fn NAME(x: T) -> T {\n    let u = exp(x);\n    if (u == T(1.0)) { return x; }\n    if (u - T(1.0) == T(-1.0)) { return T(-1.0); }\n    return (u - T(1.0)) * x / log(u);\n}\n");
+                format!("{h}({x})")
+            }
+            MathFn::Ln => format!("log({x})"),
+            MathFn::Log => format!("(log({x}) / log({}))", a[1]),
+            MathFn::Log2 => format!("log2({x})"),
+            MathFn::Log10 => format!("(log({x}) * {t}(0.4342944819032518))"),
+            MathFn::Ln1p => {
+                let h = self.helper("ln1p", t, "fn NAME(x: T) -> T {\n    let u = T(1.0) + x;\n    if (u == T(1.0)) { return x; }\n    return log(u) * x / (u - T(1.0));\n}\n");
+                format!("{h}({x})")
+            }
+            MathFn::Powi => {
+                let h = self.helper("powi", t, "fn NAME(x: T, n: i32) -> T {\n    var b = x;\n    var e = n;\n    if (e < 0) { b = T(1.0) / b; e = -e; }\n    var r = T(1.0);\n    loop {\n        if (e == 0) { break; }\n        if ((e & 1) == 1) { r = r * b; }\n        b = b * b;\n        e = e >> 1u;\n    }\n    return r;\n}\n");
+                format!("{h}({x}, {})", a[1])
+            }
+            MathFn::Powf => {
+                // Rust's: x^0 = 1, a negative base to an integer power.
+                let h = self.helper("powf", t, "fn NAME(x: T, y: T) -> T {\n    if (y == T(0.0)) { return T(1.0); }\n    if (x < T(0.0)) {\n        if (trunc(y) != y) { return NAN; }\n        let r = pow(-x, y);\n        if (trunc(y * T(0.5)) != y * T(0.5)) { return -r; }\n        return r;\n    }\n    return pow(x, y);\n}\n");
+                format!("{h}({x}, {})", a[1])
+            }
+            MathFn::Sin => format!("sin({x})"),
+            MathFn::Cos => format!("cos({x})"),
+            MathFn::Tan => format!("tan({x})"),
+            MathFn::Asin => format!("asin({x})"),
+            MathFn::Acos => format!("acos({x})"),
+            MathFn::Atan => format!("atan({x})"),
+            MathFn::Atan2 => format!("atan2({x}, {})", a[1]),
+            MathFn::Sinh => format!("sinh({x})"),
+            MathFn::Cosh => format!("cosh({x})"),
+            MathFn::Tanh => format!("tanh({x})"),
+            MathFn::Asinh => format!("asinh({x})"),
+            MathFn::Acosh => format!("acosh({x})"),
+            MathFn::Atanh => format!("atanh({x})"),
+            MathFn::Hypot => format!("sqrt({x} * {x} + {} * {})", a[1], a[1]),
+            MathFn::Recip => format!("({one} / {x})"),
+            MathFn::MulAdd => format!("fma({x}, {}, {})", a[1], a[2]),
+            MathFn::Max => format!("max({x}, {})", a[1]),
+            MathFn::Min => format!("min({x}, {})", a[1]),
+            MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),
+            MathFn::Signum => {
+                let h = self.helper("signum", t, "fn NAME(x: T) -> T {\n    if (x != x) { return x; }\n    return select(T(1.0), T(-1.0), x < T(0.0));\n}\n");
+                format!("{h}({x})")
+            }
+            MathFn::Floor => format!("floor({x})"),
+            MathFn::Ceil => format!("ceil({x})"),
+            MathFn::Round => {
+                // Half away from zero, as Rust (WGSL's `round` is half to even).
+                let h = self.helper("round", t, "fn NAME(x: T) -> T {\n    let t = trunc(x);\n    if (abs(x - t) >= T(0.5)) { return t + sign(x); }\n    return t;\n}\n");
+                format!("{h}({x})")
+            }
+            MathFn::Trunc => format!("trunc({x})"),
+        })
+    }
+
+    fn region(&mut self, r: &Region) -> Res<()> {
+        self.depth += 1;
+        for op in &r.ops {
+            self.op(op)?;
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn op(&mut self, op: &Op) -> Res<()> {
+        let span = op.span;
+        if let Some(r) = op.result {
+            if self.skip.contains(&r) {
+                return Ok(());
+            }
+        }
+        if let Some(&(add, y, _, _)) = self.accum.get(&(op as *const Op)) {
+            return self.accumulate(op, add, y);
+        }
+        let s = op.result.and_then(|r| self.f.ty(r).scalar());
+        let e = match &op.kind {
+            OpKind::Const(c) => self.lit(*c, s.unwrap(), span)?,
+            OpKind::Unary(u, a) => {
+                let x = self.val(*a);
+                match (u, self.scalar_of(*a)) {
+                    (UnOp::Neg, _) => format!("(-{x})"),
+                    (UnOp::Not, Scalar::Bool) => format!("(!{x})"),
+                    (UnOp::Not, _) => format!("(~{x})"),
+                }
+            }
+            OpKind::Binary(b, a, c) => {
+                let (x, y) = (self.val(*a), self.val(*c));
+                let bool_ = self.scalar_of(*a) == Scalar::Bool;
+                match b {
+                    BinOp::Add => format!("({x} + {y})"),
+                    BinOp::Sub => format!("({x} - {y})"),
+                    BinOp::Mul => format!("({x} * {y})"),
+                    BinOp::Div => format!("({x} / {y})"),
+                    BinOp::Rem => format!("({x} % {y})"),
+                    BinOp::BitAnd => format!("({x} & {y})"),
+                    BinOp::BitOr => format!("({x} | {y})"),
+                    BinOp::BitXor if bool_ => format!("({x} != {y})"),
+                    BinOp::BitXor => format!("({x} ^ {y})"),
+                    BinOp::Shl => format!("({x} << u32({y}))"),
+                    BinOp::Shr => format!("({x} >> u32({y}))"),
+                }
+            }
+            OpKind::Cmp(c, a, b) => {
+                let (x, y) = (self.val(*a), self.val(*b));
+                let o = match c {
+                    CmpOp::Eq => "==",
+                    CmpOp::Ne => "!=",
+                    CmpOp::Lt => "<",
+                    CmpOp::Le => "<=",
+                    CmpOp::Gt => ">",
+                    CmpOp::Ge => ">=",
+                };
+                format!("({x} {o} {y})")
+            }
+            OpKind::Cast(a) => {
+                let from = self.scalar_of(*a);
+                let to = s.unwrap();
+                let x = self.val(*a);
+                let t = wty(to, span)?;
+                if wty(from, span)? == t {
+                    x
+                } else if from == Scalar::Bool {
+                    format!("select({t}(0), {t}(1), {x})")
+                } else {
+                    format!("{t}({x})")
+                }
+            }
+            OpKind::Math(m, args) => {
+                let a: Vec<String> = args.iter().map(|v| self.val(*v)).collect();
+                self.math(*m, &a, s.unwrap(), span)?
+            }
+            OpKind::Select(c, a, b) => {
+                let (c, a, b) = (self.val(*c), self.val(*a), self.val(*b));
+                format!("select({b}, {a}, {c})")
+            }
+            OpKind::Load { mem, index } => {
+                let place = self.element(*mem, *index, span)?;
+                let elem = self.f.ty(*mem).mem().unwrap().elem;
+                if self.atomic.contains(mem) {
+                    if elem == Scalar::F32 {
+                        format!("bitcast<f32>(atomicLoad(&{place}))")
+                    } else {
+                        format!("atomicLoad(&{place})")
+                    }
+                } else {
+                    place
+                }
+            }
+            OpKind::Len(mem) => {
+                if let Some(&n) = self.k.buffers.get(mem) {
+                    self.bindings.insert(0);
+                    format!("st.l{n}")
+                } else if let Some(&n) = self.arrays.get(mem) {
+                    format!("{n}u")
+                } else {
+                    return err(span, "on the GPU, only a kernel's slice parameters and its fixed-size local arrays have a length");
+                }
+            }
+            OpKind::Store { mem, index, value } => {
+                let x = self.val(*value);
+                let place = self.element(*mem, *index, span)?;
+                let elem = self.f.ty(*mem).mem().unwrap().elem;
+                if self.atomic.contains(mem) {
+                    let x = if elem == Scalar::F32 { format!("bitcast<u32>({x})") } else { x };
+                    self.line(format!("atomicStore(&{place}, {x});"));
+                } else {
+                    self.line(format!("{place} = {x};"));
+                }
+                return Ok(());
+            }
+            OpKind::Alloc { len, init } => {
+                let r = op.result.unwrap();
+                let m = self.f.ty(r).mem().unwrap();
+                let n = match (m.kind, self.const_int(*len)) {
+                    (MemKind::Array(n), _) => n,
+                    (MemKind::Vec, Some(n)) => n as u64,
+                    _ => {
+                        return err(
+                            span,
+                            "on the GPU, a kernel's local arrays have a size known at compile time (`[0.0; 3]`); pass a longer one as a `&mut [T]` parameter",
+                        )
+                    }
+                };
+                let t = wty(m.elem, span)?;
+                let x = self.val(*init);
+                self.arrays.insert(r, n);
+                self.line(format!("var a{}: array<{t}, {n}>;", r.0));
+                let k = self.fresh("k");
+                self.line(format!("for (var {k} = 0u; {k} < {n}u; {k}++) {{ a{}[{k}] = {x}; }}", r.0));
+                return Ok(());
+            }
+            OpKind::Fill { mem, value } => {
+                let x = self.val(*value);
+                let len = if let Some(&n) = self.k.buffers.get(mem) {
+                    self.bindings.insert(3 + n);
+                    format!("st.l{n}")
+                } else if let Some(&n) = self.arrays.get(mem) {
+                    format!("{n}u")
+                } else {
+                    return err(span, "on the GPU, `fill` applies to a kernel's slice parameters and fixed-size local arrays");
+                };
+                let k = self.fresh("k");
+                let name = if let Some(&n) = self.k.buffers.get(mem) { format!("b{n}") } else { format!("a{}", mem.0) };
+                if self.atomic.contains(mem) {
+                    return err(span, "a parallel loop that fills an array it accumulates into cannot run on the GPU");
+                }
+                self.line(format!("for (var {k} = 0u; {k} < {len}; {k}++) {{ {name}[{k}] = {x}; }}"));
+                return Ok(());
+            }
+            OpKind::DeclVar { var, init } => {
+                let x = self.val(*init);
+                let name = self.var(*var);
+                if name.starts_with("st.") {
+                    self.var_set(*var, x);
+                } else {
+                    let t = wty(self.f.var(*var).ty, span)?;
+                    self.line(format!("var {name}: {t} = {x};"));
+                }
+                return Ok(());
+            }
+            OpKind::GetVar(v) => self.var_get(*v),
+            OpKind::SetVar(v, x) => {
+                let x = self.val(*x);
+                self.var_set(*v, x);
+                return Ok(());
+            }
+            OpKind::If { cond, then_region, else_region } => {
+                let c = self.val(*cond);
+                self.line(format!("if ({c}) {{"));
+                self.region(then_region)?;
+                if !else_region.ops.is_empty() {
+                    self.line("} else {");
+                    self.region(else_region)?;
+                }
+                self.line("}");
+                return Ok(());
+            }
+            OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
+                let t = wty(self.scalar_of(*index), span)?;
+                let (lo, hi) = (self.val(*lo), self.val(*hi));
+                let step = match step {
+                    Some(s) => self.val(*s),
+                    None => format!("{t}(1)"),
+                };
+                let n = self.fresh("n");
+                let k = self.fresh("k");
+                let count = if *inclusive {
+                    format!("if ({lo} <= {hi}) {{ {n} = ({hi} - {lo}) / {step} + {t}(1); }}")
+                } else {
+                    format!("if ({lo} < {hi}) {{ {n} = ({hi} - {t}(1) - {lo}) / {step} + {t}(1); }}")
+                };
+                self.line(format!("var {n}: {t} = {t}(0);"));
+                self.line(count);
+                // A loop that ends before its count without its exit flag was ended by the
+                // driver (llvmpipe, Mesa's lavapipe, ends loops after 65535 iterations): an
+                // error, never a silently shorter loop.
+                let done = self.fresh("done");
+                self.line(format!("var {done} = false;"));
+                self.line(format!("var {k}: {t} = {t}(0);"));
+                self.line(format!("for (; {k} < {n}; {k}++) {{"));
+                let at = if *reverse { format!("({n} - {t}(1) - {k})") } else { k.clone() };
+                self.line(format!("    let v{}: {t} = {lo} + {at} * {step};", index.0));
+                self.region(body)?;
+                if let Some(x) = exit {
+                    let e = self.var_get(*x);
+                    self.line(format!("    if ({e}) {{ {done} = true; break; }}"));
+                }
+                self.line("}");
+                let code = self.cut_site(span);
+                self.line(format!("if (!{done} && {k} < {n}) {{ cotan_fail({code}u, u32({k}), u32({n})); }}"));
+                return Ok(());
+            }
+            OpKind::While { cond_region, cond, body, exit } => {
+                let done = self.fresh("done");
+                self.line(format!("var {done} = false;"));
+                self.line("loop {");
+                self.region(cond_region)?;
+                let cv = self.val(*cond);
+                self.line(format!("    if (!{cv}) {{ {done} = true; break; }}"));
+                self.region(body)?;
+                if let Some(x) = exit {
+                    let e = self.var_get(*x);
+                    self.line(format!("    if ({e}) {{ {done} = true; break; }}"));
+                }
+                self.line("}");
+                let code = self.cut_site(span);
+                self.line(format!("if (!{done}) {{ cotan_fail({code}u, 0u, 0u); }}"));
+                return Ok(());
+            }
+            OpKind::Assert { cond, message } => {
+                let c = self.val(*cond);
+                let at = (self.site)(span);
+                let code = self.k.site(format!("assertion failed: {message}, at {at}"));
+                self.bindings.insert(1);
+                self.line(format!("if (!{c}) {{ cotan_fail({code}u, 0u, 0u); }}"));
+                return Ok(());
+            }
+            OpKind::Call { callee, args, outs, tape } => {
+                if *tape {
+                    return err(span, "this call records a tape, which the GPU backend does not run yet (reverse mode); use the CPU version");
+                }
+                let name = self.function(callee, span)?;
+                let mut a = vec![];
+                for (v, m) in args {
+                    if *m || self.f.ty(*v).mem().is_some() {
+                        return err(span, format!("on the GPU, a kernel passes numbers only to the functions it calls (WGSL has no pointers to buffers as arguments); inline `{callee}`'s body here by hand"));
+                    }
+                    a.push(self.val(*v));
+                }
+                let call = format!("{name}({})", a.join(", "));
+                match outs.as_slice() {
+                    [] => self.line(format!("{call};")),
+                    [v] => self.var_set(*v, call),
+                    several => {
+                        let t = self.fresh("t");
+                        self.line(format!("let {t} = {call};"));
+                        for (j, v) in several.iter().enumerate() {
+                            self.var_set(*v, format!("{t}.o{j}"));
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            OpKind::Return(vs) => {
+                if self.in_callee {
+                    let xs: Vec<String> = vs.iter().map(|v| self.val(*v)).collect();
+                    match (xs.as_slice(), &self.ret_struct) {
+                        ([], _) => self.line("return;"),
+                        ([x], None) => self.line(format!("return {x};")),
+                        (xs, Some(name)) => self.line(format!("return {name}({});", xs.join(", "))),
+                        _ => unreachable!("one result, or a struct of them"),
+                    }
+                } else {
+                    self.bindings.insert(0);
+                    for (j, v) in vs.iter().enumerate() {
+                        let x = self.val(*v);
+                        let x = if self.scalar_of(*v) == Scalar::Bool { format!("select(0u, 1u, {x})") } else { x };
+                        self.line(format!("st.r{j} = {x};"));
+                    }
+                }
+                return Ok(());
+            }
+            OpKind::Push(_) | OpKind::Pop => {
+                return err(span, "this derivative records a tape, which the GPU backend does not run yet (reverse mode); use the CPU version");
+            }
+            OpKind::Print { .. } => return err(span, "`println!` and the like do not run on the GPU; remove them from a `gpu` kernel"),
+            _ => {
+                return err(
+                    span,
+                    "this cannot run on the GPU: a `gpu` kernel uses numbers, slice parameters (by element and `.len()`), fixed-size local arrays, loops, branches and calls of functions of numbers; rewrite it so, or drop `gpu`",
+                )
+            }
+        };
+        if let Some(r) = op.result {
+            self.bind(r, e, span)?;
+        }
+        Ok(())
+    }
+
+    /// The message of a loop the driver ended early.
+    fn cut_site(&mut self, span: SpanId) -> u32 {
+        let at = (self.site)(span);
+        self.bindings.insert(1);
+        self.k.site(format!(
+            "the GPU driver ended the loop at {at} early, after {{0}} iterations (llvmpipe, Mesa's software Vulkan device, ends any loop after 65535); run this kernel on a hardware GPU or on the CPU"
+        ))
+    }
+
+    fn const_int(&self, v: Value) -> Option<i128> {
+        let mut found = None;
+        self.f.walk(&mut |o| {
+            if o.result == Some(v) {
+                if let OpKind::Const(Const::Int(i)) = o.kind {
+                    found = Some(i);
+                }
+            }
+        });
+        found
+    }
+
+    /// `mem[i] += y` (`-=`) as an atomic add.
+    fn accumulate(&mut self, op: &Op, add: bool, y: Value) -> Res<()> {
+        let OpKind::Store { mem, index, .. } = op.kind else { unreachable!("an accumulation is a store") };
+        let place = self.element(mem, index, op.span)?;
+        let y = self.val(y);
+        let elem = self.f.ty(mem).mem().unwrap().elem;
+        if elem == Scalar::F32 {
+            let sign = if add { "+" } else { "-" };
+            let old = self.fresh("old");
+            let r = self.fresh("r");
+            self.line(format!("var {old} = atomicLoad(&{place});"));
+            self.line(format!(
+                "loop {{\n        let {r} = atomicCompareExchangeWeak(&{place}, {old}, bitcast<u32>(bitcast<f32>({old}) {sign} {y}));\n        if ({r}.exchanged) {{ break; }}\n        {old} = {r}.old_value;\n    }}"
+            ));
+        } else {
+            let f = if add { "atomicAdd" } else { "atomicSub" };
+            self.line(format!("{f}(&{place}, {y});"));
+        }
+        Ok(())
+    }
+
+    /// The WGSL function for a call of `path`, written once per module.
+    fn function(&mut self, path: &str, span: SpanId) -> Res<String> {
+        if let Some(n) = self.fn_names.get(path) {
+            return Ok(n.clone());
+        }
+        if self.calling.iter().any(|c| c == path) {
+            return err(
+                span,
+                format!(
+                    "`{path}` calls itself; WGSL has no recursion, so a GPU kernel cannot call it: write it as a loop"
+                ),
+            );
+        }
+        let g = match self.k.callees.get(path) {
+            Some(g) => g.clone(),
+            None => {
+                let g = (self.callee)(path).map_err(|m| WgslError { span, message: m })?;
+                self.k.callees.insert(path.to_string(), g.clone());
+                g
+            }
+        };
+        self.k.fn_count += 1;
+        let name = format!("cotan_fn{}", self.k.fn_count);
+        let mut params = vec![];
+        for &p in &g.params {
+            match g.ty(p) {
+                Ty::Scalar(s) => params.push(format!("v{}: {}", p.0, wty(s, span)?)),
+                Ty::Mem(_) => {
+                    return err(span, format!("on the GPU, a kernel calls functions of numbers only (WGSL has no pointers to buffers as arguments); inline `{path}`'s body here by hand"))
+                }
+            }
+        }
+        let mut out_struct = None;
+        let ret = match g.returns.as_slice() {
+            [] => String::new(),
+            [Ty::Scalar(s)] => format!(" -> {}", wty(*s, span)?),
+            several => {
+                // Several results: a struct of them.
+                let sname = format!("{name}_out");
+                let mut text = format!("struct {sname} {{\n");
+                for (j, t) in several.iter().enumerate() {
+                    let Ty::Scalar(s) = t else {
+                        return err(span, format!("on the GPU, a kernel calls functions that return numbers; `{path}` returns memory: inline it by hand"));
+                    };
+                    text.push_str(&format!("    o{j}: {},\n", wty(*s, span)?));
+                }
+                text.push_str("}\n");
+                self.helpers.insert(text);
+                out_struct = Some(sname.clone());
+                format!(" -> {sname}")
+            }
+        };
+        // The callee in a module of its own values, whose callees and helpers join this one.
+        let mut sub = Module::new(&mut *self.k, &mut *self.callee, self.site, &g);
+        sub.in_callee = true;
+        sub.ret_struct = out_struct;
+        sub.calling = self.calling.clone();
+        sub.calling.push(path.to_string());
+        sub.fn_names = self.fn_names.clone();
+        let result = g.body.ops.iter().try_for_each(|op| sub.op(op));
+        let (body, helpers, functions, fn_names, bindings) =
+            (sub.body, sub.helpers, sub.functions, sub.fn_names, sub.bindings);
+        result
+            .map_err(|e| WgslError { span, message: format!("in `{path}`, which the kernel calls: {}", e.message) })?;
+        self.helpers.extend(helpers);
+        self.bindings.extend(bindings);
+        for (n, text) in functions {
+            if !self.functions.iter().any(|(m, _)| *m == n) {
+                self.functions.push((n, text));
+            }
+        }
+        self.fn_names.extend(fn_names);
+        self.fn_names.insert(path.to_string(), name.clone());
+        self.functions.push((name.clone(), format!("fn {name}({}){ret} {{\n{body}}}\n", params.join(", "))));
+        Ok(name)
+    }
+}

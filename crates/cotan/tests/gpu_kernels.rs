@@ -1,0 +1,401 @@
+//! `#[cotan::kernel(gpu)]` on the GPU (cotan's feature `gpu`; CI runs it on Mesa's lavapipe):
+//! the shapes of Quadrants' adstack tests as `f32` kernels, each run as WGSL through wgpu
+//! and checked against the same kernel on the CPU (rayon) and its sequential twin (the
+//! same function without the attribute): primal values and written arrays to 1e-4
+//! (relative to 1 + |value|: the GPU's `sin`, `exp`, ... are not Rust's to the last bit, and
+//! atomic accumulations add in another order), the GPU's forward-mode tangent against the
+//! CPU's to 1e-3 (ten times the primal's tolerance, which is 1e-3 for asin and acos near ±1) and,
+//! up to 64 elements, against central finite differences of the sequential twin (step
+//! 1e-3, tolerance 2e-2: f32), and the dot-product test against the CPU's reverse-mode
+//! gradient (1e-3). Without any GPU adapter the tests print a notice and pass.
+
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_mut, unused_variables)]
+
+use cotan::gpu::{Buffer, Device, GpuError};
+use cotan::{autodiff_forward, autodiff_reverse};
+
+fn close(a: f32, b: f32, tol: f32) -> bool {
+    (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+}
+
+fn assert_close(what: &str, a: &[f32], b: &[f32], tol: f32) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(close(*x, *y, tol), "{what}[{k}]: {x} against {y}");
+    }
+}
+
+/// Deterministic values in [-1, 1].
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+/// The device, or `None` with a printed notice when there is no GPU adapter at all.
+fn device() -> Option<Device> {
+    match Device::new() {
+        Ok(d) => Some(d),
+        Err(GpuError::NoAdapter) => {
+            println!("gpu_kernels: skipped, no GPU adapter (install mesa-vulkan-drivers for lavapipe)");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+type Primal = fn(&[f32], &mut [f32]) -> f32;
+type Forward = fn(&[f32], &[f32], &mut [f32], &mut [f32]) -> (f32, f32);
+type Reverse = fn(&[f32], &mut [f32], &mut [f32], &mut [f32], f32) -> f32;
+type GpuPrimal = fn(&Device, &Buffer<f32>, &mut Buffer<f32>) -> Result<f32, GpuError>;
+type GpuForward =
+    fn(&Device, &Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>) -> Result<(f32, f32), GpuError>;
+
+/// A kernel (CPU primal, forward and reverse; GPU primal and forward) and its sequential twin.
+struct Shape {
+    name: &'static str,
+    cpu: (Primal, Forward, Reverse),
+    gpu: (GpuPrimal, GpuForward),
+    plain: (Primal, Forward),
+    /// The primal's tolerance (1e-4, but for GPU functions Vulkan lets be less precise).
+    tol: f32,
+}
+
+fn check(dev: &Device, s: &Shape, n: usize, seed: u64) {
+    let name = s.name;
+    let x = values(n, seed);
+    let u = values(n, seed + 1);
+    // Primal: GPU against the CPU kernel and the sequential twin.
+    let mut y_cpu = vec![0.0; n];
+    let v_cpu = (s.cpu.0)(&x, &mut y_cpu);
+    let mut y_seq = vec![0.0; n];
+    let v_seq = (s.plain.0)(&x, &mut y_seq);
+    let xb = Buffer::from_slice(dev, &x).unwrap();
+    let mut yb = Buffer::<f32>::zeros(dev, n).unwrap();
+    let v_gpu = (s.gpu.0)(dev, &xb, &mut yb).unwrap();
+    let y_gpu = yb.read(dev).unwrap();
+    let tol = s.tol;
+    assert!(
+        close(v_gpu, v_cpu, tol) && close(v_gpu, v_seq, tol),
+        "{name} n={n}: GPU {v_gpu}, CPU {v_cpu}, sequential {v_seq}"
+    );
+    assert_close(&format!("{name} n={n}: written on the GPU against the CPU"), &y_gpu, &y_cpu, tol);
+    assert_close(&format!("{name} n={n}: written on the GPU against the sequential twin"), &y_gpu, &y_seq, tol);
+    // Forward mode: GPU against CPU.
+    let ub = Buffer::from_slice(dev, &u).unwrap();
+    let mut yb = Buffer::<f32>::zeros(dev, n).unwrap();
+    let mut dyb = Buffer::<f32>::zeros(dev, n).unwrap();
+    let (f_gpu, t_gpu) = (s.gpu.1)(dev, &xb, &ub, &mut yb, &mut dyb).unwrap();
+    let (mut y2, mut dy2) = (vec![0.0; n], vec![0.0; n]);
+    let (f_cpu, t_cpu) = (s.cpu.1)(&x, &u, &mut y2, &mut dy2);
+    assert!(close(f_gpu, v_cpu, tol), "{name} n={n}: forward's primal {f_gpu} against {v_cpu}");
+    assert!(close(t_gpu, t_cpu, 10.0 * tol), "{name} n={n}: tangent on the GPU {t_gpu}, on the CPU {t_cpu}");
+    assert_close(&format!("{name} n={n}: tangents written"), &dyb.read(dev).unwrap(), &dy2, 10.0 * tol);
+    // Central finite differences of the sequential twin along u.
+    let h = 1e-3f32;
+    let at = |t: f32| {
+        let xs: Vec<f32> = x.iter().zip(&u).map(|(x, u)| x + t * u).collect();
+        (s.plain.0)(&xs, &mut vec![0.0; n])
+    };
+    if n <= 64 {
+        let fd = (at(h) - at(-h)) / (2.0 * h);
+        assert!(close(t_gpu, fd, 2e-2), "{name} n={n}: tangent on the GPU {t_gpu}, finite differences {fd}");
+    }
+    // Dot-product test against the CPU's reverse mode.
+    let (mut dx, mut y3, mut dy3) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    (s.cpu.2)(&x, &mut dx, &mut y3, &mut dy3, 1.0);
+    let dot: f32 = dx.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!(close(t_gpu, dot, 10.0 * tol), "{name} n={n}: dot-product test: GPU forward {t_gpu}, CPU reverse {dot}");
+}
+
+/// Defines `$k` with `#[cotan::kernel(gpu)]` (with `_fwd` and `_rev`) and `$p`, the same
+/// function without it (with `_fwd`).
+macro_rules! shape {
+    ($k:ident, $kf:ident, $kr:ident; $p:ident, $pf:ident; $($f:tt)*) => {
+        #[cotan::kernel(gpu)]
+        #[autodiff_forward($kf, Dual, Dual, Dual)]
+        #[autodiff_reverse($kr, Duplicated, Duplicated, Active)]
+        fn $k $($f)*
+        #[autodiff_forward($pf, Dual, Dual, Dual)]
+        fn $p $($f)*
+    };
+}
+
+fn smooth(l: f32, c: f32, r: f32) -> f32 {
+    (l - 2.0 * c + r).sin() + 0.5 * c * c
+}
+
+// A stencil: reads of neighbours, a helper, writes at the loop's index; the sum after the
+// loop runs in order.
+shape!(stencil, stencil_fwd, stencil_rev; stencil_seq, stencil_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let l = if i > 0 { x[i - 1] } else { x[n - 1] };
+        let r = if i + 1 < n { x[i + 1] } else { x[0] };
+        y[i] = smooth(l, x[i], r);
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+});
+
+// Accumulations into elements other iterations also add to: atomic (compare-and-swap).
+shape!(scatter, scatter_fwd, scatter_rev; scatter_seq, scatter_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let w = 0.1 * x[i].exp();
+        y[(i * 7) % n] += w;
+        y[(i + 1) % n] -= 0.5 * w * x[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i] * (i as f32 + 1.0);
+    }
+    s
+});
+
+// A loop-carried value through dynamic inner loops: one under an `if`, a sibling after it,
+// both bounded by the outer index.
+shape!(dynamic, dynamic_fwd, dynamic_rev; dynamic_seq, dynamic_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let mut s = x[i];
+        if i % 3 != 1 {
+            for k in 0..(i % 5).min(i) {
+                s = (s * x[i - k - 1]).sin() + s;
+            }
+        }
+        let mut t = 0.0;
+        for k in 0..i % 4 {
+            t += (s + x[(i + k) % n]).cos();
+        }
+        y[i] = s * t + s;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+});
+
+// Nonlinear functions of a loop-carried value near the edges of their domains (asin and
+// acos near ±1, sqrt and ln near 0), through a loop whose trip count is read from the array.
+// (Tolerance 1e-3: Vulkan's asin and acos are precise to a few thousand ulp only.)
+shape!(edges, edges_fwd, edges_rev; edges_seq, edges_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let trips = ((x[i].abs() * 10.0) as usize) % 6;
+        let mut s = x[i] * 0.9;
+        for k in 0..trips {
+            s = 0.5 * (s * 0.98).asin() + 0.5 * s.tanh();
+        }
+        y[i] = (s * s + 1e-3).sqrt() + (s * 0.99).acos() + (1e-2 + s * s).ln();
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * (1.0 + 0.01 * i as f32);
+    }
+    s
+});
+
+// A local array in the body, a local loop over it, `continue`, and a second parallel loop
+// reading what the first wrote at neighbours (two dispatches).
+shape!(two_loops, two_loops_fwd, two_loops_rev; two_loops_seq, two_loops_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let mut loc = [0.0; 3];
+        for k in 0..3 {
+            loc[k] = x[(i + k) % n] * (k as f32 + 1.0);
+        }
+        if i % 5 == 0 {
+            y[i] = loc[2];
+            continue;
+        }
+        y[i] = loc[0] * loc[1] + loc[2];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[(i + 1) % n];
+    }
+    s
+});
+
+// One iteration far deeper than the others: 10^5 steps of its inner loop (a contraction,
+// so that f32 rounding does not pile up).
+shape!(deep, deep_fwd, deep_rev; deep_seq, deep_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let trips = if i == 0 { 100000 } else { 3 };
+        let mut s = x[i];
+        for k in 0..trips {
+            s = 0.5 * s + 0.3 * (s + 1e-5 * k as f32).cos();
+        }
+        y[i] = s;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+});
+
+// One iteration far deep60ker than the others: 6·10^4 steps of its inner loop, under
+// llvmpipe's limit (a contraction,
+// so that f32 rounding does not pile up).
+shape!(deep60k, deep60k_fwd, deep60k_rev; deep60k_seq, deep60k_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let trips = if i == 0 { 60000 } else { 3 };
+        let mut s = x[i];
+        for k in 0..trips {
+            s = 0.5 * s + 0.3 * (s + 1e-5 * k as f32).cos();
+        }
+        y[i] = s;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+});
+
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape {
+            name: "stencil",
+            cpu: (stencil, stencil_fwd, stencil_rev),
+            gpu: (stencil_gpu, stencil_fwd_gpu),
+            plain: (stencil_seq, stencil_seq_fwd),
+            tol: 1e-4,
+        },
+        Shape {
+            name: "scatter",
+            cpu: (scatter, scatter_fwd, scatter_rev),
+            gpu: (scatter_gpu, scatter_fwd_gpu),
+            plain: (scatter_seq, scatter_seq_fwd),
+            tol: 1e-4,
+        },
+        Shape {
+            name: "dynamic",
+            cpu: (dynamic, dynamic_fwd, dynamic_rev),
+            gpu: (dynamic_gpu, dynamic_fwd_gpu),
+            plain: (dynamic_seq, dynamic_seq_fwd),
+            tol: 1e-4,
+        },
+        Shape {
+            name: "edges",
+            cpu: (edges, edges_fwd, edges_rev),
+            gpu: (edges_gpu, edges_fwd_gpu),
+            plain: (edges_seq, edges_seq_fwd),
+            tol: 1e-3,
+        },
+        Shape {
+            name: "two_loops",
+            cpu: (two_loops, two_loops_fwd, two_loops_rev),
+            gpu: (two_loops_gpu, two_loops_fwd_gpu),
+            plain: (two_loops_seq, two_loops_seq_fwd),
+            tol: 1e-4,
+        },
+    ]
+}
+
+#[test]
+fn quadrants_shapes_on_the_gpu() {
+    let Some(dev) = device() else { return };
+    println!("adapter: {}", dev.adapter_name());
+    for s in shapes() {
+        for (n, seed) in [(1, 1), (7, 2), (64, 3), (1000, 4)] {
+            check(&dev, &s, n, seed);
+        }
+    }
+}
+
+/// Whether `r` is llvmpipe's limit on loops (65535 iterations), reported as an error.
+fn cut_by_llvmpipe<T>(dev: &Device, r: &Result<T, GpuError>) -> bool {
+    match r {
+        Err(GpuError::Failed { message, .. }) if message.contains("ended the loop") => {
+            assert!(dev.adapter_name().contains("llvmpipe"), "{message}");
+            println!("{message}: the limit of llvmpipe, reported as an error as it should be");
+            true
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn a_deep_thread_on_the_gpu() {
+    let Some(dev) = device() else { return };
+    let s = Shape {
+        name: "deep60k",
+        cpu: (deep60k, deep60k_fwd, deep60k_rev),
+        gpu: (deep60k_gpu, deep60k_fwd_gpu),
+        plain: (deep60k_seq, deep60k_seq_fwd),
+        tol: 1e-4,
+    };
+    check(&dev, &s, 100, 5);
+    // 10^5 steps: beyond llvmpipe's limit, an error there; right anywhere else.
+    let x = values(100, 5);
+    let r = deep_gpu(&dev, &Buffer::from_slice(&dev, &x).unwrap(), &mut Buffer::zeros(&dev, 100).unwrap());
+    if cut_by_llvmpipe(&dev, &r) {
+        return;
+    }
+    let s = Shape {
+        name: "deep",
+        cpu: (deep, deep_fwd, deep_rev),
+        gpu: (deep_gpu, deep_fwd_gpu),
+        plain: (deep_seq, deep_seq_fwd),
+        tol: 1e-4,
+    };
+    check(&dev, &s, 100, 5);
+}
+
+// Loops longer than 65535 iterations (llvmpipe ends any one loop there: cotan runs them
+// in blocks) and a `while` loop as long.
+#[cotan::kernel(gpu)]
+fn count(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let trips = if i == 0 { 100000 } else { 3 };
+        let mut s = 0.0;
+        let mut c = 0.0;
+        for k in 0..trips {
+            s += 1.0;
+            c = 1e-5 * k as f32;
+        }
+        let mut w = 0;
+        while w < trips + 1 {
+            w += 1;
+        }
+        y[i] = s + c + w as f32;
+    }
+    0.0
+}
+
+#[test]
+fn long_loops() {
+    let Some(dev) = device() else { return };
+    let xb = Buffer::from_slice(&dev, &[0.0f32; 4]).unwrap();
+    let mut yb = Buffer::<f32>::zeros(&dev, 4).unwrap();
+    let r = count_gpu(&dev, &xb, &mut yb);
+    if cut_by_llvmpipe(&dev, &r) {
+        return;
+    }
+    r.unwrap();
+    let mut y = vec![0.0; 4];
+    count(&[0.0; 4], &mut y);
+    assert_eq!(yb.read(&dev).unwrap(), y);
+    assert_eq!(y[0], 100000.0 + 0.99999 + 100001.0);
+}
