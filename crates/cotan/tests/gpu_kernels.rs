@@ -399,3 +399,164 @@ fn long_loops() {
     assert_eq!(yb.read(&dev).unwrap(), y);
     assert_eq!(y[0], 100000.0 + 0.99999 + 100001.0);
 }
+
+// An index out of bounds: an error naming the array and the line, as Rust's panic would.
+#[cotan::kernel(gpu)]
+fn shifted(x: &[f32], y: &mut [f32]) {
+    let n = y.len();
+    for i in cotan::par(0..n) {
+        y[i] = x[i + 1];
+    }
+}
+
+#[test]
+fn index_out_of_bounds_is_an_error() {
+    let Some(dev) = device() else { return };
+    let x = Buffer::from_slice(&dev, &[1.0f32; 8]).unwrap();
+    let mut y = Buffer::<f32>::zeros(&dev, 8).unwrap();
+    match shifted_gpu(&dev, &x, &mut y) {
+        Err(GpuError::Failed { kernel, message }) => {
+            assert_eq!(kernel, "shifted");
+            assert!(message.contains("index out of bounds: the len is 8 but the index is 8"), "{message}");
+            assert!(message.contains("`x`") && message.contains("gpu_kernels.rs:"), "{message}");
+        }
+        other => panic!("expected an index error, got {other:?}"),
+    }
+}
+
+// f64 (where the adapter has SHADER_F64): arithmetic, sqrt, powi; an f64 accumulation (no
+// 64-bit atomics in WGSL: that loop runs in order, in one invocation).
+#[cotan::kernel(gpu)]
+#[autodiff_forward(norms64_fwd, Dual, Dual, Dual)]
+fn norms64(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let a = x[i];
+        let b = x[(i + 1) % n];
+        y[i] = (a * a + b * b + 1.0).sqrt() * a.powi(3);
+    }
+    for i in cotan::par(0..n) {
+        y[(i * 3) % n] += 0.5 * x[i] * x[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+}
+
+#[test]
+fn f64_where_the_device_has_it() {
+    let Some(dev) = device() else { return };
+    let n = 300;
+    let x: Vec<f64> = values(n, 9).iter().map(|&v| v as f64).collect();
+    let u: Vec<f64> = values(n, 10).iter().map(|&v| v as f64).collect();
+    if !dev.supports_f64() {
+        let xb = Buffer::<f32>::zeros(&dev, 1).unwrap();
+        assert!(Buffer::from_slice(&dev, &x).is_err());
+        println!("f64: not supported by {}, checked that it is refused", dev.adapter_name());
+        return;
+    }
+    let (xb, ub) = (Buffer::from_slice(&dev, &x).unwrap(), Buffer::from_slice(&dev, &u).unwrap());
+    let (mut yb, mut dyb) = (Buffer::<f64>::zeros(&dev, n).unwrap(), Buffer::<f64>::zeros(&dev, n).unwrap());
+    let v = norms64_gpu(&dev, &xb, &mut yb).unwrap();
+    let mut y = vec![0.0; n];
+    let v_cpu = norms64(&x, &mut y);
+    assert!((v - v_cpu).abs() <= 1e-12 * (1.0 + v_cpu.abs()), "f64 primal {v} against {v_cpu}");
+    let (mut yb, mut dyb) = (Buffer::<f64>::zeros(&dev, n).unwrap(), Buffer::<f64>::zeros(&dev, n).unwrap());
+    let (f, t) = norms64_fwd_gpu(&dev, &xb, &ub, &mut yb, &mut dyb).unwrap();
+    let (f_cpu, t_cpu) = norms64_fwd(&x, &u, &mut vec![0.0; n], &mut vec![0.0; n]);
+    assert!((t - t_cpu).abs() <= 1e-12 * (1.0 + t_cpu.abs()), "f64 tangent {t} against {t_cpu}");
+    let h = 1e-6;
+    let at = |s: f64| {
+        let xs: Vec<f64> = x.iter().zip(&u).map(|(x, u)| x + s * u).collect();
+        norms64(&xs, &mut vec![0.0; n])
+    };
+    let fd = (at(h) - at(-h)) / (2.0 * h);
+    assert!((t - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "f64 tangent {t}, finite differences {fd}");
+}
+
+// A mass-spring chain (nonlinear springs, damping), stepped 200 times on the device, with
+// the tangent of the final energy (kinetic, and distance from rest) along a direction of
+// the initial positions: against the CPU's (1e-3) and finite differences (2e-2).
+macro_rules! spring {
+    ($name:ident, $fwd:ident $(, $k:meta)?) => {
+        $(#[$k])?
+        #[autodiff_forward($fwd, Dual, Dual, Dual, Dual, Const)]
+        fn $name(p: &[f32], v: &[f32], pn: &mut [f32], vn: &mut [f32], dt: f32) {
+            let n = p.len();
+            for i in cotan::par(0..n) {
+                let mut f = -0.1 * v[i];
+                if i > 0 {
+                    let d = p[i] - p[i - 1] - 1.0;
+                    f -= 10.0 * d + 0.5 * d.powi(3);
+                }
+                if i + 1 < n {
+                    let d = p[i + 1] - p[i] - 1.0;
+                    f += 10.0 * d + 0.5 * d.powi(3);
+                }
+                let vi = v[i] + dt * f;
+                vn[i] = vi;
+                pn[i] = p[i] + dt * vi;
+            }
+        }
+    };
+}
+spring!(spring_step, spring_step_fwd, cotan::kernel(gpu));
+spring!(spring_seq, spring_seq_fwd);
+
+const STEPS: usize = 200;
+
+/// The energy after `STEPS` steps of the sequential twin, from positions `p0`.
+fn spring_energy(p0: &[f32]) -> f32 {
+    let n = p0.len();
+    let (mut p, mut v) = (p0.to_vec(), vec![0.0; n]);
+    let (mut pn, mut vn) = (vec![0.0; n], vec![0.0; n]);
+    for _ in 0..STEPS {
+        spring_seq(&p, &v, &mut pn, &mut vn, 0.01);
+        std::mem::swap(&mut p, &mut pn);
+        std::mem::swap(&mut v, &mut vn);
+    }
+    (0..n).map(|i| 0.001 * (p[i] - i as f32).powi(2) + v[i] * v[i]).sum()
+}
+
+#[test]
+fn mass_spring_steps_and_their_tangent_on_the_gpu() {
+    let Some(dev) = device() else { return };
+    let n = 500;
+    let p0: Vec<f32> = values(n, 11).iter().enumerate().map(|(i, r)| i as f32 + 0.1 * r).collect();
+    let u = values(n, 12);
+    // On the device: positions, velocities and their tangents, ping-ponged.
+    let z = |dev: &Device| Buffer::<f32>::zeros(dev, n).unwrap();
+    let (mut p, mut dp) = (Buffer::from_slice(&dev, &p0).unwrap(), Buffer::from_slice(&dev, &u).unwrap());
+    let (mut v, mut dv) = (z(&dev), z(&dev));
+    let (mut pn, mut dpn, mut vn, mut dvn) = (z(&dev), z(&dev), z(&dev), z(&dev));
+    for _ in 0..STEPS {
+        spring_step_fwd_gpu(&dev, &p, &dp, &v, &dv, &mut pn, &mut dpn, &mut vn, &mut dvn, 0.01).unwrap();
+        std::mem::swap(&mut p, &mut pn);
+        std::mem::swap(&mut dp, &mut dpn);
+        std::mem::swap(&mut v, &mut vn);
+        std::mem::swap(&mut dv, &mut dvn);
+    }
+    let (p, dp, v, dv) = (p.read(&dev).unwrap(), dp.read(&dev).unwrap(), v.read(&dev).unwrap(), dv.read(&dev).unwrap());
+    let e_gpu: f32 = (0..n).map(|i| 0.001 * (p[i] - i as f32).powi(2) + v[i] * v[i]).sum();
+    let t_gpu: f32 = (0..n).map(|i| 0.002 * (p[i] - i as f32) * dp[i] + 2.0 * v[i] * dv[i]).sum();
+    // On the CPU: the kernel's forward mode, the same steps.
+    let (mut cp, mut cdp, mut cv, mut cdv) = (p0.clone(), u.clone(), vec![0.0; n], vec![0.0; n]);
+    let (mut cpn, mut cdpn, mut cvn, mut cdvn) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for _ in 0..STEPS {
+        spring_step_fwd(&cp, &cdp, &cv, &cdv, &mut cpn, &mut cdpn, &mut cvn, &mut cdvn, 0.01);
+        std::mem::swap(&mut cp, &mut cpn);
+        std::mem::swap(&mut cdp, &mut cdpn);
+        std::mem::swap(&mut cv, &mut cvn);
+        std::mem::swap(&mut cdv, &mut cdvn);
+    }
+    let t_cpu: f32 = (0..n).map(|i| 0.002 * (cp[i] - i as f32) * cdp[i] + 2.0 * cv[i] * cdv[i]).sum();
+    let e_seq = spring_energy(&p0);
+    assert!(close(e_gpu, e_seq, 1e-4), "energy on the GPU {e_gpu}, sequential {e_seq}");
+    assert!(close(t_gpu, t_cpu, 1e-3), "tangent on the GPU {t_gpu}, CPU {t_cpu}");
+    let h = 1e-2;
+    let at = |s: f32| spring_energy(&p0.iter().zip(&u).map(|(p, u)| p + s * u).collect::<Vec<_>>());
+    let fd = (at(h) - at(-h)) / (2.0 * h);
+    assert!(close(t_gpu, fd, 2e-2), "tangent on the GPU {t_gpu}, finite differences {fd}");
+}
