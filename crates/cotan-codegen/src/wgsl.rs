@@ -1125,7 +1125,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         let at = (self.site)(span);
         self.bindings.insert(1);
         self.k.site(format!(
-            "the GPU driver ended the loop at {at} early, after {{0}} iterations (llvmpipe, Mesa's software Vulkan device, ends any loop after 65535); run this kernel on a hardware GPU or on the CPU"
+            "the GPU driver ended the loop at {at} early, after {{0}} iterations (llvmpipe, Mesa's software Vulkan device, ends an invocation's loops after 65535 iterations in all, counted over nested loops and branches); run this kernel on a hardware GPU or on the CPU"
         ))
     }
 

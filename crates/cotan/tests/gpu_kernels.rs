@@ -560,3 +560,57 @@ fn mass_spring_steps_and_their_tangent_on_the_gpu() {
     let fd = (at(h) - at(-h)) / (2.0 * h);
     assert!(close(t_gpu, fd, 2e-2), "tangent on the GPU {t_gpu}, finite differences {fd}");
 }
+
+/// The median of 9 timed calls of `f` after an untimed one, in milliseconds.
+fn median(mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..9)
+        .map(|_| {
+            let s = std::time::Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    t[4]
+}
+
+/// The figures of docs/benchmarks.md ("Kernels on the GPU"): medians of 9 timed calls
+/// (after one untimed call that compiles the pipelines) of the primal and forward mode on
+/// the GPU, seeded inputs. `cargo test -p cotan --features gpu --test gpu_kernels --
+/// --ignored --nocapture gpu_figures`.
+#[test]
+#[ignore]
+fn gpu_figures() {
+    let Some(dev) = device() else { return };
+    // (Under llvmpipe's limit on loops: the sums after the parallel loops run in order.)
+    let n = 8192;
+    println!("adapter: {}, n = {n}", dev.adapter_name());
+    println!("| kernel | primal GPU (ms) | forward GPU (ms) | forward/primal | primal CPU rayon (ms) |");
+    println!("|---|---|---|---|---|");
+    for s in shapes() {
+        let x = values(n, 1);
+        let u = values(n, 2);
+        let xb = Buffer::from_slice(&dev, &x).unwrap();
+        let ub = Buffer::from_slice(&dev, &u).unwrap();
+        let d = &dev;
+        let (xr, ur) = (&xb, &ub);
+        let gpu_p = s.gpu.0;
+        let gpu_f = s.gpu.1;
+        let tp = median(|| {
+            let mut y = Buffer::<f32>::zeros(d, n).unwrap();
+            gpu_p(d, xr, &mut y).unwrap();
+        });
+        let tf = median(|| {
+            let (mut y, mut dy) = (Buffer::<f32>::zeros(d, n).unwrap(), Buffer::<f32>::zeros(d, n).unwrap());
+            gpu_f(d, xr, ur, &mut y, &mut dy).unwrap();
+        });
+        let cpu = s.cpu.0;
+        let xc = x.clone();
+        let tc = median(|| {
+            let mut y = vec![0.0; n];
+            cpu(&xc, &mut y);
+        });
+        println!("| {} | {tp:.2} | {tf:.2} | {:.2} | {tc:.2} |", s.name, tf / tp);
+    }
+}
