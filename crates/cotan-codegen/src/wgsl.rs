@@ -37,12 +37,37 @@ pub struct GpuKernel {
     /// The failure messages, by code - 1 (`{0}`, `{1}`: the numbers reported).
     pub sites: Vec<String>,
     pub f64: bool,
+    /// Where the AD stack's numbers are, if the kernel records one (reverse mode).
+    pub tape: Option<TapeLayout>,
+    /// The vectors the kernel makes at its top level (`vec![x; n]`): their numbers and the
+    /// offset of their length in the state.
+    pub allocs: Vec<(Scalar, u32)>,
+}
+
+/// The state fields of the AD stack (offsets), for the host's count run and real run.
+#[derive(Debug)]
+pub struct TapeLayout {
+    /// The sequential stack's depth, its maximum, and its capacity (count run) or size.
+    pub tp: u32,
+    pub tmax: u32,
+    pub scap: u32,
+    /// The next free entry of the per-iteration counts, and their capacity.
+    pub cursor: u32,
+    pub ccap: u32,
+    /// Per dispatched loop: the offsets of its first entry and of its iteration count.
+    pub loops: Vec<(u32, u32)>,
 }
 
 #[derive(Debug)]
 pub struct GpuStep {
     pub wgsl: String,
-    /// 0 the state, 1 the status, 2 the dispatch sizes, `3 + k` the `k`-th buffer parameter.
+    /// The same step for the count run (pushes counted, not stored), if the kernel records
+    /// an AD stack.
+    pub count_wgsl: Option<String>,
+    pub count_bindings: Vec<u32>,
+    /// 0 the state, 1 the status, 2 the dispatch sizes, 3 the AD stack, 4 the per-iteration
+    /// stack counts (count run) or offsets, `BUF0 + k` the `k`-th buffer parameter, then the
+    /// vectors the kernel makes (`GpuKernel::allocs`).
     pub bindings: Vec<u32>,
     /// `Some(k)`: the dispatch of parallel loop `k`; `None`: one invocation.
     pub loop_index: Option<u32>,
@@ -64,6 +89,9 @@ pub struct WgslError {
 }
 
 type Res<T> = Result<T, WgslError>;
+
+/// The binding of the first buffer parameter.
+pub const BUF0: u32 = 5;
 
 fn err<T>(span: SpanId, message: impl Into<String>) -> Res<T> {
     Err(WgslError { span, message: message.into() })
@@ -118,6 +146,10 @@ struct Kernel<'f> {
     /// Callees written so far, for unique WGSL names.
     fn_count: usize,
     f64: bool,
+    /// The function records an AD stack (pushes, pops, calls that share it).
+    tape: bool,
+    /// Top-level arrays and vectors: their number among them and their length.
+    allocs: HashMap<Value, (u32, Value)>,
 }
 
 impl<'f> Kernel<'f> {
@@ -134,7 +166,12 @@ impl<'f> Kernel<'f> {
             callees: HashMap::new(),
             fn_count: 0,
             f64: false,
+            tape: false,
+            allocs: HashMap::new(),
         };
+        f.walk(&mut |op| {
+            k.tape |= matches!(op.kind, OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. });
+        });
         f.walk(&mut |op| {
             for v in op.kind.operands() {
                 *k.uses.entry(v).or_default() += 1;
@@ -174,6 +211,25 @@ impl<'f> Kernel<'f> {
             if let OpKind::DeclVar { var, .. } = op.kind {
                 k.top_vars.insert(var);
                 wanted.push((format!("w{}", var.0), f.var(var).ty));
+            }
+            if let (OpKind::Alloc { len, .. }, Some(r)) = (&op.kind, op.result) {
+                // (Arrays too: steps may be cut between their uses.)
+                let m = f.ty(r).mem().unwrap();
+                if !matches!(m.elem, Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::Usize) {
+                    return err(op.span, "on the GPU, a kernel's arrays and vectors hold f32, i32 or u32 (usize)");
+                }
+                let j = k.allocs.len() as u32;
+                k.allocs.insert(r, (j, *len));
+            }
+        }
+        if k.tape {
+            for name in ["tp", "tmax", "scap", "cursor", "ccap"] {
+                wanted.push((name.to_string(), Scalar::U32));
+            }
+            let dispatched = f.body.ops.iter().filter(|op| k.parallel(op).is_some()).count();
+            for j in 0..dispatched {
+                wanted.push((format!("cb{j}"), Scalar::U32));
+                wanted.push((format!("cn{j}"), Scalar::U32));
             }
         }
         for (j, r) in f.returns.iter().enumerate() {
@@ -242,32 +298,67 @@ impl<'f> Kernel<'f> {
         let mut steps = vec![];
         let mut pending: Vec<&Op> = vec![];
         let mut loops = 0;
+        // Each step twice when there is an AD stack: as it runs, and for the count run.
+        let modes: &[bool] = if self.tape { &[false, true] } else { &[false] };
         for op in &f.body.ops {
-            if let Some(plan) = self.parallel(op) {
-                let mut m = Module::new(self, callee, site, f);
-                for o in &pending {
-                    m.op(o)?;
+            if self.parallel(op).is_some() {
+                let mut texts = vec![];
+                for &count in modes {
+                    let mut m = Module::new(self, callee, site, f);
+                    m.count = count;
+                    for o in &pending {
+                        m.op(o)?;
+                    }
+                    m.sizes(op, loops)?;
+                    texts.push(m.finish_once());
                 }
-                m.sizes(op, loops)?;
-                steps.push(m.finish_once());
+                steps.push(pair(texts));
                 pending.clear();
-                let mut m = Module::new(self, callee, site, f);
-                m.atomic = plan.atomic;
-                m.skip = plan.accum.values().flat_map(|&(_, _, load, sum)| [load, sum]).collect();
-                m.accum = plan.accum;
-                m.private = plan.private;
-                steps.push(m.finish_loop(op, loops)?);
+                let mut texts = vec![];
+                for &count in modes {
+                    let plan = self.parallel(op).unwrap();
+                    let mut m = Module::new(self, callee, site, f);
+                    m.count = count;
+                    m.in_loop = true;
+                    m.atomic = plan.atomic;
+                    m.skip = plan.accum.values().flat_map(|&(_, _, load, sum)| [load, sum]).collect();
+                    m.accum = plan.accum;
+                    m.private = plan.private;
+                    texts.push(m.finish_loop(op, loops)?);
+                }
+                steps.push(pair(texts));
                 loops += 1;
             } else {
                 pending.push(op);
+                // A top-level loop ends its step: each invocation runs fewer loops (llvmpipe
+                // ends an invocation's loops after 65535 iterations in all). Everything
+                // top-level is in the state or a buffer, so steps may be cut anywhere.
+                if matches!(op.kind, OpKind::For { .. } | OpKind::While { .. }) {
+                    let mut texts = vec![];
+                    for &count in modes {
+                        let mut m = Module::new(self, callee, site, f);
+                        m.count = count;
+                        for o in &pending {
+                            m.op(o)?;
+                        }
+                        texts.push(m.finish_once());
+                    }
+                    steps.push(pair(texts));
+                    pending.clear();
+                }
             }
         }
         if !pending.is_empty() || steps.is_empty() {
-            let mut m = Module::new(self, callee, site, f);
-            for o in &pending {
-                m.op(o)?;
+            let mut texts = vec![];
+            for &count in modes {
+                let mut m = Module::new(self, callee, site, f);
+                m.count = count;
+                for o in &pending {
+                    m.op(o)?;
+                }
+                texts.push(m.finish_once());
             }
-            steps.push(m.finish_once());
+            steps.push(pair(texts));
         }
         let params = f
             .params
@@ -286,6 +377,26 @@ impl<'f> Kernel<'f> {
             .collect();
         let returns =
             f.returns.iter().enumerate().map(|(j, t)| (t.scalar().unwrap(), self.offset(&format!("r{j}")))).collect();
+        let tape = self.tape.then(|| TapeLayout {
+            tp: self.offset("tp"),
+            tmax: self.offset("tmax"),
+            scap: self.offset("scap"),
+            cursor: self.offset("cursor"),
+            ccap: self.offset("ccap"),
+            loops: (0..loops).map(|j| (self.offset(&format!("cb{j}")), self.offset(&format!("cn{j}")))).collect(),
+        });
+        if tape.is_some() && self.f64 {
+            return err(
+                SpanId::NONE,
+                "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32",
+            );
+        }
+        let mut allocs: Vec<(&Value, &(u32, Value))> = self.allocs.iter().collect();
+        allocs.sort_by_key(|(_, (j, _))| *j);
+        let allocs = allocs
+            .into_iter()
+            .map(|(&v, &(_, len))| (f.ty(v).mem().unwrap().elem, self.offset(&format!("v{}", len.0))))
+            .collect();
         Ok(GpuKernel {
             steps,
             state_bytes: self.state_bytes(),
@@ -294,6 +405,8 @@ impl<'f> Kernel<'f> {
             loops,
             sites: self.sites.clone(),
             f64: self.f64,
+            tape,
+            allocs,
         })
     }
 
@@ -325,7 +438,6 @@ impl<'f> Kernel<'f> {
                 }
             }
             OpKind::Fill { mem, .. } if self.buffers.contains_key(mem) => ok = false,
-            OpKind::Push(_) | OpKind::Pop => ok = false,
             _ => {}
         });
         // A top-level variable set before any read in the body is the iteration's own.
@@ -416,6 +528,17 @@ impl<'f> Kernel<'f> {
     }
 }
 
+/// A step from its real and (if any) count-run texts.
+fn pair(mut texts: Vec<GpuStep>) -> GpuStep {
+    let count = (texts.len() > 1).then(|| texts.pop().unwrap());
+    let mut step = texts.pop().unwrap();
+    if let Some(c) = count {
+        step.count_wgsl = Some(c.wgsl);
+        step.count_bindings = c.bindings;
+    }
+    step
+}
+
 #[derive(Default)]
 struct LoopPlan {
     /// Buffers accumulated into: atomic in the loop's module.
@@ -452,6 +575,14 @@ struct Module<'k, 'kf, 'c, 'f> {
     in_callee: bool,
     /// In a callee with several results: the struct they are returned in.
     ret_struct: Option<String>,
+    /// The count run's text: pushes counted (and, in one invocation, stored while they fit).
+    count: bool,
+    /// A parallel loop's dispatch (its pushes on the iteration's own stack).
+    in_loop: bool,
+    /// Pushes or pops are written.
+    uses_tape: bool,
+    /// The failure code of a stack overflow.
+    overflow_site: u32,
     tmp: usize,
 }
 
@@ -481,6 +612,10 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             calling: vec![],
             in_callee: false,
             ret_struct: None,
+            count: false,
+            in_loop: false,
+            uses_tape: false,
+            overflow_site: 0,
             tmp: 0,
         }
     }
@@ -518,7 +653,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         let mut bufs: Vec<(&Value, &u32)> = self.k.buffers.iter().collect();
         bufs.sort_by_key(|(_, n)| **n);
         for (&v, &n) in bufs {
-            if !self.bindings.contains(&(3 + n)) {
+            if !self.bindings.contains(&(BUF0 + n)) {
                 continue;
             }
             let m = self.f.ty(v).mem().unwrap();
@@ -531,7 +666,50 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             } else {
                 (if m.access == Access::Mut { "read_write" } else { "read" }, elem.to_string())
             };
-            let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> b{n}: array<{t}>;", 3 + n);
+            let _ = writeln!(s, "@group(0) @binding({}) var<storage, {access}> b{n}: array<{t}>;", BUF0 + n);
+        }
+        let mut allocs: Vec<(&Value, &(u32, Value))> = self.k.allocs.iter().collect();
+        allocs.sort_by_key(|(_, (j, _))| *j);
+        let nbuf = self.k.buffers.len() as u32;
+        for (&v, &(j, _)) in allocs {
+            if self.bindings.contains(&(BUF0 + nbuf + j)) {
+                let elem = stored(self.f.ty(v).mem().map_or(Scalar::U32, |m| m.elem), SpanId::NONE).unwrap();
+                let _ = writeln!(
+                    s,
+                    "@group(0) @binding({}) var<storage, read_write> c{j}: array<{elem}>;",
+                    BUF0 + nbuf + j
+                );
+            }
+        }
+        if self.uses_tape {
+            s.push_str("var<private> cotan_tp: u32;\nvar<private> cotan_tmax: u32;\nvar<private> cotan_tend: u32;\n");
+            let overflow = self.overflow_site;
+            match (self.count, self.in_loop) {
+                (false, _) => {
+                    let _ = write!(
+                        s,
+                        "@group(0) @binding(3) var<storage, read_write> cotan_tape: array<u32>;\n\
+                         fn cotan_push(x: u32) {{\n    if (cotan_tp >= cotan_tend) {{ cotan_fail({overflow}u, cotan_tp, cotan_tend); }} else {{ cotan_tape[cotan_tp] = x; }}\n    cotan_tp += 1u;\n}}\n\
+                         fn cotan_pop() -> u32 {{\n    cotan_tp -= 1u;\n    return cotan_tape[cotan_tp];\n}}\n"
+                    );
+                }
+                (true, false) => s.push_str(
+                    "@group(0) @binding(3) var<storage, read_write> cotan_tape: array<u32>;\n\
+                     fn cotan_push(x: u32) {\n    if (cotan_tp < st.scap) { cotan_tape[cotan_tp] = x; }\n    cotan_tp += 1u;\n    cotan_tmax = max(cotan_tmax, cotan_tp);\n}\n\
+                     fn cotan_pop() -> u32 {\n    if (cotan_tp == 0u) { return 0u; }\n    cotan_tp -= 1u;\n    if (cotan_tp < st.scap) { return cotan_tape[cotan_tp]; }\n    return 0u;\n}\n",
+                ),
+                (true, true) => s.push_str(
+                    "fn cotan_push(x: u32) {\n    cotan_tp += 1u;\n    cotan_tmax = max(cotan_tmax, cotan_tp);\n}\n\
+                     fn cotan_pop() -> u32 {\n    if (cotan_tp > 0u) { cotan_tp -= 1u; }\n    return 0u;\n}\n",
+                ),
+            }
+            if self.in_loop {
+                if self.count {
+                    s.push_str("@group(0) @binding(4) var<storage, read_write> cotan_counts: array<u32>;\n");
+                } else {
+                    s.push_str("@group(0) @binding(4) var<storage, read> cotan_offsets: array<u32>;\n");
+                }
+            }
         }
         for h in &self.helpers {
             s.push_str(h);
@@ -544,9 +722,17 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
 
     fn finish_once(mut self) -> GpuStep {
         self.bindings.insert(0);
-        let body = std::mem::take(&mut self.body);
+        let mut body = std::mem::take(&mut self.body);
+        if self.uses_tape {
+            // The sequential stack's depth carries over from step to step.
+            self.tape_bindings();
+            body = format!(
+                "    cotan_tp = st.tp;\n    cotan_tend = st.scap;\n{body}    st.tp = cotan_tp;\n    st.tmax = max(st.tmax, cotan_tmax);\n"
+            );
+        }
         let wgsl = format!("{}@compute @workgroup_size(1)\nfn main() {{\n{body}}}\n", self.header());
-        GpuStep { wgsl, bindings: self.bindings.into_iter().collect(), loop_index: None }
+        let bindings = self.used_bindings(&wgsl);
+        GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], bindings, loop_index: None }
     }
 
     /// The dispatch size of parallel loop `k` (`op`), at the end of the step before it.
@@ -563,8 +749,44 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             3 * k + 1,
             3 * k + 2
         ));
+        if self.k.tape {
+            // Room for the loop's per-iteration stack counts (then offsets).
+            self.line(format!(
+                "    st.cb{k} = st.cursor;\n        st.cn{k} = n;\n        st.cursor = st.cursor + n + 1u;"
+            ));
+        }
         self.line("}");
         Ok(())
+    }
+
+    /// The bindings the entry point uses: wgpu's layout derived from the shader leaves out
+    /// those declared but not used (a helper never called), and the bind group must match.
+    fn used_bindings(&self, wgsl: &str) -> Vec<u32> {
+        let calls = |name: &str| wgsl.matches(name).count() > 1;
+        let nbuf = self.k.buffers.len() as u32;
+        self.bindings
+            .iter()
+            .copied()
+            .filter(|&b| match b {
+                0 => wgsl.contains("st."),
+                1 => calls("cotan_fail("),
+                2 => wgsl.contains("cotan_sizes["),
+                3 => calls("cotan_push(") || calls("cotan_pop("),
+                4 => wgsl.contains("cotan_counts[") || wgsl.contains("cotan_offsets["),
+                b if b < BUF0 + nbuf => wgsl.contains(&format!("b{}[", b - BUF0)),
+                b => wgsl.contains(&format!("c{}[", b - BUF0 - nbuf)),
+            })
+            .collect()
+    }
+
+    fn tape_bindings(&mut self) {
+        self.bindings.insert(1);
+        if !(self.count && self.in_loop) {
+            self.bindings.insert(3);
+        }
+        if self.in_loop {
+            self.bindings.insert(4);
+        }
     }
 
     /// A parallel loop's dispatch: invocation `t` runs iteration `lo + t`.
@@ -582,14 +804,24 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         for o in &body.ops {
             self.op(o)?;
         }
-        let inner = std::mem::take(&mut self.body);
+        let mut inner = std::mem::take(&mut self.body);
+        if self.uses_tape {
+            // The iteration's own stack: where the count run found room for it.
+            self.tape_bindings();
+            inner = if self.count {
+                format!("    cotan_tp = 0u;\n    cotan_tmax = 0u;\n{inner}    if (st.cb{k} + t < st.ccap) {{ cotan_counts[st.cb{k} + t] = cotan_tmax; }}\n")
+            } else {
+                format!("    cotan_tp = cotan_offsets[st.cb{k} + t];\n    cotan_tend = cotan_offsets[st.cb{k} + t + 1u];\n{inner}")
+            };
+        }
         let wgsl = format!(
             "{}@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{\n    let t = gid.x + gid.y * nwg.x * 64u;\n    let lo = {lo};\n    let hi = {hi};\n    if (!(lo < hi) || t >= u32(hi - lo)) {{ return; }}\n    let v{}: {it} = lo + {it}(t);\n{}{inner}}}\n",
             self.header(),
             index.0,
             decls.concat()
         );
-        Ok(GpuStep { wgsl, bindings: self.bindings.into_iter().collect(), loop_index: Some(k) })
+        let bindings = self.used_bindings(&wgsl);
+        Ok(GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], bindings, loop_index: Some(k) })
     }
 
     /// A number's expression.
@@ -693,11 +925,19 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         let iv = self.val(i);
         let (name, len, what) = if let Some(&n) = self.k.buffers.get(&mem) {
             self.bindings.insert(0);
-            self.bindings.insert(3 + n);
+            self.bindings.insert(BUF0 + n);
             (
                 format!("b{n}"),
                 format!("st.l{n}"),
                 self.f.value(mem).name.clone().unwrap_or_else(|| format!("buffer {n}")),
+            )
+        } else if let Some(&(j, len)) = self.k.allocs.get(&mem).filter(|_| !self.in_callee) {
+            self.bindings.insert(0);
+            self.bindings.insert(BUF0 + self.k.buffers.len() as u32 + j);
+            (
+                format!("c{j}"),
+                format!("st.v{}", len.0),
+                self.f.value(mem).name.clone().unwrap_or_else(|| "a vector".into()),
             )
         } else if let Some(&n) = self.arrays.get(&mem) {
             (
@@ -915,6 +1155,8 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                     format!("st.l{n}")
                 } else if let Some(&n) = self.arrays.get(mem) {
                     format!("{n}u")
+                } else if let Some(&(_, len)) = self.k.allocs.get(mem).filter(|_| !self.in_callee) {
+                    self.val(len)
                 } else {
                     return err(span, "on the GPU, only a kernel's slice parameters and its fixed-size local arrays have a length");
                 }
@@ -929,6 +1171,18 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 } else {
                     self.line(format!("{place} = {x};"));
                 }
+                return Ok(());
+            }
+            OpKind::Alloc { len, init } if !self.in_callee && self.k.allocs.contains_key(&op.result.unwrap()) => {
+                // A vector of run-time length: a buffer the host makes, as long as the count
+                // run found.
+                let r = op.result.unwrap();
+                let j = self.k.allocs[&r].0;
+                let b = BUF0 + self.k.buffers.len() as u32 + j;
+                self.bindings.insert(b);
+                let (n, x) = (self.val(*len), self.val(*init));
+                let k = self.fresh("k");
+                self.line(format!("for (var {k} = 0u; {k} < {n}; {k}++) {{ c{j}[{k}] = {x}; }}"));
                 return Ok(());
             }
             OpKind::Alloc { len, init } => {
@@ -955,7 +1209,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             OpKind::Fill { mem, value } => {
                 let x = self.val(*value);
                 let len = if let Some(&n) = self.k.buffers.get(mem) {
-                    self.bindings.insert(3 + n);
+                    self.bindings.insert(BUF0 + n);
                     format!("st.l{n}")
                 } else if let Some(&n) = self.arrays.get(mem) {
                     format!("{n}u")
@@ -1060,7 +1314,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             }
             OpKind::Call { callee, args, outs, tape } => {
                 if *tape {
-                    return err(span, "this call records a tape, which the GPU backend does not run yet (reverse mode); use the CPU version");
+                    self.use_tape();
                 }
                 let name = self.function(callee, span)?;
                 let mut a = vec![];
@@ -1103,8 +1357,24 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 }
                 return Ok(());
             }
-            OpKind::Push(_) | OpKind::Pop => {
-                return err(span, "this derivative records a tape, which the GPU backend does not run yet (reverse mode); use the CPU version");
+            OpKind::Push(v) => {
+                let x = self.val(*v);
+                let word = match self.scalar_of(*v) {
+                    Scalar::Bool => format!("select(0u, 1u, {x})"),
+                    Scalar::F64 => return err(span, "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32"),
+                    _ => format!("bitcast<u32>({x})"),
+                };
+                self.use_tape();
+                self.line(format!("cotan_push({word});"));
+                return Ok(());
+            }
+            OpKind::Pop => {
+                self.use_tape();
+                match s.unwrap() {
+                    Scalar::Bool => "(cotan_pop() != 0u)".to_string(),
+                    Scalar::F64 => return err(span, "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32"),
+                    other => format!("bitcast<{}>(cotan_pop())", wty(other, span)?),
+                }
             }
             OpKind::Print { .. } => return err(span, "`println!` and the like do not run on the GPU; remove them from a `gpu` kernel"),
             _ => {
@@ -1118,6 +1388,17 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             self.bind(r, e, span)?;
         }
         Ok(())
+    }
+
+    fn use_tape(&mut self) {
+        if !self.uses_tape {
+            self.uses_tape = true;
+            let at = self.k.f.name.clone();
+            self.overflow_site = self.k.site(format!(
+                "the AD stack of `{at}` overflowed at entry {{0}} of {{1}}: the count run found fewer pushes than the real run made (a data-dependent branch that atomic accumulations' order changed?)"
+            ));
+        }
+        self.bindings.insert(1);
     }
 
     /// The message of a loop the driver ended early.
@@ -1217,13 +1498,18 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         // The callee in a module of its own values, whose callees and helpers join this one.
         let mut sub = Module::new(&mut *self.k, &mut *self.callee, self.site, &g);
         sub.in_callee = true;
+        sub.count = self.count;
+        sub.in_loop = self.in_loop;
         sub.ret_struct = out_struct;
         sub.calling = self.calling.clone();
         sub.calling.push(path.to_string());
         sub.fn_names = self.fn_names.clone();
         let result = g.body.ops.iter().try_for_each(|op| sub.op(op));
-        let (body, helpers, functions, fn_names, bindings) =
-            (sub.body, sub.helpers, sub.functions, sub.fn_names, sub.bindings);
+        let (body, helpers, functions, fn_names, bindings, tape) =
+            (sub.body, sub.helpers, sub.functions, sub.fn_names, sub.bindings, sub.uses_tape);
+        if tape {
+            self.use_tape();
+        }
         result
             .map_err(|e| WgslError { span, message: format!("in `{path}`, which the kernel calls: {}", e.message) })?;
         self.helpers.extend(helpers);

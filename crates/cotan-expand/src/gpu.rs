@@ -41,11 +41,22 @@ pub(crate) fn entry(
     let steps = k.steps.iter().map(|s| {
         let wgsl = &s.wgsl;
         let bindings = &s.bindings;
+        let count_bindings = &s.count_bindings;
+        let count_wgsl = match &s.count_wgsl {
+            Some(w) => quote!(::core::option::Option::Some(#w)),
+            None => quote!(::core::option::Option::None),
+        };
         let kind = match s.loop_index {
             Some(l) => quote!(#krate::gpu::StepKind::Loop(#l)),
             None => quote!(#krate::gpu::StepKind::Once),
         };
-        quote!(#krate::gpu::Step { wgsl: #wgsl, bindings: &[#(#bindings),*], kind: #kind })
+        quote!(#krate::gpu::Step {
+            wgsl: #wgsl,
+            bindings: &[#(#bindings),*],
+            count_wgsl: #count_wgsl,
+            count_bindings: &[#(#count_bindings),*],
+            kind: #kind,
+        })
     });
     let sites = k.sites.iter().map(|s| {
         let parts: Vec<&str> = s.split("{file}").collect();
@@ -59,6 +70,20 @@ pub(crate) fn entry(
         quote!(::core::concat!(#(#toks),*))
     });
     let n_steps = k.steps.len();
+    let tape = match &k.tape {
+        Some(t) => {
+            let (tp, tmax, scap, cursor, ccap) = (t.tp, t.tmax, t.scap, t.cursor, t.ccap);
+            let loops = t.loops.iter().map(|(a, b)| quote!((#a, #b)));
+            quote!(::core::option::Option::Some(#krate::gpu::TapePlan {
+                tp: #tp, tmax: #tmax, scap: #scap, cursor: #cursor, ccap: #ccap, loops: &[#(#loops),*],
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let allocs = k.allocs.iter().map(|(s, off)| {
+        let bytes: u32 = if *s == Scalar::F64 { 8 } else { 4 };
+        quote!((#bytes, #off))
+    });
     let (state, loops, f64) = (k.state_bytes, k.loops, k.f64);
     let mut params = vec![];
     let mut puts = vec![];
@@ -132,6 +157,8 @@ pub(crate) fn entry(
                 steps: &STEPS,
                 loops: #loops,
                 sites: &[#(#sites),*],
+                tape: #tape,
+                allocs: &[#(#allocs),*],
             };
             let mut cotan_launch = #krate::gpu::Launch::new(cotan_dev, &PLAN)?;
             #(#puts)*

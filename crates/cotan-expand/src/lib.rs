@@ -519,13 +519,8 @@ pub(crate) fn derive_plain(
         _ => emit_with_callees(&derived, vis.clone(), &lowered, &program)?,
     };
     let body = keep_unsafe(body, func)?;
-    // `#[cotan::kernel(gpu)]`: forward mode on the GPU too (reverse mode runs on the CPU).
-    let gpu = if cfg!(feature = "gpu")
-        && gpu::is_gpu_kernel(func)
-        && mode == Mode::Forward
-        && args.width == 1
-        && lowered.ret_shape.is_none()
-    {
+    // `#[cotan::kernel(gpu)]`: the derivative on the GPU too.
+    let gpu = if cfg!(feature = "gpu") && gpu::is_gpu_kernel(func) && args.width == 1 && lowered.ret_shape.is_none() {
         gpu::entry(&derived, &args.name, &vis, &lowered.spans, &mut program)?
     } else {
         TokenStream::new()

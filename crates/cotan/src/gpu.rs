@@ -1,8 +1,8 @@
 //! The GPU backend of `#[cotan::kernel(gpu)]` (cotan's feature `gpu`): a [`Device`], typed
 //! [`Buffer`]s, and [`GpuError`].
 //!
-//! For a kernel `NAME` with `#[cotan::kernel(gpu)]`, and for each forward-mode derivative
-//! `DNAME` an autodiff attribute makes of it, cotan also generates `NAME_gpu` / `DNAME_gpu`:
+//! For a kernel `NAME` with `#[cotan::kernel(gpu)]`, and for each derivative `DNAME` an
+//! autodiff attribute makes of it (forward or reverse mode), cotan also generates `NAME_gpu` / `DNAME_gpu`:
 //! the same function as WGSL compute shaders, taking `&Device` first, then the same
 //! parameters with `&[T]` as `&Buffer<T>` and `&mut [T]` as `&mut Buffer<T>` (numbers as
 //! they are), and returning `Result<R, GpuError>` where `R` is what the CPU version returns.
@@ -19,7 +19,8 @@
 //! each; every parallel loop is one dispatch of `ceil(n / 64)` workgroups of 64 (its size
 //! computed on the device, an indirect dispatch). The values that cross dispatches live in
 //! a small state buffer. Everything is recorded into one command buffer: one submission and
-//! one read-back per call.
+//! one read-back per call. A reverse-mode derivative first makes a count run on copies of
+//! the buffers, which sizes its AD stack exactly (see [`last_stack`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -92,6 +93,8 @@ pub struct Device {
     limits: wgpu::Limits,
     /// Compiled pipelines, by the address of their WGSL source (a `'static` string).
     pipelines: Mutex<HashMap<usize, wgpu::ComputePipeline>>,
+    /// A lower limit on the AD stack's bytes than the device's, if set.
+    stack_limit: Mutex<Option<u64>>,
 }
 
 impl fmt::Debug for Device {
@@ -120,7 +123,15 @@ impl Device {
             ..Default::default()
         }))
         .map_err(|e| GpuError::Device(e.to_string()))?;
-        Ok(Device { device, queue, name: adapter.get_info().name, f64, limits, pipelines: Mutex::new(HashMap::new()) })
+        Ok(Device {
+            device,
+            queue,
+            name: adapter.get_info().name,
+            f64,
+            limits,
+            pipelines: Mutex::new(HashMap::new()),
+            stack_limit: Mutex::new(None),
+        })
     }
 
     /// The adapter's name ("llvmpipe (LLVM ...)" for Mesa's lavapipe).
@@ -136,6 +147,18 @@ impl Device {
     /// The largest storage buffer a kernel may bind, in bytes.
     pub fn max_buffer_bytes(&self) -> u64 {
         self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+    }
+
+    /// Limits a reverse-mode kernel's AD stack to `bytes` (at most the device's buffer limit,
+    /// which applies without it): a call that needs more returns `GpuError::TooLarge` before it
+    /// runs anything on the buffers it is given.
+    pub fn set_stack_limit(&self, bytes: Option<u64>) {
+        *self.stack_limit.lock().unwrap() = bytes;
+    }
+
+    fn stack_limit(&self) -> u64 {
+        let dev = self.max_buffer_bytes();
+        self.stack_limit.lock().unwrap().map_or(dev, |l| l.min(dev))
     }
 
     fn storage(&self, what: &str, bytes: u64, extra: wgpu::BufferUsages) -> Result<wgpu::Buffer, GpuError> {
@@ -349,14 +372,34 @@ pub struct Plan {
     pub loops: u32,
     /// What a failure code reported by the device means (code `k + 1` is `sites[k]`).
     pub sites: &'static [&'static str],
+    /// The AD stack's state fields, for a kernel that records one (reverse mode).
+    pub tape: Option<TapePlan>,
+    /// The vectors the kernel makes: bytes per element, offset of the length in the state.
+    pub allocs: &'static [(u32, u32)],
+}
+
+/// Offsets in the state of the AD stack's numbers (see `cotan_codegen::wgsl::TapeLayout`).
+#[doc(hidden)]
+pub struct TapePlan {
+    pub tp: u32,
+    pub tmax: u32,
+    pub scap: u32,
+    pub cursor: u32,
+    pub ccap: u32,
+    /// Per parallel loop: the offsets of its first count and of its iteration count.
+    pub loops: &'static [(u32, u32)],
 }
 
 /// One dispatch: its shader (entry point `main`), the bindings it uses (0 the state, 1 the
-/// status, 2 the dispatch sizes, `3 + k` the `k`-th buffer parameter) and how it runs.
+/// status, 2 the dispatch sizes, 3 the AD stack, 4 the stack counts or offsets, `5 + k` the
+/// `k`-th buffer parameter, then the vectors the kernel makes) and how it runs.
 #[doc(hidden)]
 pub struct Step {
     pub wgsl: &'static str,
     pub bindings: &'static [u32],
+    /// The count run's shader and bindings (a kernel with an AD stack).
+    pub count_wgsl: Option<&'static str>,
+    pub count_bindings: &'static [u32],
     pub kind: StepKind,
 }
 
@@ -418,12 +461,127 @@ impl<'a> Launch<'a> {
         self.buffers.push(&b.buf);
     }
 
-    /// Runs the steps and returns the state buffer's bytes after them.
+    /// Runs the steps and returns the state buffer's bytes after them. A kernel with an AD
+    /// stack first runs a count run on copies of the buffers (the user's are not touched),
+    /// which finds how many values the sequential parts and each iteration of each parallel
+    /// loop push; the stack is then one buffer of exactly that size, each iteration's slice
+    /// at its exclusive prefix sum. If it exceeds the limit, the error comes before anything
+    /// runs on the user's buffers.
     pub fn run(self, dev: &Device) -> Result<Vec<u8>, GpuError> {
+        let plan = self.plan;
+        let Some(tp) = &plan.tape else {
+            return self.execute(dev, &self.state, false, &self.buffers, None, None, &[]);
+        };
+        let total_len: u64 = self.buffers.iter().map(|b| b.size() / 4).sum();
+        let (mut scap, mut ccap, mut acap) = (1024 + total_len, 1024 + total_len, 16 + total_len);
+        let put = |state: &mut Vec<u8>, off: u32, x: u64| {
+            state[off as usize..off as usize + 4].copy_from_slice(&(x as u32).to_le_bytes())
+        };
+        let word = |state: &[u8], off: u32| u64::from(get::<u32>(state, off));
+        for _ in 0..4 {
+            // Copies of the buffers: the count run writes its own.
+            let mut copies = vec![];
+            let mut enc = dev.device.create_command_encoder(&Default::default());
+            for b in &self.buffers {
+                let c = dev.storage("a count run's copy", b.size(), wgpu::BufferUsages::empty())?;
+                enc.copy_buffer_to_buffer(b, 0, &c, 0, b.size());
+                copies.push(c);
+            }
+            dev.queue.submit([enc.finish()]);
+            let tape = dev.storage("the count run's stack", 4 * scap, wgpu::BufferUsages::empty())?;
+            let counts = dev.storage("the count run's counts", 4 * ccap, wgpu::BufferUsages::empty())?;
+            let allocs: Vec<wgpu::Buffer> = plan
+                .allocs
+                .iter()
+                .map(|(bytes, _)| {
+                    dev.storage("a count run's vector", u64::from(*bytes) * acap, wgpu::BufferUsages::empty())
+                })
+                .collect::<Result<_, _>>()?;
+            let mut state = self.state.clone();
+            put(&mut state, tp.scap, scap);
+            put(&mut state, tp.ccap, ccap);
+            let copies_ref: Vec<&wgpu::Buffer> = copies.iter().collect();
+            let after = self.execute(dev, &state, true, &copies_ref, Some(&tape), Some(&counts), &allocs)?;
+            let s = word(&after, tp.tmax);
+            let cursor = word(&after, tp.cursor);
+            let longest = plan.allocs.iter().map(|(_, off)| word(&after, *off)).max().unwrap_or(0);
+            if s > scap || cursor > ccap || longest > acap {
+                (scap, ccap, acap) = (scap.max(s), ccap.max(cursor), acap.max(longest));
+                continue;
+            }
+            // Exclusive prefix sums: each iteration's slice, after the sequential stack.
+            let counts = dev.read_back(&counts, 4 * cursor.max(1))?;
+            let mut offsets = vec![0u32; cursor as usize + 1];
+            let (mut words, mut deepest) = (s, 0);
+            for &(cb, cn) in tp.loops {
+                let (base, n) = (word(&after, cb) as usize, word(&after, cn) as usize);
+                if base + n >= offsets.len() {
+                    continue;
+                }
+                let mut at = s;
+                for t in 0..n {
+                    offsets[base + t] = at as u32;
+                    let c = u64::from(u32::get(&counts[4 * (base + t)..]));
+                    deepest = deepest.max(c);
+                    at += c;
+                }
+                offsets[base + n] = at as u32;
+                words = words.max(at);
+            }
+            let bytes = 4 * words;
+            let limit = dev.stack_limit();
+            if bytes > limit || u32::try_from(words).is_err() {
+                return Err(GpuError::TooLarge {
+                    what: format!("the AD stack of kernel `{}`", plan.kernel),
+                    bytes,
+                    limit,
+                });
+            }
+            let tape = dev.storage("the AD stack", bytes, wgpu::BufferUsages::empty())?;
+            let mut obytes = vec![];
+            for o in &offsets {
+                o.put(&mut obytes);
+            }
+            let offs = dev.storage("the AD stack's offsets", obytes.len() as u64, wgpu::BufferUsages::empty())?;
+            dev.queue.write_buffer(&offs, 0, &obytes);
+            let allocs: Vec<wgpu::Buffer> = plan
+                .allocs
+                .iter()
+                .map(|(b, off)| {
+                    dev.storage(
+                        "a vector of the kernel",
+                        u64::from(*b) * word(&after, *off),
+                        wgpu::BufferUsages::empty(),
+                    )
+                })
+                .collect::<Result<_, _>>()?;
+            let mut state = self.state.clone();
+            put(&mut state, tp.scap, s);
+            let iterations: u64 = tp.loops.iter().map(|&(_, cn)| word(&after, cn)).sum();
+            LAST_STACK.with(|c| {
+                c.set(StackStats { bytes, sequential_bytes: 4 * s, iterations, deepest_iteration_bytes: 4 * deepest })
+            });
+            return self.execute(dev, &state, false, &self.buffers, Some(&tape), Some(&offs), &allocs);
+        }
+        Err(GpuError::Internal { kernel: plan.kernel.to_string(), message: "the count run did not settle".into() })
+    }
+
+    /// One run of the steps (the count run's texts with `count`) on these buffers.
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &self,
+        dev: &Device,
+        state_bytes: &[u8],
+        count: bool,
+        buffers: &[&wgpu::Buffer],
+        tape: Option<&wgpu::Buffer>,
+        counts: Option<&wgpu::Buffer>,
+        allocs: &[wgpu::Buffer],
+    ) -> Result<Vec<u8>, GpuError> {
         let plan = self.plan;
         let kernel = plan.kernel;
         let state = dev.storage("the kernel's state", u64::from(plan.state), wgpu::BufferUsages::empty())?;
-        dev.queue.write_buffer(&state, 0, &self.state);
+        dev.queue.write_buffer(&state, 0, state_bytes);
         let status = dev.storage("the kernel's status", 16, wgpu::BufferUsages::empty())?;
         let sizes = dev.storage(
             "the kernel's dispatch sizes",
@@ -432,20 +590,24 @@ impl<'a> Launch<'a> {
         )?;
         let mut pipelines = vec![];
         for step in plan.steps {
-            pipelines.push(dev.pipeline(kernel, step.wgsl)?);
+            let wgsl = if count { step.count_wgsl.unwrap_or(step.wgsl) } else { step.wgsl };
+            pipelines.push(dev.pipeline(kernel, wgsl)?);
         }
         let scope = dev.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut enc = dev.device.create_command_encoder(&Default::default());
         for (step, pipeline) in plan.steps.iter().zip(&pipelines) {
-            let entries: Vec<wgpu::BindGroupEntry> = step
-                .bindings
+            let bindings = if count && step.count_wgsl.is_some() { step.count_bindings } else { step.bindings };
+            let entries: Vec<wgpu::BindGroupEntry> = bindings
                 .iter()
                 .map(|&b| {
                     let buf = match b {
                         0 => &state,
                         1 => &status,
                         2 => &sizes,
-                        k => self.buffers[k as usize - 3],
+                        3 => tape.expect("a kernel with an AD stack"),
+                        4 => counts.expect("a kernel with an AD stack"),
+                        k if (k as usize - 5) < buffers.len() => buffers[k as usize - 5],
+                        k => &allocs[k as usize - 5 - buffers.len()],
                     };
                     wgpu::BindGroupEntry { binding: b, resource: buf.as_entire_binding() }
                 })
@@ -467,16 +629,44 @@ impl<'a> Launch<'a> {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Internal { kernel: kernel.to_string(), message: e.to_string() });
         }
-        let st = dev.read_back(&status, 16)?;
-        let code = u32::get(&st[0..4]);
-        if code != 0 {
-            let (a, b) = (u32::get(&st[4..8]), u32::get(&st[8..12]));
-            let site = plan.sites.get(code as usize - 1).copied().unwrap_or("(unknown)");
-            let message = site.replace("{0}", &a.to_string()).replace("{1}", &b.to_string());
-            return Err(GpuError::Failed { kernel: kernel.to_string(), message });
+        // (The count run's failures are the real run's to report: its pops are zeros.)
+        if !count {
+            let st = dev.read_back(&status, 16)?;
+            let code = u32::get(&st[0..4]);
+            if code != 0 {
+                let (a, b) = (u32::get(&st[4..8]), u32::get(&st[8..12]));
+                let site = plan.sites.get(code as usize - 1).copied().unwrap_or("(unknown)");
+                let message = site.replace("{0}", &a.to_string()).replace("{1}", &b.to_string());
+                return Err(GpuError::Failed { kernel: kernel.to_string(), message });
+            }
         }
         dev.read_back(&state, u64::from(plan.state))
     }
+}
+
+/// The AD stack of a reverse-mode GPU call, as the count run sized it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StackStats {
+    /// The whole stack: the sequential parts' and, after it, the largest parallel loop's
+    /// iterations' slices.
+    pub bytes: u64,
+    /// The sequential parts' stack (the snapshots of what parallel loops write, ...).
+    pub sequential_bytes: u64,
+    /// The iterations of the parallel loops that record (each has its own slice).
+    pub iterations: u64,
+    /// The largest slice of one iteration: what a fixed per-thread cap would have to be.
+    pub deepest_iteration_bytes: u64,
+}
+
+thread_local! {
+    static LAST_STACK: std::cell::Cell<StackStats> = const {
+        std::cell::Cell::new(StackStats { bytes: 0, sequential_bytes: 0, iterations: 0, deepest_iteration_bytes: 0 })
+    };
+}
+
+/// The AD stack of the last reverse-mode GPU call on this thread (zeros before any).
+pub fn last_stack() -> StackStats {
+    LAST_STACK.with(|c| c.get())
 }
 
 /// A number of the state buffer read back.

@@ -54,12 +54,14 @@ type Reverse = fn(&[f32], &mut [f32], &mut [f32], &mut [f32], f32) -> f32;
 type GpuPrimal = fn(&Device, &Buffer<f32>, &mut Buffer<f32>) -> Result<f32, GpuError>;
 type GpuForward =
     fn(&Device, &Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>) -> Result<(f32, f32), GpuError>;
+type GpuReverse =
+    fn(&Device, &Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>, f32) -> Result<f32, GpuError>;
 
 /// A kernel (CPU primal, forward and reverse; GPU primal and forward) and its sequential twin.
 struct Shape {
     name: &'static str,
     cpu: (Primal, Forward, Reverse),
-    gpu: (GpuPrimal, GpuForward),
+    gpu: (GpuPrimal, GpuForward, GpuReverse),
     plain: (Primal, Forward),
     /// The primal's tolerance (1e-4, but for GPU functions Vulkan lets be less precise).
     tol: f32,
@@ -110,6 +112,33 @@ fn check(dev: &Device, s: &Shape, n: usize, seed: u64) {
     (s.cpu.2)(&x, &mut dx, &mut y3, &mut dy3, 1.0);
     let dot: f32 = dx.iter().zip(&u).map(|(g, u)| g * u).sum();
     assert!(close(t_gpu, dot, 10.0 * tol), "{name} n={n}: dot-product test: GPU forward {t_gpu}, CPU reverse {dot}");
+    // Reverse mode on the GPU (the AD stack sized by the count run): against the CPU's
+    // gradient, the dot-product test against the GPU's forward mode, finite differences.
+    let (mut dxb, mut yb, mut dyb) = (
+        Buffer::<f32>::zeros(dev, n).unwrap(),
+        Buffer::<f32>::zeros(dev, n).unwrap(),
+        Buffer::<f32>::zeros(dev, n).unwrap(),
+    );
+    let r_gpu = (s.gpu.2)(dev, &xb, &mut dxb, &mut yb, &mut dyb, 1.0).unwrap();
+    let g_gpu = dxb.read(dev).unwrap();
+    assert!(close(r_gpu, v_cpu, tol), "{name} n={n}: reverse's primal on the GPU {r_gpu} against {v_cpu}");
+    assert_close(&format!("{name} n={n}: reverse's writes on the GPU"), &yb.read(dev).unwrap(), &y_cpu, tol);
+    assert_close(&format!("{name} n={n}: gradient on the GPU against the CPU's"), &g_gpu, &dx, 10.0 * tol);
+    let dot_gpu: f32 = g_gpu.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!(
+        close(t_gpu, dot_gpu, 10.0 * tol),
+        "{name} n={n}: dot-product test on the GPU: forward {t_gpu}, reverse {dot_gpu}"
+    );
+    if n <= 64 {
+        let fd = (at(h) - at(-h)) / (2.0 * h);
+        assert!(
+            close(dot_gpu, fd, 2e-2),
+            "{name} n={n}: gradient on the GPU along u {dot_gpu}, finite differences {fd}"
+        );
+    }
+    // The stack holds exactly what was pushed: no per-thread cap.
+    let st = cotan::gpu::last_stack();
+    assert!(st.bytes >= st.sequential_bytes && st.iterations >= n as u64, "{name} n={n}: {st:?}");
 }
 
 /// Defines `$k` with `#[cotan::kernel(gpu)]` (with `_fwd` and `_rev`) and `$p`, the same
@@ -251,14 +280,14 @@ shape!(deep, deep_fwd, deep_rev; deep_seq, deep_seq_fwd;
     s
 });
 
-// One iteration far deep60ker than the others: 6·10^4 steps of its inner loop, under
-// llvmpipe's limit (a contraction,
+// One iteration far deeper than the others: 1.2·10^4 steps of its inner loop,
+// under llvmpipe's limit on loops (its forward and reverse sweep count against it) (a contraction,
 // so that f32 rounding does not pile up).
-shape!(deep60k, deep60k_fwd, deep60k_rev; deep60k_seq, deep60k_seq_fwd;
+shape!(deep12k, deep12k_fwd, deep12k_rev; deep12k_seq, deep12k_seq_fwd;
 (x: &[f32], y: &mut [f32]) -> f32 {
     let n = x.len();
     for i in cotan::par(0..n) {
-        let trips = if i == 0 { 60000 } else { 3 };
+        let trips = if i == 0 { 12000 } else { 3 };
         let mut s = x[i];
         for k in 0..trips {
             s = 0.5 * s + 0.3 * (s + 1e-5 * k as f32).cos();
@@ -277,35 +306,35 @@ fn shapes() -> Vec<Shape> {
         Shape {
             name: "stencil",
             cpu: (stencil, stencil_fwd, stencil_rev),
-            gpu: (stencil_gpu, stencil_fwd_gpu),
+            gpu: (stencil_gpu, stencil_fwd_gpu, stencil_rev_gpu),
             plain: (stencil_seq, stencil_seq_fwd),
             tol: 1e-4,
         },
         Shape {
             name: "scatter",
             cpu: (scatter, scatter_fwd, scatter_rev),
-            gpu: (scatter_gpu, scatter_fwd_gpu),
+            gpu: (scatter_gpu, scatter_fwd_gpu, scatter_rev_gpu),
             plain: (scatter_seq, scatter_seq_fwd),
             tol: 1e-4,
         },
         Shape {
             name: "dynamic",
             cpu: (dynamic, dynamic_fwd, dynamic_rev),
-            gpu: (dynamic_gpu, dynamic_fwd_gpu),
+            gpu: (dynamic_gpu, dynamic_fwd_gpu, dynamic_rev_gpu),
             plain: (dynamic_seq, dynamic_seq_fwd),
             tol: 1e-4,
         },
         Shape {
             name: "edges",
             cpu: (edges, edges_fwd, edges_rev),
-            gpu: (edges_gpu, edges_fwd_gpu),
+            gpu: (edges_gpu, edges_fwd_gpu, edges_rev_gpu),
             plain: (edges_seq, edges_seq_fwd),
             tol: 1e-3,
         },
         Shape {
             name: "two_loops",
             cpu: (two_loops, two_loops_fwd, two_loops_rev),
-            gpu: (two_loops_gpu, two_loops_fwd_gpu),
+            gpu: (two_loops_gpu, two_loops_fwd_gpu, two_loops_rev_gpu),
             plain: (two_loops_seq, two_loops_seq_fwd),
             tol: 1e-4,
         },
@@ -339,23 +368,34 @@ fn cut_by_llvmpipe<T>(dev: &Device, r: &Result<T, GpuError>) -> bool {
 fn a_deep_thread_on_the_gpu() {
     let Some(dev) = device() else { return };
     let s = Shape {
-        name: "deep60k",
-        cpu: (deep60k, deep60k_fwd, deep60k_rev),
-        gpu: (deep60k_gpu, deep60k_fwd_gpu),
-        plain: (deep60k_seq, deep60k_seq_fwd),
+        name: "deep12k",
+        cpu: (deep12k, deep12k_fwd, deep12k_rev),
+        gpu: (deep12k_gpu, deep12k_fwd_gpu, deep12k_rev_gpu),
+        plain: (deep12k_seq, deep12k_seq_fwd),
         tol: 1e-4,
     };
     check(&dev, &s, 100, 5);
-    // 10^5 steps: beyond llvmpipe's limit, an error there; right anywhere else.
+    // The deep iteration's stack slice holds its 12000 pushes (one per step), the others a
+    // few each: no cap.
+    let st = cotan::gpu::last_stack();
+    println!("deep12k: {st:?}");
+    assert!(st.deepest_iteration_bytes >= 4 * 12000, "{st:?}");
+    assert!(st.bytes < 4 * st.deepest_iteration_bytes, "one deep iteration, not a cap for all: {st:?}");
+    // 10^5 steps (10^5 pushes in one thread): beyond llvmpipe's limit on loops, an error
+    // there, in each mode; right anywhere else.
     let x = values(100, 5);
-    let r = deep_gpu(&dev, &Buffer::from_slice(&dev, &x).unwrap(), &mut Buffer::zeros(&dev, 100).unwrap());
+    let xb = Buffer::from_slice(&dev, &x).unwrap();
+    let r = deep_gpu(&dev, &xb, &mut Buffer::zeros(&dev, 100).unwrap());
+    let z = || Buffer::<f32>::zeros(&dev, 100).unwrap();
+    let rr = deep_rev_gpu(&dev, &xb, &mut z(), &mut z(), &mut z(), 1.0);
     if cut_by_llvmpipe(&dev, &r) {
+        assert!(cut_by_llvmpipe(&dev, &rr), "{rr:?}");
         return;
     }
     let s = Shape {
         name: "deep",
         cpu: (deep, deep_fwd, deep_rev),
-        gpu: (deep_gpu, deep_fwd_gpu),
+        gpu: (deep_gpu, deep_fwd_gpu, deep_rev_gpu),
         plain: (deep_seq, deep_seq_fwd),
         tol: 1e-4,
     };
@@ -478,11 +518,13 @@ fn f64_where_the_device_has_it() {
 
 // A mass-spring chain (nonlinear springs, damping), stepped 200 times on the device, with
 // the tangent of the final energy (kinetic, and distance from rest) along a direction of
-// the initial positions: against the CPU's (1e-3) and finite differences (2e-2).
+// the initial positions: against the CPU's (1e-3) and finite differences (2e-2); and the
+// gradient by reverse mode on the GPU, step by step backwards (dot-product test, 1e-3).
 macro_rules! spring {
-    ($name:ident, $fwd:ident $(, $k:meta)?) => {
+    ($name:ident, $fwd:ident, $rev:ident $(, $k:meta)?) => {
         $(#[$k])?
         #[autodiff_forward($fwd, Dual, Dual, Dual, Dual, Const)]
+        #[autodiff_reverse($rev, Duplicated, Duplicated, Duplicated, Duplicated, Const)]
         fn $name(p: &[f32], v: &[f32], pn: &mut [f32], vn: &mut [f32], dt: f32) {
             let n = p.len();
             for i in cotan::par(0..n) {
@@ -502,8 +544,8 @@ macro_rules! spring {
         }
     };
 }
-spring!(spring_step, spring_step_fwd, cotan::kernel(gpu));
-spring!(spring_seq, spring_seq_fwd);
+spring!(spring_step, spring_step_fwd, spring_step_rev, cotan::kernel(gpu));
+spring!(spring_seq, spring_seq_fwd, spring_seq_rev);
 
 const STEPS: usize = 200;
 
@@ -559,6 +601,30 @@ fn mass_spring_steps_and_their_tangent_on_the_gpu() {
     let at = |s: f32| spring_energy(&p0.iter().zip(&u).map(|(p, u)| p + s * u).collect::<Vec<_>>());
     let fd = (at(h) - at(-h)) / (2.0 * h);
     assert!(close(t_gpu, fd, 2e-2), "tangent on the GPU {t_gpu}, finite differences {fd}");
+
+    // The gradient by reverse mode on the GPU: the states of every step kept on the device,
+    // then each step's reverse from the last, the adjoints passed back.
+    let mut ps = vec![Buffer::from_slice(&dev, &p0).unwrap()];
+    let mut vs = vec![z(&dev)];
+    for t in 0..STEPS {
+        let (mut pn, mut vn) = (z(&dev), z(&dev));
+        spring_step_gpu(&dev, &ps[t], &vs[t], &mut pn, &mut vn, 0.01).unwrap();
+        ps.push(pn);
+        vs.push(vn);
+    }
+    let (pt, vt) = (ps[STEPS].read(&dev).unwrap(), vs[STEPS].read(&dev).unwrap());
+    let ap: Vec<f32> = (0..n).map(|i| 0.002 * (pt[i] - i as f32)).collect();
+    let av: Vec<f32> = (0..n).map(|i| 2.0 * vt[i]).collect();
+    let (mut ap, mut av) = (Buffer::from_slice(&dev, &ap).unwrap(), Buffer::from_slice(&dev, &av).unwrap());
+    for t in (0..STEPS).rev() {
+        let (mut dp, mut dv, mut pn, mut vn) = (z(&dev), z(&dev), z(&dev), z(&dev));
+        spring_step_rev_gpu(&dev, &ps[t], &mut dp, &vs[t], &mut dv, &mut pn, &mut ap, &mut vn, &mut av, 0.01).unwrap();
+        ap = dp;
+        av = dv;
+    }
+    let g = ap.read(&dev).unwrap();
+    let dot: f32 = g.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!(close(dot, t_gpu, 1e-3), "200 steps: gradient on the GPU along u {dot}, tangent {t_gpu}");
 }
 
 /// The median of 9 timed calls of `f` after an untimed one, in milliseconds.
@@ -586,9 +652,17 @@ fn gpu_figures() {
     // (Under llvmpipe's limit on loops: the sums after the parallel loops run in order.)
     let n = 8192;
     println!("adapter: {}, n = {n}", dev.adapter_name());
-    println!("| kernel | primal GPU (ms) | forward GPU (ms) | forward/primal | primal CPU rayon (ms) |");
-    println!("|---|---|---|---|---|");
-    for s in shapes() {
+    println!("| kernel | primal GPU (ms) | forward GPU (ms) | reverse GPU (ms) | forward/primal | reverse/primal | primal CPU rayon (ms) | stack bytes / iteration (mean) | deepest iteration (bytes) | fixed cap for all (bytes) | exact stack (bytes) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut all = shapes();
+    all.push(Shape {
+        name: "deep12k",
+        cpu: (deep12k, deep12k_fwd, deep12k_rev),
+        gpu: (deep12k_gpu, deep12k_fwd_gpu, deep12k_rev_gpu),
+        plain: (deep12k_seq, deep12k_seq_fwd),
+        tol: 1e-4,
+    });
+    for s in all {
         let x = values(n, 1);
         let u = values(n, 2);
         let xb = Buffer::from_slice(&dev, &x).unwrap();
@@ -605,12 +679,60 @@ fn gpu_figures() {
             let (mut y, mut dy) = (Buffer::<f32>::zeros(d, n).unwrap(), Buffer::<f32>::zeros(d, n).unwrap());
             gpu_f(d, xr, ur, &mut y, &mut dy).unwrap();
         });
+        let gpu_r = s.gpu.2;
+        let tr = median(|| {
+            let z = || Buffer::<f32>::zeros(d, n).unwrap();
+            gpu_r(d, xr, &mut z(), &mut z(), &mut z(), 1.0).unwrap();
+        });
+        let st = cotan::gpu::last_stack();
         let cpu = s.cpu.0;
         let xc = x.clone();
         let tc = median(|| {
             let mut y = vec![0.0; n];
             cpu(&xc, &mut y);
         });
-        println!("| {} | {tp:.2} | {tf:.2} | {:.2} | {tc:.2} |", s.name, tf / tp);
+        let per = (st.bytes - st.sequential_bytes) as f64 / n as f64;
+        let cap = st.deepest_iteration_bytes * n as u64 + st.sequential_bytes;
+        println!(
+            "| {} | {tp:.2} | {tf:.2} | {tr:.2} | {:.2} | {:.2} | {tc:.2} | {per:.1} | {} | {cap} | {} |",
+            s.name,
+            tf / tp,
+            tr / tp,
+            st.deepest_iteration_bytes,
+            st.bytes
+        );
     }
+}
+
+#[test]
+fn a_stack_above_the_limit_is_an_error_before_anything_runs() {
+    let Some(dev) = device() else { return };
+    let n = 100;
+    let x = values(n, 5);
+    let (dx0, y0, dy0) = (values(n, 6), values(n, 7), values(n, 8));
+    let xb = Buffer::from_slice(&dev, &x).unwrap();
+    let (mut dxb, mut yb, mut dyb) = (
+        Buffer::from_slice(&dev, &dx0).unwrap(),
+        Buffer::from_slice(&dev, &y0).unwrap(),
+        Buffer::from_slice(&dev, &dy0).unwrap(),
+    );
+    dev.set_stack_limit(Some(40_000));
+    let r = deep12k_rev_gpu(&dev, &xb, &mut dxb, &mut yb, &mut dyb, 1.0);
+    dev.set_stack_limit(None);
+    match r {
+        Err(GpuError::TooLarge { what, bytes, limit }) => {
+            assert_eq!(what, "the AD stack of kernel `deep12k_rev`");
+            assert_eq!(limit, 40_000);
+            assert!(bytes > 4 * 12000, "{bytes}");
+            let e = GpuError::TooLarge { what, bytes, limit }.to_string();
+            assert!(e.contains("deep12k_rev") && e.contains(&bytes.to_string()), "{e}");
+        }
+        other => panic!("expected the stack to be too large, got {other:?}"),
+    }
+    // Nothing ran on the user's buffers.
+    assert_eq!(dxb.read(&dev).unwrap(), dx0);
+    assert_eq!(yb.read(&dev).unwrap(), y0);
+    assert_eq!(dyb.read(&dev).unwrap(), dy0);
+    // Under the device's own limit, the same call runs.
+    deep12k_rev_gpu(&dev, &xb, &mut dxb, &mut yb, &mut dyb, 1.0).unwrap();
 }
