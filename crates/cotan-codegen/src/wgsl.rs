@@ -42,6 +42,11 @@ pub struct GpuKernel {
     /// The vectors the kernel makes at its top level (`vec![x; n]`): their numbers and the
     /// offset of their length in the state.
     pub allocs: Vec<(Scalar, u32)>,
+    /// Validation mode (feature `validate`): per side table, the buffer parameter a parallel
+    /// loop writes, its name, and the loop's line (`{file}:LINE`). Table `j` is bound after
+    /// the vectors; per element it holds, for writes, reads and accumulations, the largest
+    /// iteration + 1 and `u32::MAX -` the smallest (`atomicMax` both).
+    pub checks: Vec<(u32, String, String)>,
 }
 
 /// The state fields of the AD stack (offsets), for the host's count run and real run.
@@ -150,6 +155,8 @@ struct Kernel<'f> {
     tape: bool,
     /// Top-level arrays and vectors: their number among them and their length.
     allocs: HashMap<Value, (u32, Value)>,
+    /// Validation's side tables (see `GpuKernel::checks`).
+    checks: Vec<(u32, String, String)>,
 }
 
 impl<'f> Kernel<'f> {
@@ -168,6 +175,7 @@ impl<'f> Kernel<'f> {
             f64: false,
             tape: false,
             allocs: HashMap::new(),
+            checks: vec![],
         };
         f.walk(&mut |op| {
             k.tape |= matches!(op.kind, OpKind::Push(_) | OpKind::Pop | OpKind::Call { tape: true, .. });
@@ -315,6 +323,7 @@ impl<'f> Kernel<'f> {
                 steps.push(pair(texts));
                 pending.clear();
                 let mut texts = vec![];
+                let tables = if cfg!(feature = "validate") { self.tables(op, site) } else { HashMap::new() };
                 for &count in modes {
                     let plan = self.parallel(op).unwrap();
                     let mut m = Module::new(self, callee, site, f);
@@ -324,6 +333,9 @@ impl<'f> Kernel<'f> {
                     m.skip = plan.accum.values().flat_map(|&(_, _, load, sum)| [load, sum]).collect();
                     m.accum = plan.accum;
                     m.private = plan.private;
+                    if !count {
+                        m.tables = tables.clone();
+                    }
                     texts.push(m.finish_loop(op, loops)?);
                 }
                 steps.push(pair(texts));
@@ -407,6 +419,7 @@ impl<'f> Kernel<'f> {
             f64: self.f64,
             tape,
             allocs,
+            checks: self.checks.clone(),
         })
     }
 
@@ -437,7 +450,7 @@ impl<'f> Kernel<'f> {
                     }
                 }
             }
-            OpKind::Fill { mem, .. } if self.buffers.contains_key(mem) => ok = false,
+            OpKind::Fill { mem, .. } if self.buffers.contains_key(mem) || self.allocs.contains_key(mem) => ok = false,
             _ => {}
         });
         // A top-level variable set before any read in the body is the iteration's own.
@@ -464,6 +477,26 @@ impl<'f> Kernel<'f> {
         ok.then_some(plan)
     }
 
+    /// Validation mode: a side table for each buffer parameter the loop `op` writes.
+    fn tables(&mut self, op: &Op, site: &dyn Fn(SpanId) -> String) -> HashMap<Value, u32> {
+        let OpKind::For { body, .. } = &op.kind else { return HashMap::new() };
+        let mut written = vec![];
+        body.walk(&mut |o| {
+            if let OpKind::Store { mem, .. } = o.kind {
+                if self.buffers.contains_key(&mem) && !written.contains(&mem) {
+                    written.push(mem);
+                }
+            }
+        });
+        let mut tables = HashMap::new();
+        for mem in written {
+            let name = self.f.value(mem).name.clone().unwrap_or_else(|| "an array".into());
+            tables.insert(mem, self.checks.len() as u32);
+            self.checks.push((self.buffers[&mem], name, site(op.span)));
+        }
+        tables
+    }
+
     fn sets_var(&self, r: &Region, v: Var) -> bool {
         let mut sets = false;
         r.walk(&mut |o| match &o.kind {
@@ -482,6 +515,10 @@ impl<'f> Kernel<'f> {
                 }
             }
             let OpKind::Store { mem, index: i, value } = op.kind else { continue };
+            if self.allocs.contains_key(&mem) {
+                // (A vector the kernel made: the loop runs in order, as simple as correct.)
+                return false;
+            }
             let Some(_) = self.buffers.get(&mem) else { continue };
             let Some(i) = i else { return false };
             if let Some((add, y, load)) = self.accumulation(r, at, mem, i, value) {
@@ -583,6 +620,10 @@ struct Module<'k, 'kf, 'c, 'f> {
     uses_tape: bool,
     /// The failure code of a stack overflow.
     overflow_site: u32,
+    /// Validation mode: the side table of each buffer the loop writes.
+    tables: HashMap<Value, u32>,
+    /// The loop's iteration (its index value), for the side tables.
+    iteration: String,
     tmp: usize,
 }
 
@@ -616,6 +657,8 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             in_loop: false,
             uses_tape: false,
             overflow_site: 0,
+            tables: HashMap::new(),
+            iteration: String::new(),
             tmp: 0,
         }
     }
@@ -680,6 +723,16 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                     BUF0 + nbuf + j
                 );
             }
+        }
+        let nalloc = self.k.allocs.len() as u32;
+        let mut tables: Vec<&u32> = self.tables.values().collect();
+        tables.sort();
+        for &j in tables {
+            let _ = writeln!(
+                s,
+                "@group(0) @binding({}) var<storage, read_write> vt{j}: array<atomic<u32>>;",
+                BUF0 + nbuf + nalloc + j
+            );
         }
         if self.uses_tape {
             s.push_str("var<private> cotan_tp: u32;\nvar<private> cotan_tmax: u32;\nvar<private> cotan_tend: u32;\n");
@@ -774,7 +827,8 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 3 => calls("cotan_push(") || calls("cotan_pop("),
                 4 => wgsl.contains("cotan_counts[") || wgsl.contains("cotan_offsets["),
                 b if b < BUF0 + nbuf => wgsl.contains(&format!("b{}[", b - BUF0)),
-                b => wgsl.contains(&format!("c{}[", b - BUF0 - nbuf)),
+                b if b < BUF0 + nbuf + self.k.allocs.len() as u32 => wgsl.contains(&format!("c{}[", b - BUF0 - nbuf)),
+                b => wgsl.contains(&format!("vt{}[", b - BUF0 - nbuf - self.k.allocs.len() as u32)),
             })
             .collect()
     }
@@ -801,6 +855,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             .iter()
             .map(|v| Ok(format!("    var w{}: {};\n", v.0, wty(self.f.var(**v).ty, op.span)?)))
             .collect::<Res<_>>()?;
+        self.iteration = format!("u32(v{})", index.0);
         for o in &body.ops {
             self.op(o)?;
         }
@@ -1138,6 +1193,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             }
             OpKind::Load { mem, index } => {
                 let place = self.element(*mem, *index, span)?;
+                self.note(*mem, *index, 1);
                 let elem = self.f.ty(*mem).mem().unwrap().elem;
                 if self.atomic.contains(mem) {
                     if elem == Scalar::F32 {
@@ -1164,6 +1220,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             OpKind::Store { mem, index, value } => {
                 let x = self.val(*value);
                 let place = self.element(*mem, *index, span)?;
+                self.note(*mem, *index, 0);
                 let elem = self.f.ty(*mem).mem().unwrap().elem;
                 if self.atomic.contains(mem) {
                     let x = if elem == Scalar::F32 { format!("bitcast<u32>({x})") } else { x };
@@ -1390,6 +1447,21 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         Ok(())
     }
 
+    /// Validation mode: records that this iteration does access `kind` (0 write, 1 read, 2
+    /// accumulate) to element `e` of `mem`, if the loop writes `mem`.
+    fn note(&mut self, mem: Value, index: Option<Value>, kind: u32) {
+        let (Some(&j), Some(i)) = (self.tables.get(&mem), index) else { return };
+        let e = self.val(i);
+        let it = self.iteration.clone();
+        self.bindings.insert(BUF0 + self.k.buffers.len() as u32 + self.k.allocs.len() as u32 + j);
+        self.line(format!(
+            "atomicMax(&vt{j}[6u * u32({e}) + {}u], {it} + 1u);\n{}atomicMax(&vt{j}[6u * u32({e}) + {}u], 0xffffffffu - {it});",
+            2 * kind,
+            "    ".repeat(self.depth),
+            2 * kind + 1
+        ));
+    }
+
     fn use_tape(&mut self) {
         if !self.uses_tape {
             self.uses_tape = true;
@@ -1426,6 +1498,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
     fn accumulate(&mut self, op: &Op, add: bool, y: Value) -> Res<()> {
         let OpKind::Store { mem, index, .. } = op.kind else { unreachable!("an accumulation is a store") };
         let place = self.element(mem, index, op.span)?;
+        self.note(mem, index, 2);
         let y = self.val(y);
         let elem = self.f.ty(mem).mem().unwrap().elem;
         if elem == Scalar::F32 {

@@ -58,6 +58,25 @@ pub(crate) fn entry(
             kind: #kind,
         })
     });
+    let with_file = |s: &str| {
+        let parts: Vec<&str> = s.split("{file}").collect();
+        let mut toks = vec![];
+        for (j, p) in parts.iter().enumerate() {
+            if j > 0 {
+                toks.push(quote!(::core::file!()));
+            }
+            toks.push(quote!(#p));
+        }
+        quote!(::core::concat!(#(#toks),*))
+    };
+    let checks: Vec<TokenStream> = k
+        .checks
+        .iter()
+        .map(|(b, name, site)| {
+            let site = with_file(site);
+            quote!((#b, #name, #site))
+        })
+        .collect();
     let sites = k.sites.iter().map(|s| {
         let parts: Vec<&str> = s.split("{file}").collect();
         let mut toks = vec![];
@@ -159,6 +178,7 @@ pub(crate) fn entry(
                 sites: &[#(#sites),*],
                 tape: #tape,
                 allocs: &[#(#allocs),*],
+                checks: &[#(#checks),*],
             };
             let mut cotan_launch = #krate::gpu::Launch::new(cotan_dev, &PLAN)?;
             #(#puts)*

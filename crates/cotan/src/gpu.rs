@@ -47,6 +47,9 @@ pub enum GpuError {
     IndexRange { kernel: String, name: String, value: u64 },
     /// An index out of bounds, an `assert!` that failed: what Rust would panic with.
     Failed { kernel: String, message: String },
+    /// Validation mode (cotan's features `gpu` and `validate`): two iterations of a parallel
+    /// loop raced on an element; the message is the CPU's panic message.
+    Validation(String),
     /// The device rejected generated code or a command: a bug of cotan, to report.
     Internal { kernel: String, message: String },
 }
@@ -74,6 +77,7 @@ impl fmt::Display for GpuError {
                 "kernel `{kernel}`: `{name}` = {value} does not fit 32 bits, the GPU's `usize`; split the work into smaller calls"
             ),
             GpuError::Failed { kernel, message } => write!(f, "kernel `{kernel}` failed on the GPU: {message}"),
+            GpuError::Validation(message) => f.write_str(message),
             GpuError::Internal { kernel, message } => write!(
                 f,
                 "kernel `{kernel}`: the GPU rejected cotan's generated code (a bug of cotan; please report it): {message}"
@@ -376,6 +380,8 @@ pub struct Plan {
     pub tape: Option<TapePlan>,
     /// The vectors the kernel makes: bytes per element, offset of the length in the state.
     pub allocs: &'static [(u32, u32)],
+    /// Validation mode's side tables: the buffer parameter, its name, the loop's `file:line`.
+    pub checks: &'static [(u32, &'static str, &'static str)],
 }
 
 /// Offsets in the state of the AD stack's numbers (see `cotan_codegen::wgsl::TapeLayout`).
@@ -417,6 +423,7 @@ pub struct Launch<'a> {
     plan: &'static Plan,
     state: Vec<u8>,
     buffers: Vec<&'a wgpu::Buffer>,
+    lens: Vec<u64>,
 }
 
 impl<'a> Launch<'a> {
@@ -424,7 +431,7 @@ impl<'a> Launch<'a> {
         if plan.f64 && !dev.f64 {
             return Err(GpuError::F64Unsupported { kernel: plan.kernel.to_string() });
         }
-        Ok(Launch { plan, state: vec![0; plan.state as usize], buffers: vec![] })
+        Ok(Launch { plan, state: vec![0; plan.state as usize], buffers: vec![], lens: vec![] })
     }
 
     fn at<T: GpuScalar>(&mut self, offset: u32, x: T) {
@@ -459,6 +466,7 @@ impl<'a> Launch<'a> {
     pub fn buffer<T: GpuScalar>(&mut self, b: &'a Buffer<T>, len_offset: u32) {
         self.at(len_offset, b.len as u32);
         self.buffers.push(&b.buf);
+        self.lens.push(b.len as u64);
     }
 
     /// Runs the steps and returns the state buffer's bytes after them. A kernel with an AD
@@ -470,7 +478,7 @@ impl<'a> Launch<'a> {
     pub fn run(self, dev: &Device) -> Result<Vec<u8>, GpuError> {
         let plan = self.plan;
         let Some(tp) = &plan.tape else {
-            return self.execute(dev, &self.state, false, &self.buffers, None, None, &[]);
+            return self.checked(dev, &self.state, None, None, &[]);
         };
         let total_len: u64 = self.buffers.iter().map(|b| b.size() / 4).sum();
         let (mut scap, mut ccap, mut acap) = (1024 + total_len, 1024 + total_len, 16 + total_len);
@@ -501,7 +509,7 @@ impl<'a> Launch<'a> {
             put(&mut state, tp.scap, scap);
             put(&mut state, tp.ccap, ccap);
             let copies_ref: Vec<&wgpu::Buffer> = copies.iter().collect();
-            let after = self.execute(dev, &state, true, &copies_ref, Some(&tape), Some(&counts), &allocs)?;
+            let after = self.execute(dev, &state, true, &copies_ref, Some(&tape), Some(&counts), &allocs, &[])?;
             let s = word(&after, tp.tmax);
             let cursor = word(&after, tp.cursor);
             let longest = plan.allocs.iter().map(|(_, off)| word(&after, *off)).max().unwrap_or(0);
@@ -561,9 +569,46 @@ impl<'a> Launch<'a> {
             LAST_STACK.with(|c| {
                 c.set(StackStats { bytes, sequential_bytes: 4 * s, iterations, deepest_iteration_bytes: 4 * deepest })
             });
-            return self.execute(dev, &state, false, &self.buffers, Some(&tape), Some(&offs), &allocs);
+            return self.checked(dev, &state, Some(&tape), Some(&offs), &allocs);
         }
         Err(GpuError::Internal { kernel: plan.kernel.to_string(), message: "the count run did not settle".into() })
+    }
+
+    /// The real run on the user's buffers, and in validation mode the check of its side
+    /// tables.
+    fn checked(
+        &self,
+        dev: &Device,
+        state: &[u8],
+        tape: Option<&wgpu::Buffer>,
+        offsets: Option<&wgpu::Buffer>,
+        allocs: &[wgpu::Buffer],
+    ) -> Result<Vec<u8>, GpuError> {
+        let tables: Vec<wgpu::Buffer> = self
+            .plan
+            .checks
+            .iter()
+            .map(|&(b, _, _)| {
+                dev.storage("a validation table", 24 * self.lens[b as usize], wgpu::BufferUsages::empty())
+            })
+            .collect::<Result<_, _>>()?;
+        let after = self.execute(dev, state, false, &self.buffers, tape, offsets, allocs, &tables)?;
+        for (&(b, name, site), table) in self.plan.checks.iter().zip(&tables) {
+            let len = self.lens[b as usize];
+            let words = dev.read_back(table, 24 * len)?;
+            let w = |e: u64, k: usize| u32::get(&words[4 * (6 * e as usize + k)..]);
+            for e in 0..len {
+                // Per access kind: the smallest and largest iteration, if any.
+                let span = |kind: usize| {
+                    let hi = w(e, 2 * kind);
+                    (hi != 0).then(|| (u32::MAX - w(e, 2 * kind + 1), hi - 1))
+                };
+                if let Some(pair) = race(span(0), span(1), span(2)) {
+                    return Err(GpuError::Validation(validation_message(self.plan.kernel, site, name, e, pair)));
+                }
+            }
+        }
+        Ok(after)
     }
 
     /// One run of the steps (the count run's texts with `count`) on these buffers.
@@ -577,6 +622,7 @@ impl<'a> Launch<'a> {
         tape: Option<&wgpu::Buffer>,
         counts: Option<&wgpu::Buffer>,
         allocs: &[wgpu::Buffer],
+        tables: &[wgpu::Buffer],
     ) -> Result<Vec<u8>, GpuError> {
         let plan = self.plan;
         let kernel = plan.kernel;
@@ -607,7 +653,8 @@ impl<'a> Launch<'a> {
                         3 => tape.expect("a kernel with an AD stack"),
                         4 => counts.expect("a kernel with an AD stack"),
                         k if (k as usize - 5) < buffers.len() => buffers[k as usize - 5],
-                        k => &allocs[k as usize - 5 - buffers.len()],
+                        k if (k as usize - 5 - buffers.len()) < allocs.len() => &allocs[k as usize - 5 - buffers.len()],
+                        k => &tables[k as usize - 5 - buffers.len() - allocs.len()],
                     };
                     wgpu::BindGroupEntry { binding: b, resource: buf.as_entire_binding() }
                 })
@@ -642,6 +689,57 @@ impl<'a> Launch<'a> {
         }
         dev.read_back(&state, u64::from(plan.state))
     }
+}
+
+/// The kinds of access, in the CPU's order (`rt::par`'s `Access`).
+const WRITE: u8 = 0;
+const READ: u8 = 1;
+const ACCUMULATE: u8 = 2;
+
+/// Two accesses of different iterations to one element that race, from the smallest and
+/// largest iteration that wrote, read and accumulated into it: a write with any other
+/// access, or an accumulation with a read.
+#[allow(clippy::type_complexity)]
+fn race(w: Option<(u32, u32)>, r: Option<(u32, u32)>, a: Option<(u32, u32)>) -> Option<((u8, u32), (u8, u32))> {
+    let other = |(lo, hi): (u32, u32), me: u32| [lo, hi].into_iter().find(|&x| x != me);
+    if let Some((lo, hi)) = w {
+        if lo != hi {
+            return Some(((WRITE, lo), (WRITE, hi)));
+        }
+        for (kind, s) in [(READ, r), (ACCUMULATE, a)] {
+            if let Some(x) = s.and_then(|s| other(s, lo)) {
+                return Some(((WRITE, lo), (kind, x)));
+            }
+        }
+    }
+    if let (Some(a), Some(r)) = (a, r) {
+        for x in [a.0, a.1] {
+            if let Some(y) = other(r, x) {
+                return Some(((READ, y), (ACCUMULATE, x)));
+            }
+        }
+    }
+    None
+}
+
+/// The CPU's message (`rt::par`'s `CheckedSlice`), with the same order of the two accesses.
+fn validation_message(kernel: &str, site: &str, name: &str, i: u64, (a, b): ((u8, u32), (u8, u32))) -> String {
+    let verb = |k: u8| match k {
+        WRITE => "written",
+        READ => "read",
+        _ => "accumulated into (`+=`/`-=`)",
+    };
+    let ((a, ia), (b, ib)) = if b < a { (b, a) } else { (a, b) };
+    let what = if a == b {
+        format!("is {} by iteration {ia} and by iteration {ib}", verb(a))
+    } else {
+        format!("is {} by iteration {ia} and {} by iteration {ib}", verb(a), verb(b))
+    };
+    format!(
+        "cotan validation: kernel `{kernel}`, parallel loop at {site}: `{name}[{i}]` {what}; \
+         the iterations of a parallel loop run at once, so an element one of them writes is \
+         read or written by no other, and one they accumulate into is read by none"
+    )
 }
 
 /// The AD stack of a reverse-mode GPU call, as the count run sized it.
