@@ -1045,7 +1045,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         if s == Scalar::F64 && !f64_ok {
             return err(
                 span,
-                format!("`f64::{}` has no GPU instruction (Vulkan and Metal have f64 transcendental functions in f32 only); write the GPU kernel in f32", m.name()),
+                format!("`f64::{}` has no GPU instruction (Vulkan and Metal have transcendental functions in f32 only); write the GPU kernel in f32", m.name()),
             );
         }
         let one = format!("{t}(1.0)");
