@@ -70,6 +70,9 @@ pub struct GpuStep {
     /// an AD stack.
     pub count_wgsl: Option<String>,
     pub count_bindings: Vec<u32>,
+    /// The same step with native f32 atomics (for devices with SHADER_FLOAT32_ATOMIC), if
+    /// it accumulates into f32.
+    pub native_wgsl: Option<String>,
     /// 0 the state, 1 the status, 2 the dispatch sizes, 3 the AD stack, 4 the per-iteration
     /// stack counts (count run) or offsets, `BUF0 + k` the `k`-th buffer parameter, then the
     /// vectors the kernel makes (`GpuKernel::allocs`).
@@ -338,7 +341,20 @@ impl<'f> Kernel<'f> {
                     }
                     texts.push(m.finish_loop(op, loops)?);
                 }
-                steps.push(pair(texts));
+                let mut step = pair(texts);
+                let plan = self.parallel(op).unwrap();
+                if plan.atomic.iter().any(|m| f.ty(*m).mem().is_some_and(|m| m.elem == Scalar::F32)) {
+                    let mut m = Module::new(self, callee, site, f);
+                    m.in_loop = true;
+                    m.native_f32 = true;
+                    m.atomic = plan.atomic;
+                    m.skip = plan.accum.values().flat_map(|&(_, _, load, sum)| [load, sum]).collect();
+                    m.accum = plan.accum;
+                    m.private = plan.private;
+                    m.tables = tables.clone();
+                    step.native_wgsl = Some(m.finish_loop(op, loops)?.wgsl);
+                }
+                steps.push(step);
                 loops += 1;
             } else {
                 pending.push(op);
@@ -622,6 +638,9 @@ struct Module<'k, 'kf, 'c, 'f> {
     overflow_site: u32,
     /// Validation mode: the side table of each buffer the loop writes.
     tables: HashMap<Value, u32>,
+    /// f32 accumulations as `atomicAdd` on `atomic<f32>` (devices with
+    /// SHADER_FLOAT32_ATOMIC), not a compare-and-swap loop.
+    native_f32: bool,
     /// The loop's iteration (its index value), for the side tables.
     iteration: String,
     tmp: usize,
@@ -658,6 +677,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             uses_tape: false,
             overflow_site: 0,
             tables: HashMap::new(),
+            native_f32: false,
             iteration: String::new(),
             tmp: 0,
         }
@@ -704,7 +724,11 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             let (access, t) = if self.atomic.contains(&v) {
                 (
                     "read_write",
-                    if m.elem == Scalar::I32 { "atomic<i32>".to_string() } else { "atomic<u32>".to_string() },
+                    match m.elem {
+                        Scalar::I32 => "atomic<i32>".to_string(),
+                        Scalar::F32 if self.native_f32 => "atomic<f32>".to_string(),
+                        _ => "atomic<u32>".to_string(),
+                    },
                 )
             } else {
                 (if m.access == Access::Mut { "read_write" } else { "read" }, elem.to_string())
@@ -785,7 +809,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         }
         let wgsl = format!("{}@compute @workgroup_size(1)\nfn main() {{\n{body}}}\n", self.header());
         let bindings = self.used_bindings(&wgsl);
-        GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], bindings, loop_index: None }
+        GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], native_wgsl: None, bindings, loop_index: None }
     }
 
     /// The dispatch size of parallel loop `k` (`op`), at the end of the step before it.
@@ -876,7 +900,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             decls.concat()
         );
         let bindings = self.used_bindings(&wgsl);
-        Ok(GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], bindings, loop_index: Some(k) })
+        Ok(GpuStep { wgsl, count_wgsl: None, count_bindings: vec![], native_wgsl: None, bindings, loop_index: Some(k) })
     }
 
     /// A number's expression.
@@ -1196,7 +1220,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 self.note(*mem, *index, 1);
                 let elem = self.f.ty(*mem).mem().unwrap().elem;
                 if self.atomic.contains(mem) {
-                    if elem == Scalar::F32 {
+                    if elem == Scalar::F32 && !self.native_f32 {
                         format!("bitcast<f32>(atomicLoad(&{place}))")
                     } else {
                         format!("atomicLoad(&{place})")
@@ -1223,7 +1247,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 self.note(*mem, *index, 0);
                 let elem = self.f.ty(*mem).mem().unwrap().elem;
                 if self.atomic.contains(mem) {
-                    let x = if elem == Scalar::F32 { format!("bitcast<u32>({x})") } else { x };
+                    let x = if elem == Scalar::F32 && !self.native_f32 { format!("bitcast<u32>({x})") } else { x };
                     self.line(format!("atomicStore(&{place}, {x});"));
                 } else {
                     self.line(format!("{place} = {x};"));
@@ -1501,7 +1525,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         self.note(mem, index, 2);
         let y = self.val(y);
         let elem = self.f.ty(mem).mem().unwrap().elem;
-        if elem == Scalar::F32 {
+        if elem == Scalar::F32 && !self.native_f32 {
             let sign = if add { "+" } else { "-" };
             let old = self.fresh("old");
             let r = self.fresh("r");

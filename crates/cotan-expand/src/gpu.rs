@@ -42,6 +42,10 @@ pub(crate) fn entry(
         let wgsl = &s.wgsl;
         let bindings = &s.bindings;
         let count_bindings = &s.count_bindings;
+        let native_wgsl = match &s.native_wgsl {
+            Some(w) => quote!(::core::option::Option::Some(#w)),
+            None => quote!(::core::option::Option::None),
+        };
         let count_wgsl = match &s.count_wgsl {
             Some(w) => quote!(::core::option::Option::Some(#w)),
             None => quote!(::core::option::Option::None),
@@ -55,6 +59,7 @@ pub(crate) fn entry(
             bindings: &[#(#bindings),*],
             count_wgsl: #count_wgsl,
             count_bindings: &[#(#count_bindings),*],
+            native_wgsl: #native_wgsl,
             kind: #kind,
         })
     });

@@ -99,6 +99,8 @@ pub struct Device {
     pipelines: Mutex<HashMap<usize, wgpu::ComputePipeline>>,
     /// A lower limit on the AD stack's bytes than the device's, if set.
     stack_limit: Mutex<Option<u64>>,
+    /// The adapter has SHADER_FLOAT32_ATOMIC, and native float atomics are in use.
+    float_atomics: (bool, std::sync::atomic::AtomicBool),
 }
 
 impl fmt::Debug for Device {
@@ -118,7 +120,8 @@ impl Device {
         }))
         .map_err(|_| GpuError::NoAdapter)?;
         let f64 = adapter.features().contains(wgpu::Features::SHADER_F64);
-        let features = if f64 { wgpu::Features::SHADER_F64 } else { wgpu::Features::empty() };
+        let atomics = adapter.features().contains(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+        let features = adapter.features() & (wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_FLOAT32_ATOMIC);
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("cotan"),
@@ -135,6 +138,7 @@ impl Device {
             limits,
             pipelines: Mutex::new(HashMap::new()),
             stack_limit: Mutex::new(None),
+            float_atomics: (atomics, std::sync::atomic::AtomicBool::new(atomics)),
         })
     }
 
@@ -146,6 +150,19 @@ impl Device {
     /// Whether kernels in `f64` run here (the adapter has `SHADER_F64`).
     pub fn supports_f64(&self) -> bool {
         self.f64
+    }
+
+    /// Whether f32 accumulations in parallel loops use the device's float atomics
+    /// (`atomicAdd` on `atomic<f32>`, where the adapter has SHADER_FLOAT32_ATOMIC; the
+    /// default there) rather than a compare-and-swap loop on the bits.
+    pub fn float_atomics(&self) -> bool {
+        self.float_atomics.0 && self.float_atomics.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Uses the device's float atomics (if it has them) or, with `false`, the
+    /// compare-and-swap loop, which every device runs.
+    pub fn use_float_atomics(&self, on: bool) {
+        self.float_atomics.1.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The largest storage buffer a kernel may bind, in bytes.
@@ -406,6 +423,8 @@ pub struct Step {
     /// The count run's shader and bindings (a kernel with an AD stack).
     pub count_wgsl: Option<&'static str>,
     pub count_bindings: &'static [u32],
+    /// The shader with native f32 atomics (`atomic<f32>`), if it accumulates into f32.
+    pub native_wgsl: Option<&'static str>,
     pub kind: StepKind,
 }
 
@@ -636,7 +655,11 @@ impl<'a> Launch<'a> {
         )?;
         let mut pipelines = vec![];
         for step in plan.steps {
-            let wgsl = if count { step.count_wgsl.unwrap_or(step.wgsl) } else { step.wgsl };
+            let wgsl = match (count, step.native_wgsl) {
+                (true, _) => step.count_wgsl.unwrap_or(step.wgsl),
+                (false, Some(native)) if dev.float_atomics() => native,
+                (false, _) => step.wgsl,
+            };
             pipelines.push(dev.pipeline(kernel, wgsl)?);
         }
         let scope = dev.device.push_error_scope(wgpu::ErrorFilter::Validation);

@@ -344,12 +344,18 @@ fn shapes() -> Vec<Shape> {
 #[test]
 fn quadrants_shapes_on_the_gpu() {
     let Some(dev) = device() else { return };
-    println!("adapter: {}", dev.adapter_name());
-    for s in shapes() {
-        for (n, seed) in [(1, 1), (7, 2), (64, 3), (1000, 4)] {
-            check(&dev, &s, n, seed);
+    println!("adapter: {}, float atomics: {}", dev.adapter_name(), dev.float_atomics());
+    // f32 accumulations with the device's float atomics (where it has them), then with the
+    // compare-and-swap loop every device runs.
+    for native in [true, false] {
+        dev.use_float_atomics(native);
+        for s in shapes() {
+            for (n, seed) in [(1, 1), (7, 2), (64, 3), (1000, 4)] {
+                check(&dev, &s, n, seed);
+            }
         }
     }
+    dev.use_float_atomics(true);
 }
 
 /// Whether `r` is llvmpipe's limit on loops (65535 iterations), reported as an error.
