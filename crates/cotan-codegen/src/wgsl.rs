@@ -226,8 +226,8 @@ impl<'f> Kernel<'f> {
             if let (OpKind::Alloc { len, .. }, Some(r)) = (&op.kind, op.result) {
                 // (Arrays too: steps may be cut between their uses.)
                 let m = f.ty(r).mem().unwrap();
-                if !matches!(m.elem, Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::Usize) {
-                    return err(op.span, "on the GPU, a kernel's arrays and vectors hold f32, i32 or u32 (usize)");
+                if !matches!(m.elem, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::Usize) {
+                    return err(op.span, "on the GPU, a kernel's arrays and vectors hold f32, f64, i32 or u32 (usize)");
                 }
                 let j = k.allocs.len() as u32;
                 k.allocs.insert(r, (j, *len));
@@ -413,12 +413,6 @@ impl<'f> Kernel<'f> {
             ccap: self.offset("ccap"),
             loops: (0..loops).map(|j| (self.offset(&format!("cb{j}")), self.offset(&format!("cn{j}")))).collect(),
         });
-        if tape.is_some() && self.f64 {
-            return err(
-                SpanId::NONE,
-                "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32",
-            );
-        }
         let mut allocs: Vec<(&Value, &(u32, Value))> = self.allocs.iter().collect();
         allocs.sort_by_key(|(_, (j, _))| *j);
         let allocs = allocs
@@ -580,6 +574,50 @@ impl<'f> Kernel<'f> {
         clear.then_some((b == BinOp::Add, y, x))
     }
 }
+
+/// An f64 on the AD stack of 32-bit words, exactly: three words, the low 26 bits of its
+/// 53-bit mantissa as an integer, the high 27 with the sign in bit 31, and the power of two
+/// it is scaled by (WGSL has no bitcast of f64). NaN and infinities have their own words.
+const PUSH64: &str = "fn cotan_push64(x: f64) {
+    if (x != x) { cotan_push(0u); cotan_push(0u); cotan_push(0x80000001u); return; }
+    if (abs(x) > f64(1.7976931348623157e308)) {
+        cotan_push(0u); cotan_push(select(0u, 1u, x < f64(0.0))); cotan_push(0x80000002u); return;
+    }
+    // The mantissa as an integer in [2^52, 2^53), by exact scalings by powers of two (naga's
+    // f64 `frexp` needs 64-bit integers).
+    var a = abs(x);
+    var e = 0i;
+    if (a != f64(0.0)) {
+        while (a >= f64(9007199254740992.0)) {
+            if (a >= f64(39614081257132168796771975168.0)) { a = a * f64(2.3283064365386963e-10); e += 32; }
+            else if (a >= f64(2305843009213693952.0)) { a = a * f64(0.00390625); e += 8; }
+            else { a = a * f64(0.5); e += 1; }
+        }
+        while (a < f64(4503599627370496.0)) {
+            if (a < f64(1048576.0)) { a = a * f64(4294967296.0); e -= 32; }
+            else if (a < f64(17592186044416.0)) { a = a * f64(256.0); e -= 8; }
+            else { a = a * f64(2.0); e -= 1; }
+        }
+    }
+    let hi = floor(a / f64(67108864.0));
+    let lo = a - hi * f64(67108864.0);
+    cotan_push(u32(lo));
+    cotan_push(u32(hi) | select(0u, 0x80000000u, x < f64(0.0)));
+    cotan_push(bitcast<u32>(e));
+}
+fn cotan_pop64() -> f64 {
+    let e = cotan_pop();
+    let h = cotan_pop();
+    let l = cotan_pop();
+    // (Zero from the stack pointer, not a constant: WGSL folds constants and rejects 0/0.)
+    let zero = f64(cotan_tp & 0u);
+    if (e == 0x80000001u) { return zero / zero; }
+    if (e == 0x80000002u) { return select(f64(1.0), f64(-1.0), h == 1u) / zero; }
+    let m = f64(h & 0x7fffffffu) * f64(67108864.0) + f64(l);
+    let v = ldexp(m, bitcast<i32>(e));
+    return select(v, -v, (h & 0x80000000u) != 0u);
+}
+";
 
 /// A step from its real and (if any) count-run texts.
 fn pair(mut texts: Vec<GpuStep>) -> GpuStep {
@@ -1442,7 +1480,12 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 let x = self.val(*v);
                 let word = match self.scalar_of(*v) {
                     Scalar::Bool => format!("select(0u, 1u, {x})"),
-                    Scalar::F64 => return err(span, "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32"),
+                    Scalar::F64 => {
+                        self.use_tape();
+                        self.helpers.insert(PUSH64.to_string());
+                        self.line(format!("cotan_push64({x});"));
+                        return Ok(());
+                    }
                     _ => format!("bitcast<u32>({x})"),
                 };
                 self.use_tape();
@@ -1453,7 +1496,10 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 self.use_tape();
                 match s.unwrap() {
                     Scalar::Bool => "(cotan_pop() != 0u)".to_string(),
-                    Scalar::F64 => return err(span, "reverse mode of an f64 kernel does not run on the GPU yet; write the GPU kernel in f32"),
+                    Scalar::F64 => {
+                        self.helpers.insert(PUSH64.to_string());
+                        "cotan_pop64()".to_string()
+                    }
                     other => format!("bitcast<{}>(cotan_pop())", wty(other, span)?),
                 }
             }

@@ -474,6 +474,7 @@ fn index_out_of_bounds_is_an_error() {
 // 64-bit atomics in WGSL: that loop runs in order, in one invocation).
 #[cotan::kernel(gpu)]
 #[autodiff_forward(norms64_fwd, Dual, Dual, Dual)]
+#[autodiff_reverse(norms64_rev, Duplicated, Duplicated, Active)]
 fn norms64(x: &[f64], y: &mut [f64]) -> f64 {
     let n = x.len();
     for i in cotan::par(0..n) {
@@ -520,6 +521,68 @@ fn f64_where_the_device_has_it() {
     };
     let fd = (at(h) - at(-h)) / (2.0 * h);
     assert!((t - fd).abs() <= 1e-6 * (1.0 + fd.abs()), "f64 tangent {t}, finite differences {fd}");
+    // Reverse mode: f64 values on the stack of 32-bit words, exactly.
+    let z = || Buffer::<f64>::zeros(&dev, n).unwrap();
+    let mut gb = z();
+    let r = norms64_rev_gpu(&dev, &xb, &mut gb, &mut z(), &mut z(), 1.0).unwrap();
+    let mut g = vec![0.0; n];
+    let r_cpu = norms64_rev(&x, &mut g, &mut vec![0.0; n], &mut vec![0.0; n], 1.0);
+    assert!((r - r_cpu).abs() <= 1e-12 * (1.0 + r_cpu.abs()), "f64 reverse's primal {r} against {r_cpu}");
+    for (k, (a, b)) in gb.read(&dev).unwrap().iter().zip(&g).enumerate() {
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "f64 gradient [{k}]: {a} against {b}");
+    }
+    let dot: f64 = g.iter().zip(&u).map(|(g, u)| g * u).sum();
+    assert!((t - dot).abs() <= 1e-10 * (1.0 + dot.abs()), "f64 dot-product test: {t} against {dot}");
+}
+
+// The f64 values a reverse sweep pops are the ones it pushed, bit for bit: zeros of both
+// signs' magnitude, subnormals, huge and tiny numbers, infinities and NaN through a kernel
+// that pushes them (`powi` of them, whose reverse needs them).
+#[cotan::kernel(gpu)]
+#[autodiff_reverse(stash64_rev, Duplicated, Duplicated, Active)]
+fn stash64(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        y[i] = x[i].powi(3) * 0.5;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+}
+
+#[test]
+fn f64_values_round_trip_through_the_stack() {
+    let Some(dev) = device() else { return };
+    if !dev.supports_f64() {
+        return;
+    }
+    let x = vec![
+        0.0,
+        1.0,
+        -1.5,
+        1e-310,
+        -3e-320,
+        1e100,
+        -7.25e-100,
+        123456789.123456789,
+        f64::MIN_POSITIVE,
+        2f64.powi(52) + 1.0,
+    ];
+    let n = x.len();
+    let z = || Buffer::<f64>::zeros(&dev, n).unwrap();
+    let xb = Buffer::from_slice(&dev, &x).unwrap();
+    let (mut gb, mut yb) = (z(), z());
+    stash64_rev_gpu(&dev, &xb, &mut gb, &mut yb, &mut z(), 1.0).unwrap();
+    let mut g = vec![0.0; n];
+    let mut y = vec![0.0; n];
+    stash64_rev(&x, &mut g, &mut y, &mut vec![0.0; n], 1.0);
+    assert_eq!(yb.read(&dev).unwrap(), y);
+    let gg = gb.read(&dev).unwrap();
+    for k in 0..n {
+        assert!(gg[k] == g[k] || (gg[k] - g[k]).abs() <= 1e-15 * g[k].abs(), "[{k}] {} against {}", gg[k], g[k]);
+    }
 }
 
 // A mass-spring chain (nonlinear springs, damping), stepped 200 times on the device, with
