@@ -602,7 +602,9 @@ const PUSH64: &str = "fn cotan_push64(x: f64) {
     let hi = floor(a / f64(67108864.0));
     let lo = a - hi * f64(67108864.0);
     cotan_push(u32(lo));
-    cotan_push(u32(hi) | select(0u, 0x80000000u, x < f64(0.0)));
+    // (The sign of a zero too: 1 / -0 is -inf.)
+    let negative = x < f64(0.0) || (x == f64(0.0) && f64(1.0) / x < f64(0.0));
+    cotan_push(u32(hi) | select(0u, 0x80000000u, negative));
     cotan_push(bitcast<u32>(e));
 }
 fn cotan_pop64() -> f64 {

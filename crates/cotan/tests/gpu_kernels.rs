@@ -560,6 +560,7 @@ fn f64_values_round_trip_through_the_stack() {
     }
     let x = vec![
         0.0,
+        -0.0,
         1.0,
         -1.5,
         1e-310,
@@ -578,7 +579,9 @@ fn f64_values_round_trip_through_the_stack() {
     let mut g = vec![0.0; n];
     let mut y = vec![0.0; n];
     stash64_rev(&x, &mut g, &mut y, &mut vec![0.0; n], 1.0);
-    assert_eq!(yb.read(&dev).unwrap(), y);
+    let yg = yb.read(&dev).unwrap();
+    assert_eq!(yg, y);
+    assert!(yg[1].is_sign_negative() && y[1].is_sign_negative(), "-0.0 restored as {}", yg[1]);
     let gg = gb.read(&dev).unwrap();
     for k in 0..n {
         assert!(gg[k] == g[k] || (gg[k] - g[k]).abs() <= 1e-15 * g[k].abs(), "[{k}] {} against {}", gg[k], g[k]);
