@@ -134,6 +134,12 @@ pub fn wgsl_kernel(
     callee: &mut dyn FnMut(&str) -> Result<Rc<Function>, String>,
     site: &dyn Fn(SpanId) -> String,
 ) -> Res<GpuKernel> {
+    if let Some(t) = &f.generic_float {
+        return err(
+            SpanId::NONE,
+            format!("a `gpu` kernel is written for f32 or f64, not generic over `{t}`: WGSL has no generics; write it for the float type the GPU uses"),
+        );
+    }
     let mut k = Kernel::new(f)?;
     k.plan(callee, site)
 }
