@@ -495,6 +495,17 @@ impl<'a> Launch<'a> {
     /// at its exclusive prefix sum. If it exceeds the limit, the error comes before anything
     /// runs on the user's buffers.
     pub fn run(self, dev: &Device) -> Result<Vec<u8>, GpuError> {
+        let kernel = self.plan.kernel;
+        self.run_named(dev).map_err(|e| match e {
+            // (The stack's message names the kernel already.)
+            GpuError::TooLarge { what, bytes, limit } if !what.contains('`') => {
+                GpuError::TooLarge { what: format!("{what} (kernel `{kernel}`)"), bytes, limit }
+            }
+            e => e,
+        })
+    }
+
+    fn run_named(self, dev: &Device) -> Result<Vec<u8>, GpuError> {
         let plan = self.plan;
         let Some(tp) = &plan.tape else {
             return self.checked(dev, &self.state, None, None, &[]);
@@ -576,7 +587,7 @@ impl<'a> Launch<'a> {
                 .iter()
                 .map(|(b, off)| {
                     dev.storage(
-                        "a vector of the kernel",
+                        "a vector the kernel makes",
                         u64::from(*b) * word(&after, *off),
                         wgpu::BufferUsages::empty(),
                     )
