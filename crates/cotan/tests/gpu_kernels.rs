@@ -808,3 +808,43 @@ fn a_stack_above_the_limit_is_an_error_before_anything_runs() {
     // Under the device's own limit, the same call runs.
     deep12k_rev_gpu(&dev, &xb, &mut dxb, &mut yb, &mut dyb, 1.0).unwrap();
 }
+
+// Integer accumulations (`atomicAdd` on u32) and a failed `assert!`, reported as Rust's
+// panic would be.
+#[cotan::kernel(gpu)]
+fn histogram(x: &[f32], counts: &mut [u32]) -> u32 {
+    let m = counts.len();
+    for i in cotan::par(0..x.len()) {
+        assert!(x[i].abs() <= 1.0, "values in [-1, 1]");
+        let bin = ((x[i] + 1.0) * 0.5 * m as f32) as usize;
+        counts[bin.min(m - 1)] += 1;
+    }
+    let mut total = 0;
+    for k in 0..m {
+        total += counts[k];
+    }
+    total
+}
+
+#[test]
+fn integer_accumulations_and_asserts() {
+    let Some(dev) = device() else { return };
+    let x = values(5000, 21);
+    let mut counts = vec![0u32; 16];
+    let total = histogram(&x, &mut counts);
+    let xb = Buffer::from_slice(&dev, &x).unwrap();
+    let mut cb = Buffer::<u32>::zeros(&dev, 16).unwrap();
+    assert_eq!(histogram_gpu(&dev, &xb, &mut cb).unwrap(), total);
+    assert_eq!(cb.read(&dev).unwrap(), counts);
+    let mut bad = x.clone();
+    bad[77] = 3.0;
+    let xb = Buffer::from_slice(&dev, &bad).unwrap();
+    match histogram_gpu(&dev, &xb, &mut cb) {
+        Err(GpuError::Failed { kernel, message }) => {
+            assert_eq!(kernel, "histogram");
+            assert!(message.contains("assertion failed") && message.contains("values in [-1, 1]"), "{message}");
+            assert!(message.contains("gpu_kernels.rs:"), "{message}");
+        }
+        other => panic!("expected a failed assertion, got {other:?}"),
+    }
+}
