@@ -1676,3 +1676,85 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
         Ok(name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` (the IR's text form) with its `for` loops over `i` parallel.
+    fn kernel(text: &str) -> Function {
+        let mut f = cotan_ir::parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut loops = vec![];
+        f.walk(&mut |op| {
+            if let OpKind::For { index, .. } = op.kind {
+                if f.value(index).name.as_deref() == Some("i") {
+                    loops.push(index);
+                }
+            }
+        });
+        f.par_loops = loops;
+        f
+    }
+
+    fn wgsl(f: &Function) -> Res<GpuKernel> {
+        wgsl_kernel(f, &mut |p: &str| Err(format!("no callee {p}")), &|_| "{file}:1".to_string())
+    }
+
+    const SCATTER: &str = r#"fn k(%0 "x": &[f32], %1 "y": &mut [f32]) -> (f32) {
+  %2: usize = len %0
+  %3: usize = const 0
+  for %4 "i": usize in %3..%2 {
+    %5: f32 = load %0[%4]
+    store %1[%4], %5
+    %6: usize = const 3
+    %7: usize = rem %4, %6
+    %8: f32 = load %1[%7]
+    %9: f32 = add %8, %5
+    store %1[%7], %9
+  }
+  %10: f32 = load %1[%3]
+  return %10
+}"#;
+
+    #[test]
+    fn a_parallel_loop_is_a_dispatch_with_atomic_accumulations() {
+        let k = wgsl(&kernel(SCATTER)).unwrap();
+        // The sizing step, the loop, the step after it.
+        assert_eq!(k.steps.len(), 3);
+        assert_eq!(k.steps.iter().map(|s| s.loop_index).collect::<Vec<_>>(), [None, Some(0), None]);
+        let body = &k.steps[1].wgsl;
+        assert!(body.contains("@workgroup_size(64)"), "{body}");
+        assert!(body.contains("atomicCompareExchangeWeak"), "{body}");
+        assert!(body.contains("var<storage, read_write> b1: array<atomic<u32>>"), "{body}");
+        let native = k.steps[1].native_wgsl.as_deref().unwrap();
+        assert!(native.contains("array<atomic<f32>>") && native.contains("atomicAdd("), "{native}");
+        // Bounds checks report, they do not clamp.
+        assert!(body.contains("cotan_fail("), "{body}");
+        assert!(k.sites.iter().any(|s| s.contains("index out of bounds")));
+        assert!(k.tape.is_none() && k.returns.len() == 1);
+    }
+
+    #[test]
+    fn a_store_at_another_index_runs_in_order() {
+        let text = SCATTER.replace("store %1[%4], %5", "store %1[%7], %5");
+        let k = wgsl(&kernel(&text)).unwrap();
+        assert!(k.steps.iter().all(|s| s.loop_index.is_none()), "{k:?}");
+        assert_eq!(k.loops, 0);
+    }
+
+    #[test]
+    fn f64_transcendental_functions_are_refused() {
+        let text = r#"fn k(%0 "x": &[f64], %1 "y": &mut [f64]) {
+  %2: usize = len %0
+  %3: usize = const 0
+  for %4 "i": usize in %3..%2 {
+    %5: f64 = load %0[%4]
+    %6: f64 = sin %5
+    store %1[%4], %6
+  }
+  return
+}"#;
+        let e = wgsl(&kernel(text)).unwrap_err();
+        assert!(e.message.contains("`f64::sin` has no GPU instruction"), "{}", e.message);
+    }
+}
