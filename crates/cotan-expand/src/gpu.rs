@@ -132,14 +132,14 @@ pub(crate) fn entry(
                     _ => quote!(cotan_launch.scalar(#offset, #id);),
                 });
             }
-            (GpuParam::Buffer { elem, len_offset, .. }, Ty::Mem(m)) => {
+            (GpuParam::Buffer { elem, len_offset, writable }, Ty::Mem(m)) => {
                 let t = cotan_codegen::ty_tokens(Ty::Scalar(*elem));
                 if m.access == Access::Mut {
                     params.push(quote!(#id: &mut #krate::gpu::Buffer<#t>));
                 } else {
                     params.push(quote!(#id: &#krate::gpu::Buffer<#t>));
                 }
-                puts.push(quote!(cotan_launch.buffer(&*#id, #len_offset);));
+                puts.push(quote!(cotan_launch.buffer(&*#id, #len_offset, #writable);));
             }
             _ => unreachable!("a buffer parameter is memory"),
         }

@@ -443,6 +443,8 @@ pub struct Launch<'a> {
     state: Vec<u8>,
     buffers: Vec<&'a wgpu::Buffer>,
     lens: Vec<u64>,
+    /// Whether the kernel writes each buffer (the count run copies those only).
+    writable: Vec<bool>,
 }
 
 impl<'a> Launch<'a> {
@@ -450,7 +452,7 @@ impl<'a> Launch<'a> {
         if plan.f64 && !dev.f64 {
             return Err(GpuError::F64Unsupported { kernel: plan.kernel.to_string() });
         }
-        Ok(Launch { plan, state: vec![0; plan.state as usize], buffers: vec![], lens: vec![] })
+        Ok(Launch { plan, state: vec![0; plan.state as usize], buffers: vec![], lens: vec![], writable: vec![] })
     }
 
     fn at<T: GpuScalar>(&mut self, offset: u32, x: T) {
@@ -481,11 +483,13 @@ impl<'a> Launch<'a> {
         Ok(())
     }
 
-    /// The next buffer parameter, its length at `len_offset`.
-    pub fn buffer<T: GpuScalar>(&mut self, b: &'a Buffer<T>, len_offset: u32) {
+    /// The next buffer parameter, its length at `len_offset`, and whether the kernel
+    /// writes it.
+    pub fn buffer<T: GpuScalar>(&mut self, b: &'a Buffer<T>, len_offset: u32, writable: bool) {
         self.at(len_offset, b.len as u32);
         self.buffers.push(&b.buf);
         self.lens.push(b.len as u64);
+        self.writable.push(writable);
     }
 
     /// Runs the steps and returns the state buffer's bytes after them. A kernel with an AD
@@ -517,13 +521,17 @@ impl<'a> Launch<'a> {
         };
         let word = |state: &[u8], off: u32| u64::from(get::<u32>(state, off));
         for _ in 0..4 {
-            // Copies of the buffers: the count run writes its own.
+            // Copies of the buffers the kernel writes: the count run writes its own.
             let mut copies = vec![];
             let mut enc = dev.device.create_command_encoder(&Default::default());
-            for b in &self.buffers {
-                let c = dev.storage("a count run's copy", b.size(), wgpu::BufferUsages::empty())?;
-                enc.copy_buffer_to_buffer(b, 0, &c, 0, b.size());
-                copies.push(c);
+            for (b, &w) in self.buffers.iter().zip(&self.writable) {
+                if w {
+                    let c = dev.storage("a count run's copy", b.size(), wgpu::BufferUsages::empty())?;
+                    enc.copy_buffer_to_buffer(b, 0, &c, 0, b.size());
+                    copies.push(Some(c));
+                } else {
+                    copies.push(None);
+                }
             }
             dev.queue.submit([enc.finish()]);
             let tape = dev.storage("the count run's stack", 4 * scap, wgpu::BufferUsages::empty())?;
@@ -538,7 +546,8 @@ impl<'a> Launch<'a> {
             let mut state = self.state.clone();
             put(&mut state, tp.scap, scap);
             put(&mut state, tp.ccap, ccap);
-            let copies_ref: Vec<&wgpu::Buffer> = copies.iter().collect();
+            let copies_ref: Vec<&wgpu::Buffer> =
+                copies.iter().zip(&self.buffers).map(|(c, b)| c.as_ref().unwrap_or(b)).collect();
             let after = self.execute(dev, &state, true, &copies_ref, Some(&tape), Some(&counts), &allocs, &[])?;
             let s = word(&after, tp.tmax);
             let cursor = word(&after, tp.cursor);
