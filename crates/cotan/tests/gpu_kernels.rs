@@ -306,6 +306,40 @@ shape!(deep12k, deep12k_fwd, deep12k_rev; deep12k_seq, deep12k_seq_fwd;
     s
 });
 
+// An inner `while` loop whose trip count depends on the data, with `break` and `continue`
+// in an inner `for` loop (exit flags), and an early `continue` of the iteration.
+shape!(whiles, whiles_fwd, whiles_rev; whiles_seq, whiles_seq_fwd;
+(x: &[f32], y: &mut [f32]) -> f32 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        if i % 7 == 3 {
+            y[i] = x[i];
+            continue;
+        }
+        let mut s = x[i];
+        let mut k = 0;
+        while s.abs() < 4.0 && k < 20 {
+            s = s * 1.7 + 0.1;
+            k += 1;
+        }
+        for j in 0..6 {
+            if j == 1 {
+                continue;
+            }
+            if (i + j) % 5 == 4 {
+                break;
+            }
+            s += 0.1 * (x[(i + j) % n] * s).tanh();
+        }
+        y[i] = s;
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * y[i];
+    }
+    s
+});
+
 fn shapes() -> Vec<Shape> {
     vec![
         Shape {
@@ -341,6 +375,13 @@ fn shapes() -> Vec<Shape> {
             cpu: (two_loops, two_loops_fwd, two_loops_rev),
             gpu: (two_loops_gpu, two_loops_fwd_gpu, two_loops_rev_gpu),
             plain: (two_loops_seq, two_loops_seq_fwd),
+            tol: 1e-4,
+        },
+        Shape {
+            name: "whiles",
+            cpu: (whiles, whiles_fwd, whiles_rev),
+            gpu: (whiles_gpu, whiles_fwd_gpu, whiles_rev_gpu),
+            plain: (whiles_seq, whiles_seq_fwd),
             tol: 1e-4,
         },
     ]
