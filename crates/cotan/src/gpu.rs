@@ -237,6 +237,7 @@ impl Device {
         if let Some(p) = self.pipelines.lock().unwrap().get(&key) {
             return Ok(p.clone());
         }
+        // (For cotan's developers: the shaders as the device gets them.)
         if std::env::var_os("COTAN_GPU_DUMP").is_some() {
             eprintln!("// kernel {kernel}\n{wgsl}");
         }
