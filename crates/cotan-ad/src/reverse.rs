@@ -1070,10 +1070,17 @@ impl<'a> Rev<'a> {
     /// recomputation must see as the loop saw it.
     fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
-        let at = match self.l.op_at.get(&(op as *const Op)) {
-            Some(&(TOP, k)) => k,
-            _ => usize::MAX,
+        // Where the loop is: its index at the top level, or, for a parallel loop inside
+        // another loop, the index of the top-level statement holding it, whose later
+        // iterations come after the loop too.
+        let (at, nested) = match self.l.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, k)) => (k, false),
+            _ => match self.enclosing(op) {
+                Some((k, _)) => (k, true),
+                None => (usize::MAX, false),
+            },
         };
+        let after = if nested { at } else { at.saturating_add(1) };
         // (memory, where, written, by `push`)
         let mut used = vec![];
         let mut set = vec![];
@@ -1099,7 +1106,7 @@ impl<'a> Rev<'a> {
         });
         // Variables and memory that top-level statements after the loop write.
         let mut set_after = HashSet::new();
-        for later in self.f.body.ops.iter().skip(at.saturating_add(1)) {
+        for later in self.f.body.ops.iter().skip(after) {
             let mut visit = |o: &Op| {
                 if let OpKind::SetVar(var, _) = &o.kind {
                     set_after.insert(*var);
@@ -1110,7 +1117,7 @@ impl<'a> Rev<'a> {
                 r.walk(&mut visit);
             }
         }
-        let written_after = |m: Value| self.l.last_write.get(&m).is_some_and(|w| *w > at);
+        let written_after = |m: Value| self.l.last_write.get(&m).is_some_and(|w| *w >= after);
         let mut mems: Vec<Value> = vec![];
         for (m, span, writes, push) in used {
             // The memory outside the loop that `m` is (part of).
@@ -1308,10 +1315,19 @@ impl<'a> Rev<'a> {
     /// through them; then puts back the state the loop left. With no checkpoint, the reverse
     /// of a parallel loop (`reverse_each`).
     fn reverse_checkpointed(&mut self, op: &Op, c: Option<Checkpoint>) {
-        let Ok((mems, vars)) = self.carried(op) else { return };
-        // The state after the loop, which the recomputation overwrites.
+        let carried = if c.is_some() { self.carried(op) } else { self.par_carried(op) };
+        let Ok((mems, vars)) = carried else { return };
+        // The state after the loop, which the recomputation overwrites. (Not for a parallel
+        // loop's buffers that the function allocates: their next readers in the reverse
+        // sweep are the replays of parallel loops, which restore their own snapshots first;
+        // every other use of them there is of values saved, since the loop writes them.)
         let mut finals = vec![];
         for &m in &mems {
+            let local = matches!(self.l.def_op.get(&m).map(|o| &o.kind), Some(OpKind::Alloc { .. }));
+            if c.is_none() && local {
+                finals.push(m);
+                continue;
+            }
             let pm = self.fwd[&m];
             let mt = self.f.ty(m).mem().unwrap();
             let elem = Ty::Scalar(mt.elem);
@@ -1340,6 +1356,9 @@ impl<'a> Rev<'a> {
         }
         // The state the loop left.
         for (&m, &fin) in mems.iter().zip(&finals) {
+            if fin == m {
+                continue;
+            }
             let pm = self.fwd[&m];
             let mt = self.f.ty(m).mem().unwrap();
             if mt.kind == MemKind::Cell {
@@ -1361,9 +1380,9 @@ impl<'a> Rev<'a> {
     // ---- parallel loops (`cotan::par` in a `#[cotan::kernel]`) ----
 
     /// Whether `op` is a parallel loop (`Function::par_loops`) whose derivative runs in
-    /// parallel: an active plain `for` over `lo..hi` at the top level of a function with both
-    /// sweeps, not checkpointed, whose state `carried` can snapshot. Others are reversed as
-    /// ordinary loops, in order.
+    /// parallel: an active plain `for` over `lo..hi` of a function with both sweeps, not
+    /// checkpointed, at the top level or inside plain loops and branches (`par_nesting_ok`),
+    /// whose state `carried` can snapshot. Others are reversed as ordinary loops, in order.
     fn par_loop(&self, op: &Op) -> bool {
         let OpKind::For { index, step: None, inclusive: false, reverse: false, exit: None, .. } = &op.kind else {
             return false;
@@ -1372,15 +1391,129 @@ impl<'a> Rev<'a> {
             && !self.f.checkpoints.iter().any(|c| c.index == *index)
             && self.act.op_is_active(self.f, op)
             && !self.l.split
-            && matches!(self.l.op_at.get(&(op as *const Op)), Some((TOP, _)))
+            && self.par_nesting_ok(op)
             && self.carried(op).is_ok()
+    }
+
+    /// The top-level statement that holds `op` (its index in the function's body) and the
+    /// statements around `op` inside it, outermost first; `None` if `op` is not in the body.
+    fn enclosing<'f>(&'f self, op: &Op) -> Option<(usize, Vec<&'f Op>)> {
+        fn find<'f>(r: &'f Region, op: &Op, path: &mut Vec<&'f Op>) -> bool {
+            for o in &r.ops {
+                if std::ptr::eq(o, op) {
+                    return true;
+                }
+                path.push(o);
+                if o.kind.regions().into_iter().any(|sub| find(sub, op, path)) {
+                    return true;
+                }
+                path.pop();
+            }
+            false
+        }
+        let mut path = vec![];
+        if !find(&self.f.body, op, &mut path) {
+            return None;
+        }
+        let top = match path.first() {
+            Some(first) => self.f.body.ops.iter().position(|o| std::ptr::eq(o, *first))?,
+            None => self.f.body.ops.iter().position(|o| std::ptr::eq(o, op))?,
+        };
+        Some((top, path))
+    }
+
+    /// Whether a parallel loop sits where its reverse can run in parallel: at the top level,
+    /// or inside plain `for` loops (a time-stepping loop) and branches, taking from outside
+    /// only memory of the top level (its snapshots are pushed once per run of the loop, and
+    /// the numbers it takes from the enclosing statements are saved for the reverse sweep as
+    /// any other value).
+    fn par_nesting_ok(&self, op: &Op) -> bool {
+        let Some((_, around)) = self.enclosing(op) else { return false };
+        let plain = around.iter().all(|o| match &o.kind {
+            OpKind::For { index, .. } => {
+                !self.f.checkpoints.iter().any(|c| c.index == *index) && !self.f.par_loops.contains(index)
+            }
+            OpKind::If { .. } => true,
+            _ => false,
+        });
+        plain
+            && self
+                .free_values(op)
+                .iter()
+                .all(|v| self.f.ty(*v).mem().is_none() || self.l.def_region.get(v) == Some(&TOP))
+    }
+
+    /// The values a loop's body uses that are defined outside it.
+    fn free_values(&self, op: &Op) -> Vec<Value> {
+        let OpKind::For { body, .. } = &op.kind else { return vec![] };
+        let mut inside = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            inside.extend(o.result);
+            if let OpKind::For { index, .. } = &o.kind {
+                inside.insert(*index);
+            }
+        });
+        if let OpKind::For { index, .. } = &op.kind {
+            inside.insert(*index);
+        }
+        let mut free = vec![];
+        body.walk(&mut |o: &Op| {
+            for u in o.kind.operands() {
+                if !inside.contains(&u) && !free.contains(&u) {
+                    free.push(u);
+                }
+            }
+        });
+        free
+    }
+
+    /// The state a parallel loop's reverse snapshots: what `carried` says, less the memory
+    /// the body writes but never reads (output arrays written at the loop's index) and
+    /// nothing after the loop writes: the iterations' runs in the reverse sweep write it
+    /// again with the values it has.
+    fn par_carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
+        let (mut mems, vars) = self.carried(op)?;
+        let OpKind::For { body, .. } = &op.kind else { unreachable!("a `for` loop") };
+        let root = |mut m: Value| {
+            while let Some(b) = self.view_parts(m).or_else(|| match self.l.def_op.get(&m).map(|o| &o.kind) {
+                Some(OpKind::Slice { base, .. } | OpKind::Offset { base, .. }) => Some(*base),
+                _ => None,
+            }) {
+                m = b;
+            }
+            m
+        };
+        let mut read = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            let written = match &o.kind {
+                OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => Some(*mem),
+                OpKind::Len(_) => return,
+                _ => None,
+            };
+            for u in o.kind.operands() {
+                if Some(u) != written && self.f.ty(u).mem().is_some() {
+                    read.insert(root(u));
+                }
+            }
+        });
+        // (Unless a statement after the loop writes it: the reverse sweep keeps the memory as
+        // the function left it, which the runs would not.)
+        let after = match self.l.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, at)) => at + 1,
+            _ => match self.enclosing(op) {
+                Some((at, _)) => at,
+                None => return Ok((mems, vars)),
+            },
+        };
+        mems.retain(|m| read.contains(m) || self.l.last_write.get(m).is_some_and(|w| *w >= after));
+        Ok((mems, vars))
     }
 
     /// The forward sweep of a parallel loop: a snapshot of the state the loop writes, then
     /// its primal, recording nothing, itself a parallel loop.
     fn forward_par(&mut self, op: &Op) {
         let OpKind::For { index, lo, hi, body, .. } = &op.kind else { unreachable!("a `for` loop") };
-        let Ok((mems, vars)) = self.carried(op) else { return };
+        let Ok((mems, vars)) = self.par_carried(op) else { return };
         self.push_state(&mems, &vars);
         let (nlo, nhi) = (self.fwd[lo], self.fwd[hi]);
         let ni = self.new_result(*index);
@@ -1410,7 +1543,22 @@ impl<'a> Rev<'a> {
         self.zeroed.clear();
         self.pop_state(mems, vars);
         let ni = self.new_result(*index);
+        // The numbers the body takes from enclosing statements (of a loop around this one):
+        // as the reverse sweep has them there.
+        let mut outer = vec![];
+        for v in self.free_values(op) {
+            if self.f.ty(v).mem().is_none() && self.l.def_region.get(&v).is_some_and(|r| *r != TOP) {
+                let now = self.get(v);
+                outer.push((v, self.fwd.insert(v, now)));
+            }
+        }
         let mut each = self.forward_region(body);
+        for (v, was) in outer {
+            match was {
+                Some(w) => self.fwd.insert(v, w),
+                None => self.fwd.remove(&v),
+            };
+        }
         let back = self.reverse_region(body, vec![(*index, ni)]);
         each.ops.extend(back.ops);
         // The adjoints of the body's own variables are zero at the start of every iteration

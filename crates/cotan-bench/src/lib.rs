@@ -16,6 +16,8 @@ pub mod expand;
 #[cfg(feature = "ad")]
 pub mod hand;
 #[cfg(feature = "ad")]
+pub mod kernels;
+#[cfg(feature = "ad")]
 pub mod peers;
 #[cfg(feature = "ad")]
 pub mod report;

@@ -133,6 +133,17 @@ fn main() {
         );
         out.push_str(&table);
     }
+    // The kernels table (CPU threads): in a full or quick run, or asked for by `--rows kernels`.
+    let asked = args.rows.iter().any(|r| "kernels".contains(r.as_str()));
+    if !args.compile_time_only && (asked || args.rows.is_empty()) {
+        let t = Instant::now();
+        let budget = if args.quick { Budget::quick() } else { Budget::full() };
+        let table = cotan_bench::kernels::table(budget, args.quick);
+        eprintln!("{:<24} {:.1} s", "kernels", t.elapsed().as_secs_f64());
+        failed |= table.contains("FAILED");
+        out.push_str("\nKernels on CPU threads (`#[cotan::kernel]` against the same function without it):\n\n");
+        out.push_str(&table);
+    }
     if args.compile_time || args.compile_time_only {
         out.push_str("\nCompile time:\n\n");
         out.push_str(&cotan_bench::expand::expansion_table());

@@ -4,6 +4,7 @@
 //! into the expression that uses them, `x = x + y` is written `x += y`, loops stay loops,
 //! and names come from the user's own variables.
 
+mod bulk;
 mod generic;
 mod par;
 mod pointers;
@@ -200,6 +201,8 @@ struct Gen<'f> {
     par_skip: std::cell::RefCell<HashSet<Value>>,
     /// Stores of a parallel loop that leave their element as it was (`par.rs`).
     par_skip_ops: std::cell::RefCell<HashSet<*const Op>>,
+    /// The views of the parallel loop being written that need atomic accumulations.
+    par_shared: std::cell::RefCell<HashSet<Value>>,
     /// How many operands name each value.
     uses: HashMap<Value, usize>,
 }
@@ -228,6 +231,7 @@ impl<'f> Gen<'f> {
             par: std::cell::RefCell::new(None),
             par_skip: std::cell::RefCell::new(HashSet::new()),
             par_skip_ops: std::cell::RefCell::new(HashSet::new()),
+            par_shared: std::cell::RefCell::new(HashSet::new()),
             uses: HashMap::new(),
         };
         collect_defs(&f.body, &mut g.def);
@@ -881,6 +885,7 @@ impl<'f> Gen<'f> {
                     None => self.seq_for(*index, *lo, *hi, body),
                 }
             }
+            OpKind::For { .. } if self.bulk_tape(op).is_some() => self.bulk_tape(op).unwrap_or_default(),
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.root_operand(*lo, Prec::Cast);

@@ -31,6 +31,21 @@ pub(crate) struct ParPlan {
     skip: HashSet<Value>,
     /// Stores that leave their element as it was (`restore_pair`).
     skip_ops: HashSet<*const Op>,
+    /// The views some iteration accumulates into at another index than its own: their
+    /// accumulations are atomic (into the others, each element is one iteration's).
+    shared: HashSet<Value>,
+    /// Of those, the float buffers the loop does nothing else with: accumulated into
+    /// per-thread copies (`AccSlice`) rather than atomically.
+    gathered: HashSet<Value>,
+}
+
+/// What `par_stores` finds: the `ParPlan` fields of the same names.
+#[derive(Default)]
+struct Stores {
+    views: Vec<Value>,
+    skip: HashSet<Value>,
+    skip_ops: HashSet<*const Op>,
+    shared: HashSet<Value>,
 }
 
 impl Gen<'_> {
@@ -77,22 +92,14 @@ impl Gen<'_> {
     /// The stores of `region` (and the regions in it) into memory from outside the loop:
     /// `false` if one is neither at the loop's own index nor an accumulation; the buffers
     /// they write, and the loads and sums accumulations replace, added.
-    fn par_stores(
-        &self,
-        region: &Region,
-        index: Value,
-        inside: &HashSet<Value>,
-        views: &mut Vec<Value>,
-        skip: &mut HashSet<Value>,
-        skip_ops: &mut HashSet<*const Op>,
-    ) -> bool {
+    fn par_stores(&self, region: &Region, index: Value, inside: &HashSet<Value>, out: &mut Stores) -> bool {
         for (at, op) in region.ops.iter().enumerate() {
             for r in op.kind.regions() {
-                if !self.par_stores(r, index, inside, views, skip, skip_ops) {
+                if !self.par_stores(r, index, inside, out) {
                     return false;
                 }
             }
-            if skip_ops.contains(&(op as *const Op)) {
+            if out.skip_ops.contains(&(op as *const Op)) {
                 continue;
             }
             let OpKind::Store { mem, index: Some(i), value } = op.kind else {
@@ -115,20 +122,23 @@ impl Gen<'_> {
             }
             match self.accumulation(mem, Some(i), value) {
                 Some((_, _, [load, sum])) if self.load_moves(region, at, load, mem) => {
-                    skip.extend([load, sum]);
+                    out.skip.extend([load, sum]);
+                    if i != index {
+                        out.shared.insert(mem);
+                    }
                 }
                 _ if i == index => {}
                 _ => match self.restore_pair(region, at) {
                     Some((later, sum)) => {
-                        skip_ops.extend([op as *const Op, later as *const Op]);
-                        skip.insert(sum);
+                        out.skip_ops.extend([op as *const Op, later as *const Op]);
+                        out.skip.insert(sum);
                         continue;
                     }
                     None => return false,
                 },
             }
-            if !views.contains(&mem) {
-                views.push(mem);
+            if !out.views.contains(&mem) {
+                out.views.push(mem);
             }
         }
         true
@@ -229,10 +239,9 @@ impl Gen<'_> {
                 _ => {}
             }
         });
-        let mut views: Vec<Value> = vec![];
-        let mut skip: HashSet<Value> = HashSet::new();
-        let mut skip_ops: HashSet<*const Op> = HashSet::new();
-        let mut ok = self.par_stores(body, index, &inside, &mut views, &mut skip, &mut skip_ops);
+        let mut stores = Stores::default();
+        let mut ok = self.par_stores(body, index, &inside, &mut stores);
+        let Stores { views, skip, skip_ops, shared } = stores;
         let mut tape = false;
         body.walk(&mut |op| match &op.kind {
             // (A parallel loop's body pops what it pushes: reverse mode's loops of an
@@ -265,7 +274,18 @@ impl Gen<'_> {
             }
         });
         let private = self.private_vars(body, &declared)?;
-        ok.then_some(ParPlan { views, private, tape, skip, skip_ops })
+        let mut gathered: HashSet<Value> =
+            shared.iter().copied().filter(|m| self.f.ty(*m).mem().is_some_and(|t| t.elem.is_float())).collect();
+        body.walk(&mut |op| match op.kind {
+            OpKind::Load { mem, .. } if !op.result.is_some_and(|r| skip.contains(&r)) => {
+                gathered.remove(&mem);
+            }
+            OpKind::Store { mem, index, value } if !skip.contains(&value) || index.is_none() => {
+                gathered.remove(&mem);
+            }
+            _ => {}
+        });
+        ok.then_some(ParPlan { views, private, tape, skip, skip_ops, shared, gathered })
     }
 
     /// A buffer of numbers that is no view of another (a parameter, a local vector or array).
@@ -355,6 +375,8 @@ impl Gen<'_> {
                 if validate {
                     let shown = self.shown_name(*m);
                     quote!(let #n = #krate::rt::CheckedSlice::new(&mut #n[..], #shown, &__cotan_site);)
+                } else if plan.gathered.contains(m) {
+                    quote!(let #n = #krate::rt::AccSlice::new(&mut #n[..], __cotan_range.len());)
                 } else {
                     quote!(let #n = #krate::rt::ParSlice::new(&mut #n[..]);)
                 }
@@ -384,10 +406,27 @@ impl Gen<'_> {
         *self.par.borrow_mut() = Some((index, plan.views.iter().copied().collect()));
         *self.par_skip.borrow_mut() = plan.skip;
         *self.par_skip_ops.borrow_mut() = plan.skip_ops;
+        *self.par_shared.borrow_mut() = plan.shared;
         let b = self.region(body, false);
         *self.par.borrow_mut() = None;
         self.par_skip.borrow_mut().clear();
         self.par_skip_ops.borrow_mut().clear();
+        if plan.tape && !validate {
+            // The tape of the job running the iteration, moved in and back (no early exit
+            // leaves the body: exits are flags).
+            return quote! {
+                {
+                    let __cotan_range = #lo..#hi;
+                    #(#views)*
+                    #krate::rt::par_for_tape(__cotan_range, |__cotan_job_tape: &mut #krate::rt::Tape, #i: usize| {
+                        let mut __cotan_tape = ::core::mem::take(__cotan_job_tape);
+                        #(#private)*
+                        #b
+                        *__cotan_job_tape = __cotan_tape;
+                    });
+                }
+            };
+        }
         let (take, give) = match plan.tape {
             true => (quote!(let mut __cotan_tape = #krate::rt::Tape::acquire();), quote!(__cotan_tape.release();)),
             false => (quote!(), quote!()),
@@ -430,7 +469,15 @@ impl Gen<'_> {
         let accumulated = self
             .accumulation(mem, index, value)
             .filter(|(_, _, [load, _])| self.inline.contains(load) || self.par_skip.borrow().contains(load));
+        let own = self.par.borrow().as_ref().is_some_and(|(loop_index, _)| *loop_index == at)
+            && !self.par_shared.borrow().contains(&mem);
         match accumulated {
+            // The element is this iteration's alone: no atomic needed.
+            Some((add, y, _)) if own => {
+                let y = self.expr(y).0;
+                let op = if add { quote!(+) } else { quote!(-) };
+                quote!(#m.set(#i, #m.get(#i) #op #y);)
+            }
             Some((true, y, _)) => {
                 let y = self.expr(y).0;
                 quote!(#m.add(#i, #y);)

@@ -180,6 +180,62 @@ impl<'a> Visit<'a> for Bound {
     }
 }
 
+/// The arrays a parallel loop's body accumulates into (`x[e] += ..`, `-=`) at another index
+/// than the loop's own: there iterations share elements, so every accumulation into them is
+/// atomic; an array accumulated into at the loop's index only is each iteration's own.
+struct Shared<'a> {
+    own_index: Option<&'a str>,
+    names: HashSet<String>,
+    /// How often each name is used, and how often as the array an accumulation adds into.
+    uses: std::collections::HashMap<String, usize>,
+    accumulations: std::collections::HashMap<String, usize>,
+}
+
+impl Shared<'_> {
+    /// The arrays of `names` the body uses only to accumulate into: those go through
+    /// per-thread copies (`AccSlice`) rather than atomics.
+    fn gathered(&self) -> HashSet<String> {
+        self.names.iter().filter(|x| self.uses.get(*x) == self.accumulations.get(*x)).cloned().collect()
+    }
+}
+
+impl<'a> Visit<'a> for Shared<'_> {
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        if let Some(x) = p.get_ident() {
+            *self.uses.entry(x.to_string()).or_default() += 1;
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        // Names inside a macro's tokens are uses too (unparsed: never only accumulations).
+        for t in m.tokens.clone() {
+            if let proc_macro2::TokenTree::Ident(i) = t {
+                *self.uses.entry(i.to_string()).or_default() += 2;
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
+        if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) {
+            if let syn::Expr::Index(ix) = strip(&b.left) {
+                if let syn::Expr::Path(p) = strip(&ix.expr) {
+                    let own = matches!(strip(&ix.index), syn::Expr::Path(i) if i.qself.is_none()
+                        && self.own_index.is_some_and(|o| i.path.is_ident(o)));
+                    if let Some(x) = p.path.get_ident() {
+                        *self.accumulations.entry(x.to_string()).or_default() += 1;
+                        if !own {
+                            self.names.insert(x.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+}
+
 /// One parallel loop as a `par_for` call (in validation mode, cotan's feature `validate`,
 /// `par_for_checked`, the written arrays viewed by `CheckedSlice`s that name them, the
 /// kernel and the loop's line).
@@ -198,6 +254,15 @@ fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
     bound.visit_block(&f.body);
     // A name the body binds again is not the loop's index where it is used.
     let own_index = index.as_ref().filter(|i| !bound.0.contains(&i.to_string())).map(|i| i.to_string());
+    let mut shared = Shared {
+        own_index: own_index.as_deref(),
+        names: HashSet::new(),
+        uses: Default::default(),
+        accumulations: Default::default(),
+    };
+    shared.visit_block(&f.body);
+    let gathered = shared.gathered();
+    let shared = shared.names;
     let mut locals = bound.0;
     if let Some(i) = &index {
         locals.insert(i.to_string());
@@ -205,6 +270,7 @@ fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
     let mut body = f.body.clone();
     let mut b = Body {
         own_index,
+        shared,
         label: f.label.as_ref().map(|l| l.name.ident.to_string()),
         locals,
         viewed: vec![],
@@ -256,7 +322,13 @@ fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
             }
         });
     }
-    let views = b.viewed.iter().map(|x| quote_spanned!(x.span()=> let #x = #krate::rt::ParSlice::new(&mut #x[..]);));
+    let views = b.viewed.iter().map(|x| {
+        if gathered.contains(&x.to_string()) {
+            quote_spanned!(x.span()=> let #x = #krate::rt::AccSlice::new(&mut #x[..], #range.len());)
+        } else {
+            quote_spanned!(x.span()=> let #x = #krate::rt::ParSlice::new(&mut #x[..]);)
+        }
+    });
     Ok(syn::parse_quote! {
         #(#attrs)*
         {
@@ -271,6 +343,8 @@ fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
 struct Body {
     /// The loop's variable, where it is the index (not bound again in the body).
     own_index: Option<String>,
+    /// The arrays accumulated into at other indices (`Shared`).
+    shared: HashSet<String>,
     label: Option<String>,
     /// Names bound in the body (and the loop's variable).
     locals: HashSet<String>,
@@ -345,6 +419,14 @@ impl Body {
         let at = left.clone();
         match op {
             None if own => Some(syn::parse_quote_spanned!(span=> #x.set(#index, #right))),
+            // At the loop's index of an array no iteration accumulates into elsewhere: the
+            // element is this iteration's alone, no atomic needed.
+            Some(op @ (syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)))
+                if own && !self.shared.contains(&x.to_string()) =>
+            {
+                let bin = compound_to_binary(op)?;
+                Some(syn::parse_quote_spanned!(span=> #x.set(#index, #x.get(#index) #bin (#right))))
+            }
             Some(syn::BinOp::AddAssign(_)) => Some(syn::parse_quote_spanned!(span=> #x.add(#index, #right))),
             Some(syn::BinOp::SubAssign(_)) => Some(syn::parse_quote_spanned!(span=> #x.sub(#index, #right))),
             Some(op) if own => {
@@ -397,6 +479,8 @@ impl Body {
 fn compound_to_binary(op: &syn::BinOp) -> Option<TokenStream> {
     use syn::BinOp::*;
     Some(match op {
+        AddAssign(t) => quote_spanned!(t.spans[0]=> +),
+        SubAssign(t) => quote_spanned!(t.spans[0]=> -),
         MulAssign(t) => quote_spanned!(t.spans[0]=> *),
         DivAssign(t) => quote_spanned!(t.spans[0]=> /),
         RemAssign(t) => quote_spanned!(t.spans[0]=> %),

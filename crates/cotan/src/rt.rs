@@ -11,7 +11,9 @@ pub mod faer;
 #[cfg(feature = "nalgebra")]
 pub mod nalgebra;
 mod par;
-pub use par::{par_for, par_for_checked, thread_index, AtomicAdd, CheckedSlice, LoopSite, ParSlice};
+pub use par::{
+    par_for, par_for_checked, par_for_tape, thread_index, AccSlice, AtomicAdd, CheckedSlice, Copies, LoopSite, ParSlice,
+};
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 
@@ -55,6 +57,30 @@ impl Tape {
     #[inline]
     pub fn pop_f64(&mut self) -> f64 {
         self.f64s.pop().expect(EMPTY)
+    }
+    /// Pushes every element of `v`, in order (a snapshot of a buffer).
+    #[inline]
+    pub fn push_all_f64(&mut self, v: &[f64]) {
+        self.f64s.extend_from_slice(v);
+    }
+    /// Pops `into.len()` values into `into`, the last popped first (undoes `push_all_f64`).
+    #[inline]
+    pub fn pop_all_f64(&mut self, into: &mut [f64]) {
+        let at = self.f64s.len().checked_sub(into.len()).expect(EMPTY);
+        into.copy_from_slice(&self.f64s[at..]);
+        self.f64s.truncate(at);
+    }
+    /// Pushes every element of `v`, in order.
+    #[inline]
+    pub fn push_all_f32(&mut self, v: &[f32]) {
+        self.f32s.extend_from_slice(v);
+    }
+    /// Pops `into.len()` values into `into` (undoes `push_all_f32`).
+    #[inline]
+    pub fn pop_all_f32(&mut self, into: &mut [f32]) {
+        let at = self.f32s.len().checked_sub(into.len()).expect(EMPTY);
+        into.copy_from_slice(&self.f32s[at..]);
+        self.f32s.truncate(at);
     }
     #[inline]
     pub fn push_f32(&mut self, v: f32) {

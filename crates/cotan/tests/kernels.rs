@@ -255,6 +255,86 @@ pair!(below inner, inner_rev, inner_fwd; inner_seq, inner_seq_rev, inner_seq_fwd
     s
 });
 
+// An output the loop only writes (its reverse sweep's runs write it again, no snapshot)
+// next to one the loop reads at its own index before writing it and one a statement
+// after the loop overwrites (snapshots kept); accumulations at the loop's index only
+// (plain) and at others too (atomic).
+pair!(below outputs, outputs_rev, outputs_fwd; outputs_seq, outputs_seq_rev, outputs_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    let mut z = vec![1.0; n];
+    let mut w = vec![0.5; n];
+    let mut own = vec![1.0; n];
+    let mut shared = vec![0.0; n];
+    for i in cotan::par(0..n) {
+        y[i] = (2.0 * x[i]).sin();
+        z[i] = z[i] * x[i] + x[(i + 1) % n];
+        w[i] = x[i] * x[i];
+        // Only at the loop's index (plain), and also at others (atomic, both).
+        own[i] += x[i].cos();
+        own[i] -= 0.25 * x[i];
+        shared[i] += x[i];
+        shared[(i + 1) % n] += 0.5 * x[i] * x[i];
+    }
+    w[n - 1] = w[0] * y[n - 1];
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i] * x[i] + z[i] * w[i] + own[i] * shared[i];
+    }
+    s
+});
+
+/// The force of a spring of rest length 0.1 stretched to `d`: stiff, and cubic beyond.
+fn spring(d: f64) -> f64 {
+    let e = d - 0.1;
+    8.0 * e + 20.0 * e * e * e
+}
+
+// A mass-spring system over many steps: each particle gathers the forces of the springs to
+// its neighbours (ahead and behind, near and far, periodic; so its reverse scatters), then
+// moves (damped, semi-implicit Euler). The gradient is that of the loss at the end with
+// respect to the initial positions. The parallel loops are inside the time loop: their
+// reverses run in parallel too, once per step, last step first.
+pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, springs_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    let mut p = x.to_vec();
+    let mut v = vec![0.0; n];
+    let mut f = vec![0.0; n];
+    let dt = 0.02;
+    for step in 0..40 {
+        // A number of the time loop's body, used in the parallel loops (saved for their
+        // reverse like any other value), and a parallel loop under an `if`.
+        let damp = 0.5 + 0.1 * (step as f64 * 0.3 + p[0]).sin();
+        for i in cotan::par(0..n) {
+            let mut fi = -damp * v[i];
+            for k in [1, 3] {
+                let ahead = p[(i + k) % n] - p[i];
+                let behind = p[i] - p[(i + 3 * n - k) % n];
+                fi += spring(ahead) - spring(behind);
+            }
+            f[i] = fi;
+        }
+        for i in cotan::par(0..n) {
+            v[i] += dt * f[i];
+            p[i] += dt * v[i];
+        }
+        if step % 10 == 9 {
+            for i in cotan::par(0..n) {
+                v[i] *= 1.0 - 0.1 * damp;
+            }
+        }
+    }
+    for i in cotan::par(0..n) {
+        y[i] = p[i];
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += (p[i] - 0.05 * i as f64).powi(2) + 0.1 * v[i] * v[i];
+    }
+    s
+});
+
 fn pairs() -> Vec<Pair> {
     vec![
         Pair {
@@ -279,6 +359,16 @@ fn pairs() -> Vec<Pair> {
         },
         Pair { name: "long", kernel: (long, long_rev, long_fwd), plain: (long_seq, long_seq_rev, long_seq_fwd) },
         Pair { name: "inner", kernel: (inner, inner_rev, inner_fwd), plain: (inner_seq, inner_seq_rev, inner_seq_fwd) },
+        Pair {
+            name: "outputs",
+            kernel: (outputs, outputs_rev, outputs_fwd),
+            plain: (outputs_seq, outputs_seq_rev, outputs_seq_fwd),
+        },
+        Pair {
+            name: "springs",
+            kernel: (springs, springs_rev, springs_fwd),
+            plain: (springs_seq, springs_seq_rev, springs_seq_fwd),
+        },
     ]
 }
 
@@ -433,6 +523,40 @@ pooled!((x: &[f64], y: &mut [f64]) -> f64 {
     }
     s
 });
+
+// The same inside a time loop, under an `if`: the reverse of each step's parallel loop
+// runs on the pool too.
+#[cotan::kernel]
+#[autodiff_reverse(stepped_rev, Duplicated, Duplicated, Active)]
+fn stepped(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for t in 0..3 {
+        if t != 1 {
+            for i in cotan::par(0..n) {
+                y[i] += x[i] * x[i] * (1.0 + on_pool());
+            }
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..n {
+        s += y[i];
+    }
+    s
+}
+
+#[test]
+fn reverse_mode_runs_loops_inside_a_time_loop_on_the_pool() {
+    let n = 1000;
+    let x = values(n, 22);
+    let (mut dx, mut y, mut dy) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let r = stepped_rev(&x, &mut dx, &mut y, &mut dy, 1.0);
+    let v: f64 = x.iter().map(|x| 4.0 * x * x).sum();
+    assert!(close(r, v, 1e-12), "the forward sweep ran a step's loop outside the pool: {r} against {v}");
+    for i in 0..n {
+        // Two steps, each 2·(2 x): every step's replay ran on the pool.
+        assert!(close(dx[i], 8.0 * x[i], 1e-12), "a reverse step's iteration {i} ran outside the pool");
+    }
+}
 
 #[test]
 fn forward_mode_runs_on_the_pool() {

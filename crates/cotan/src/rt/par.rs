@@ -20,6 +20,20 @@ pub fn par_for<F: Fn(usize) + Sync + Send>(range: Range<usize>, body: F) {
     range.into_par_iter().for_each(body);
 }
 
+/// [`par_for`] for a body that records on a tape: each of rayon's jobs takes one tape from
+/// its thread's pool for all the iterations it runs (an iteration leaves it empty) and
+/// gives it back at its end.
+pub fn par_for_tape<F: Fn(&mut crate::rt::Tape, usize) + Sync + Send>(range: Range<usize>, body: F) {
+    use rayon::prelude::*;
+    struct Pooled(crate::rt::Tape);
+    impl Drop for Pooled {
+        fn drop(&mut self) {
+            std::mem::take(&mut self.0).release();
+        }
+    }
+    range.into_par_iter().for_each_init(|| Pooled(crate::rt::Tape::acquire()), |t, i| body(&mut t.0, i));
+}
+
 /// The index of the rayon worker thread running the caller (`None` outside rayon's pool).
 pub fn thread_index() -> Option<usize> {
     rayon::current_thread_index()
@@ -126,10 +140,129 @@ impl<T> Index<usize> for ParSlice<'_, T> {
     }
 }
 
+/// A slice the iterations of a parallel loop only accumulate into (`s[e] += v` at any
+/// index; nothing reads or writes it otherwise): reverse mode's shadows of what a loop
+/// gathers. Each of rayon's threads adds into a zeroed copy of its own, and the copies are
+/// added into the slice when the view is dropped, at the end of the loop; an atomic on every
+/// addition would cost more than the addition. Where the copies would be large for the loop
+/// (a thread's copy beyond 8 elements per iteration, past 64 Ki elements) the additions are
+/// atomic instead. The copies' buffers are kept for the next loop (no allocation in steady
+/// state).
+pub struct AccSlice<'a, T: AtomicAdd + Default> {
+    target: ParSlice<'a, T>,
+    /// One per thread of the pool, empty until the thread's first addition; none when the
+    /// additions are atomic.
+    copies: Copies<T>,
+}
+
+// Safety: each thread touches only its own copy (`rayon::current_thread_index`); the target
+// is a `ParSlice`, written when the view is dropped, by the thread that owns the view.
+unsafe impl<T: AtomicAdd + Default + Send> Send for AccSlice<'_, T> {}
+unsafe impl<T: AtomicAdd + Default + Send + Sync> Sync for AccSlice<'_, T> {}
+
+impl<'a, T: AtomicAdd + Default + Send + Sync> AccSlice<'a, T> {
+    /// The view of `s` for a loop of `trips` iterations.
+    pub fn new(s: &'a mut [T], trips: usize) -> Self {
+        let threads = rayon::current_num_threads();
+        let private = threads > 1 && s.len() <= trips.saturating_mul(8).max(1 << 16);
+        // (Spare buffers of earlier loops, emptied: no allocation in steady state.)
+        let copies = if private {
+            let mut copies = T::spare().lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+            copies.resize_with(threads, Default::default);
+            copies
+        } else {
+            vec![]
+        };
+        AccSlice { target: ParSlice::new(s), copies }
+    }
+
+    /// The number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.target.len
+    }
+
+    /// Whether there are no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.target.len == 0
+    }
+
+    /// `s[i] += v`.
+    #[inline]
+    #[track_caller]
+    pub fn add(&self, i: usize, v: T) {
+        let copy = rayon::current_thread_index().and_then(|t| self.copies.get(t));
+        let Some(copy) = copy else { return self.target.add(i, v) };
+        // Safety: the copy of the thread running this, which nothing else touches until the
+        // view is dropped.
+        let copy = unsafe { &mut *copy.get() };
+        if copy.len() != self.target.len {
+            zeroed(copy, self.target.len);
+        }
+        match copy.get_mut(i) {
+            Some(e) => T::plain_add(e, v),
+            None => out_of_bounds(self.target.len, i),
+        }
+    }
+
+    /// `s[i] -= v`.
+    #[inline]
+    #[track_caller]
+    pub fn sub(&self, i: usize, v: T)
+    where
+        T: std::ops::Neg<Output = T>,
+    {
+        self.add(i, -v)
+    }
+}
+
+/// A thread's first addition: its copy, zeroed (kept out of line so that `add` inlines).
+#[cold]
+#[inline(never)]
+fn zeroed<T: Copy + Default>(copy: &mut Vec<T>, len: usize) {
+    copy.resize(len, T::default());
+}
+
+impl<T: AtomicAdd + Default> Drop for AccSlice<'_, T> {
+    fn drop(&mut self) {
+        // The copies added into the slice (the loop is over: nothing else accesses it).
+        // Safety: the slice this view borrows, not otherwise borrowed until the view ends.
+        let target = unsafe { std::slice::from_raw_parts_mut(self.target.ptr, self.target.len) };
+        for copy in &mut self.copies {
+            let copy = copy.get_mut();
+            for (t, v) in target.iter_mut().zip(&*copy) {
+                T::plain_add(t, *v);
+            }
+            copy.clear();
+        }
+        if !self.copies.is_empty() {
+            let copies = std::mem::take(&mut self.copies);
+            T::spare().lock().unwrap_or_else(|e| e.into_inner()).push(copies);
+        }
+    }
+}
+
 /// Numbers that [`ParSlice::add`] can accumulate atomically.
-pub trait AtomicAdd: Copy {
+pub trait AtomicAdd: Copy + 'static {
     /// `*p += v` as one atomic operation. `p` must be valid and aligned for `Self`.
     fn atomic_add(p: *mut Self, v: Self);
+    /// `*a += v`, as `atomic_add` adds (integers wrap).
+    fn plain_add(a: &mut Self, v: Self);
+    /// Spare sets of [`AccSlice`]'s per-thread copies, kept across calls.
+    fn spare() -> &'static std::sync::Mutex<Vec<Copies<Self>>>;
+}
+
+/// One buffer per thread of the pool (see [`AccSlice`]).
+pub type Copies<T> = Vec<std::cell::UnsafeCell<Vec<T>>>;
+
+macro_rules! spare {
+    ($t:ty) => {
+        fn spare() -> &'static std::sync::Mutex<Vec<Copies<$t>>> {
+            static SPARE: std::sync::Mutex<Vec<Copies<$t>>> = std::sync::Mutex::new(Vec::new());
+            &SPARE
+        }
+    };
 }
 
 macro_rules! float_add {
@@ -150,6 +283,11 @@ macro_rules! float_add {
                     }
                 }
             }
+            #[inline]
+            fn plain_add(a: &mut Self, v: Self) {
+                *a += v;
+            }
+            spare!($t);
         }
     };
 }
@@ -167,6 +305,11 @@ macro_rules! int_add {
                 let a = unsafe { &*(p as *const $a) };
                 a.fetch_add(v, Ordering::Relaxed);
             }
+            #[inline]
+            fn plain_add(a: &mut Self, v: Self) {
+                *a = a.wrapping_add(v);
+            }
+            spare!($t);
         }
     )*};
 }
