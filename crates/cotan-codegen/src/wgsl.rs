@@ -883,22 +883,50 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
     }
 
     /// The bindings the entry point uses: wgpu's layout derived from the shader leaves out
-    /// those declared but not used (a helper never called), and the bind group must match.
+    /// those declared but not used (by `main` or a function it calls), and the bind group
+    /// must match.
     fn used_bindings(&self, wgsl: &str) -> Vec<u32> {
-        let calls = |name: &str| wgsl.matches(name).count() > 1;
+        // The module's functions (each `fn NAME(` to its `}` at the start of a line).
+        let mut fns: Vec<(String, String)> = vec![];
+        let mut current: Option<(String, String)> = None;
+        for line in wgsl.lines() {
+            if let Some((_, body)) = &mut current {
+                body.push_str(line);
+                body.push('\n');
+                if line == "}" {
+                    fns.push(current.take().unwrap());
+                }
+            } else if let Some(rest) = line.strip_prefix("fn ") {
+                let name = rest.split('(').next().unwrap_or("").to_string();
+                current = Some((name, String::new()));
+            }
+        }
+        let mut seen: HashSet<&str> = HashSet::from(["main"]);
+        let mut work = vec!["main"];
+        let mut used = String::new();
+        while let Some(name) = work.pop() {
+            let Some((_, body)) = fns.iter().find(|(n, _)| n == name) else { continue };
+            used.push_str(body);
+            for (other, _) in &fns {
+                if body.contains(&format!("{other}(")) && seen.insert(other) {
+                    work.push(other);
+                }
+            }
+        }
         let nbuf = self.k.buffers.len() as u32;
-        self.bindings
-            .iter()
-            .copied()
+        let nalloc = self.k.allocs.len() as u32;
+        let last = BUF0 + nbuf + nalloc + self.k.checks.len() as u32;
+        (0..last)
+            .filter(|b| wgsl.contains(&format!("@binding({b})")))
             .filter(|&b| match b {
-                0 => wgsl.contains("st."),
-                1 => calls("cotan_fail("),
-                2 => wgsl.contains("cotan_sizes["),
-                3 => calls("cotan_push(") || calls("cotan_pop("),
-                4 => wgsl.contains("cotan_counts[") || wgsl.contains("cotan_offsets["),
-                b if b < BUF0 + nbuf => wgsl.contains(&format!("b{}[", b - BUF0)),
-                b if b < BUF0 + nbuf + self.k.allocs.len() as u32 => wgsl.contains(&format!("c{}[", b - BUF0 - nbuf)),
-                b => wgsl.contains(&format!("vt{}[", b - BUF0 - nbuf - self.k.allocs.len() as u32)),
+                0 => used.contains("st."),
+                1 => used.contains("cotan_status["),
+                2 => used.contains("cotan_sizes["),
+                3 => used.contains("cotan_tape["),
+                4 => used.contains("cotan_counts[") || used.contains("cotan_offsets["),
+                b if b < BUF0 + nbuf => used.contains(&format!("b{}[", b - BUF0)),
+                b if b < BUF0 + nbuf + nalloc => used.contains(&format!("c{}[", b - BUF0 - nbuf)),
+                b => used.contains(&format!("vt{}[", b - BUF0 - nbuf - nalloc)),
             })
             .collect()
     }
