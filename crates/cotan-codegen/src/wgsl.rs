@@ -229,15 +229,24 @@ impl<'f> Kernel<'f> {
                 k.top_vars.insert(var);
                 wanted.push((format!("w{}", var.0), f.var(var).ty));
             }
-            if let (OpKind::Alloc { len, .. }, Some(r)) = (&op.kind, op.result) {
-                // (Arrays too: steps may be cut between their uses.)
-                let m = f.ty(r).mem().unwrap();
-                if !matches!(m.elem, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::Usize) {
-                    return err(op.span, "on the GPU, a kernel's arrays and vectors hold f32, f64, i32 or u32 (usize)");
-                }
-                let j = k.allocs.len() as u32;
-                k.allocs.insert(r, (j, *len));
+        }
+        // Device buffers: the arrays and vectors made outside the top-level parallel loops'
+        // bodies (which may be dispatches, each iteration with its own fixed-size arrays):
+        // at the top level (steps may be cut between their uses) and any of run-time
+        // length (reverse mode's snapshots inside time loops, say). A vector made again
+        // (in a loop) reuses its buffer: the one before it is out of scope.
+        let mut found = vec![];
+        collect_allocs(f, &f.body, true, &mut found);
+        for (r, len, span) in found {
+            let m = f.ty(r).mem().unwrap();
+            if !matches!(m.elem, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::Usize) {
+                return err(span, "on the GPU, a kernel's arrays and vectors hold f32, f64, i32 or u32 (usize)");
             }
+            let j = k.allocs.len() as u32;
+            k.allocs.insert(r, (j, len));
+            // Its current length, and the largest it had (the count run's, for its size).
+            wanted.push((format!("al{j}"), Scalar::U32));
+            wanted.push((format!("am{j}"), Scalar::U32));
         }
         if k.tape {
             for name in ["tp", "tmax", "scap", "cursor", "ccap"] {
@@ -423,7 +432,7 @@ impl<'f> Kernel<'f> {
         allocs.sort_by_key(|(_, (j, _))| *j);
         let allocs = allocs
             .into_iter()
-            .map(|(&v, &(_, len))| (f.ty(v).mem().unwrap().elem, self.offset(&format!("v{}", len.0))))
+            .map(|(&v, &(j, _))| (f.ty(v).mem().unwrap().elem, self.offset(&format!("am{j}"))))
             .collect();
         Ok(GpuKernel {
             steps,
@@ -626,6 +635,25 @@ fn cotan_pop64() -> f64 {
     return select(v, -v, (h & 0x80000000u) != 0u);
 }
 ";
+
+/// The `Alloc`s of `r` that become device buffers (see `Kernel::new`): with `top`, `r` is
+/// the function's body.
+fn collect_allocs(f: &Function, r: &Region, top: bool, out: &mut Vec<(Value, Value, SpanId)>) {
+    for op in &r.ops {
+        if let (OpKind::Alloc { len, .. }, Some(v)) = (&op.kind, op.result) {
+            let fixed = matches!(f.ty(v).mem().map(|m| m.kind), Some(MemKind::Array(_)));
+            if top || !fixed {
+                out.push((v, *len, op.span));
+            }
+        }
+        let par = matches!(&op.kind, OpKind::For { index, .. } if top && f.par_loops.contains(index));
+        if !par {
+            for inner in op.kind.regions() {
+                collect_allocs(f, inner, false, out);
+            }
+        }
+    }
+}
 
 /// A step from its real and (if any) count-run texts.
 fn pair(mut texts: Vec<GpuStep>) -> GpuStep {
@@ -1084,14 +1112,10 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 format!("st.l{n}"),
                 self.f.value(mem).name.clone().unwrap_or_else(|| format!("buffer {n}")),
             )
-        } else if let Some(&(j, len)) = self.k.allocs.get(&mem).filter(|_| !self.in_callee) {
+        } else if let Some(&(j, _)) = self.k.allocs.get(&mem).filter(|_| !self.in_callee) {
             self.bindings.insert(0);
             self.bindings.insert(BUF0 + self.k.buffers.len() as u32 + j);
-            (
-                format!("c{j}"),
-                format!("st.v{}", len.0),
-                self.f.value(mem).name.clone().unwrap_or_else(|| "a vector".into()),
-            )
+            (format!("c{j}"), format!("st.al{j}"), self.f.value(mem).name.clone().unwrap_or_else(|| "a vector".into()))
         } else if let Some(&n) = self.arrays.get(&mem) {
             (
                 format!("a{}", mem.0),
@@ -1309,8 +1333,9 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                     format!("st.l{n}")
                 } else if let Some(&n) = self.arrays.get(mem) {
                     format!("{n}u")
-                } else if let Some(&(_, len)) = self.k.allocs.get(mem).filter(|_| !self.in_callee) {
-                    self.val(len)
+                } else if let Some(&(j, _)) = self.k.allocs.get(mem).filter(|_| !self.in_callee) {
+                    self.bindings.insert(0);
+                    format!("st.al{j}")
                 } else {
                     return err(span, "on the GPU, only a kernel's slice parameters and its fixed-size local arrays have a length");
                 }
@@ -1337,7 +1362,10 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 self.bindings.insert(b);
                 let (n, x) = (self.val(*len), self.val(*init));
                 let k = self.fresh("k");
-                self.line(format!("for (var {k} = 0u; {k} < {n}; {k}++) {{ c{j}[{k}] = {x}; }}"));
+                self.bindings.insert(0);
+                self.line(format!("st.al{j} = u32({n});"));
+                self.line(format!("st.am{j} = max(st.am{j}, st.al{j});"));
+                self.line(format!("for (var {k} = 0u; {k} < st.al{j}; {k}++) {{ c{j}[{k}] = {x}; }}"));
                 return Ok(());
             }
             OpKind::Alloc { len, init } => {
