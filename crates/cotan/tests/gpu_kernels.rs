@@ -825,6 +825,9 @@ fn gpu_figures() {
         llvmpipe_max_n: usize::MAX,
     });
     for s in all {
+        if n > s.llvmpipe_max_n && dev.adapter_name().contains("llvmpipe") {
+            continue;
+        }
         let x = values(n, 1);
         let u = values(n, 2);
         let xb = Buffer::from_slice(&dev, &x).unwrap();
