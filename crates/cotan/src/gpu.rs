@@ -37,8 +37,8 @@ pub enum GpuError {
     NoAdapter,
     /// The adapter refused a device.
     Device(String),
-    /// The kernel uses `f64`, and the adapter has no `SHADER_F64`.
-    F64Unsupported { kernel: String },
+    /// A kernel or buffer uses `f64`, and the adapter has no `SHADER_F64`.
+    F64Unsupported { what: String },
     /// A buffer would exceed a device limit: what, the bytes needed, the limit.
     TooLarge { what: String, bytes: u64, limit: u64 },
     /// A buffer given to a kernel, or written, has another length than required.
@@ -62,9 +62,9 @@ impl fmt::Display for GpuError {
                 "no GPU adapter found (Vulkan, Metal or DX12); on Linux without a GPU, install Mesa's `mesa-vulkan-drivers` (lavapipe, a software Vulkan device)"
             ),
             GpuError::Device(e) => write!(f, "the GPU adapter refused to open a device: {e}"),
-            GpuError::F64Unsupported { kernel } => write!(
+            GpuError::F64Unsupported { what } => write!(
                 f,
-                "kernel `{kernel}` uses f64, and this GPU adapter has no f64 in shaders (SHADER_F64); write the kernel in f32 for this device"
+                "{what} uses f64, and this GPU adapter has no f64 in shaders (SHADER_F64); use f32 on this device"
             ),
             GpuError::TooLarge { what, bytes, limit } => {
                 write!(f, "{what} needs {bytes} bytes, more than this device's limit of {limit} bytes")
@@ -318,7 +318,7 @@ impl<T: GpuScalar> fmt::Debug for Buffer<T> {
 impl<T: GpuScalar> Buffer<T> {
     fn new(dev: &Device, len: usize) -> Result<Self, GpuError> {
         if T::F64 && !dev.f64 {
-            return Err(GpuError::F64Unsupported { kernel: "(a buffer of f64)".into() });
+            return Err(GpuError::F64Unsupported { what: "a buffer of f64".into() });
         }
         if u32::try_from(len).is_err() {
             return Err(GpuError::IndexRange {
@@ -451,7 +451,7 @@ pub struct Launch<'a> {
 impl<'a> Launch<'a> {
     pub fn new(dev: &Device, plan: &'static Plan) -> Result<Self, GpuError> {
         if plan.f64 && !dev.f64 {
-            return Err(GpuError::F64Unsupported { kernel: plan.kernel.to_string() });
+            return Err(GpuError::F64Unsupported { what: format!("kernel `{}`", plan.kernel) });
         }
         Ok(Launch { plan, state: vec![0; plan.state as usize], buffers: vec![], lens: vec![], writable: vec![] })
     }
