@@ -8,6 +8,7 @@ mod bulk;
 mod generic;
 mod par;
 mod pointers;
+pub mod wgsl;
 
 use std::collections::{HashMap, HashSet};
 

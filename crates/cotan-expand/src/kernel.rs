@@ -44,10 +44,26 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#e #item);
         }
     };
-    if !attr.is_empty() {
-        let e = syn::Error::new(attr.span(), "`#[cotan::kernel]` takes no arguments").to_compile_error();
-        return quote!(#func #e);
-    }
+    let gpu = match attr.to_string().trim() {
+        "" => false,
+        "gpu" if cfg!(feature = "gpu") => true,
+        "gpu" => {
+            let e = syn::Error::new(
+                attr.span(),
+                "`#[cotan::kernel(gpu)]` needs cotan's feature `gpu`: in Cargo.toml, `cotan = { version = \"0.1\", features = [\"gpu\"] }`",
+            )
+            .to_compile_error();
+            return quote!(#func #e);
+        }
+        _ => {
+            let e = syn::Error::new(
+                attr.span(),
+                "`#[cotan::kernel]` takes no arguments, or `gpu` (`#[cotan::kernel(gpu)]`) to run on the GPU as well",
+            )
+            .to_compile_error();
+            return quote!(#func #e);
+        }
+    };
     let derivative = |a: &syn::Attribute| {
         a.path().segments.last().is_some_and(|s| DERIVATIVE_ATTRS.contains(&s.ident.to_string().as_str()))
     };
@@ -56,16 +72,41 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
         // the function (with this attribute) for it to expand next.
         let mut moved = func;
         let krate = cotan_path();
-        moved.attrs.push(syn::parse_quote!(#[#krate::kernel]));
+        if gpu {
+            moved.attrs.push(syn::parse_quote!(#[#krate::kernel(gpu)]));
+        } else {
+            moved.attrs.push(syn::parse_quote!(#[#krate::kernel]));
+        }
         return moved.into_token_stream();
     }
-    match guarded(|| rewrite(&func)) {
+    let cpu = guarded(|| rewrite(&func));
+    let cpu = match (cpu, gpu) {
+        (Ok(cpu), true) => guarded(|| {
+            let entry = gpu_entry(&func)?;
+            Ok(quote!(#cpu #entry))
+        }),
+        (r, _) => r,
+    };
+    match cpu {
         Ok(f) => f,
         Err(e) => {
             let e = e.to_compile_error();
             quote!(#func #e)
         }
     }
+}
+
+/// `NAME_gpu`, the kernel on the GPU (`#[cotan::kernel(gpu)]`).
+fn gpu_entry(func: &syn::ItemFn) -> syn::Result<TokenStream> {
+    // Lowered as the autodiff attributes see it: with the attribute, whose loops are parallel.
+    let mut marked = func.clone();
+    let krate = cotan_path();
+    marked.attrs.push(syn::parse_quote!(#[#krate::kernel(gpu)]));
+    let place = crate::root_place(&marked);
+    let mut lowered = crate::lower_root_at(&marked, &place)?;
+    let mut program = crate::program_at(&mut lowered, crate::program::Rule::Body, place)?;
+    let vis = func.vis.to_token_stream();
+    crate::gpu::entry(&lowered.func, &func.sig.ident, &vis, &lowered.spans, &mut program)
 }
 
 /// The function with its parallel loops run by `par_for`.

@@ -12,6 +12,8 @@ pub use cotan_macros::{
 
 pub mod check;
 mod differentiable;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod guides;
 // Runtime support of generated code (the tape, casts, compile-time checks): public because
 // generated code names it, not part of the API.
