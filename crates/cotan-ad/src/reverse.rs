@@ -1416,8 +1416,7 @@ impl<'a> Rev<'a> {
         // every other use of them there is of values saved, since the loop writes them.)
         let mut finals = vec![];
         for &m in &mems {
-            let local = matches!(self.l.def_op.get(&m).map(|o| &o.kind), Some(OpKind::Alloc { .. }));
-            if c.is_none() && local {
+            if c.is_none() && self.local(m) {
                 finals.push(m);
                 continue;
             }
@@ -1561,9 +1560,10 @@ impl<'a> Rev<'a> {
     }
 
     /// The state a parallel loop's reverse snapshots: what `carried` says, less the memory
-    /// the body writes but never reads (output arrays written at the loop's index) and
-    /// nothing after the loop writes: the iterations' runs in the reverse sweep write it
-    /// again with the values it has.
+    /// the body writes (at the loop's index, or by accumulation) but never reads, its
+    /// outputs, unless the caller sees it and a statement after the loop writes it: the
+    /// outputs hold their final values after the loop, and the reverse sweep's replays of
+    /// its iterations do not write them.
     fn par_carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let (mut mems, vars) = self.carried(op)?;
         let OpKind::For { body, .. } = &op.kind else { unreachable!("a `for` loop") };
@@ -1592,8 +1592,15 @@ impl<'a> Rev<'a> {
                 None => return Ok((mems, vars)),
             },
         };
-        mems.retain(|m| read.contains(m) || self.l.last_write.get(m).is_some_and(|w| *w >= after));
+        // (A buffer the function allocates is not put back to its final state in the reverse
+        // sweep either way: see `reverse_checkpointed`.)
+        mems.retain(|m| read.contains(m) || (!self.local(*m) && self.l.last_write.get(m).is_some_and(|w| *w >= after)));
         Ok((mems, vars))
+    }
+
+    /// Whether `m` is a buffer the function allocates (its caller never sees it).
+    fn local(&self, m: Value) -> bool {
+        matches!(self.l.def_op.get(&m).map(|o| &o.kind), Some(OpKind::Alloc { .. }))
     }
 
     /// The memory `m` is part of (through views, sub-slices and offsets).
