@@ -558,3 +558,31 @@ macro_rules! slice_ints_case {
         }
     };
 }
+
+/// A Hessian-vector product at a point of 6 inputs against central differences (step
+/// 1e-5, tolerance 1e-6) of the gradient along the same direction, and its gradient against
+/// the gradient's (1e-12); `hvp(x, v, g, hv)` writes the gradient and H·v.
+pub fn check_hvp_against_gradient(
+    grad: &dyn Fn(&[f64], &mut [f64]),
+    hvp: &dyn Fn(&[f64], &[f64], &mut [f64], &mut [f64]),
+) {
+    let x: Vec<f64> = (0..6).map(|i| 0.4 + 0.3 * (i as f64).sin()).collect();
+    let v: Vec<f64> = (0..6).map(|i| (i as f64 * 0.7).cos()).collect();
+    let gradient = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        grad(x, &mut g);
+        g
+    };
+    let mut g = vec![0.0; 6];
+    let mut hv = vec![0.0; 6];
+    hvp(&x, &v, &mut g, &mut hv);
+    let h = 1e-5;
+    let xp: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a + h * b).collect();
+    let xm: Vec<f64> = x.iter().zip(&v).map(|(a, b)| a - h * b).collect();
+    let fd: Vec<f64> = gradient(&xp).iter().zip(gradient(&xm)).map(|(p, m)| (p - m) / (2.0 * h)).collect();
+    for k in 0..6 {
+        assert!((hv[k] - fd[k]).abs() <= 1e-6 * fd[k].abs().max(1.0), "hv[{k}]: {} vs {}", hv[k], fd[k]);
+        assert!((g[k] - gradient(&x)[k]).abs() <= 1e-12 * g[k].abs().max(1.0), "g[{k}]");
+    }
+    assert!(hv.iter().any(|h| h.abs() > 1e-3), "the hvp is not trivially zero: {hv:?}");
+}
