@@ -3,21 +3,22 @@
 //! A loop body that first fills a small work buffer and then reads it many times (GMM's
 //! centred point `xc`, filled per component, then read in the triangular product) makes the
 //! reverse sweep save every read: the buffer is overwritten by the next iteration, so the
-//! reads cannot be repeated there. When all the body's writes of the buffer come before all
-//! its reads, one copy of the buffer at the end of the body's forward sweep, put back into
-//! the buffer at the start of the body's reverse, makes every read repeatable: the reverse
-//! sweep reads it again. The buffer then holds, in the reverse sweep, what the iteration
-//! being reversed left in it; nothing else there reads it (every other read of a buffer a
-//! later statement writes is saved), and it is the function's own (a `vec!` at the top
-//! level), so its caller never sees it.
+//! reads cannot be repeated there. The reads that come after the body's last write of the
+//! buffer see what the body leaves in it: one copy of the buffer at the end of the body's
+//! forward sweep, put back into the buffer at the start of the body's reverse, makes them
+//! repeatable, and the reverse sweep reads the buffer again. The buffer then holds, in the
+//! reverse sweep, what the iteration being reversed left in it; nothing else there reads it
+//! (every other read of a buffer a later statement writes is saved), and it is the
+//! function's own (a `vec!` at the top level), so its caller never sees it.
 
 use std::collections::{HashMap, HashSet};
 
 use cotan_ir::{Function, MemKind, Op, OpKind, Region, Value};
 
-/// For each candidate buffer, the loop bodies whose reverse may restore it.
-pub(crate) fn find(f: &Function, active: &dyn Fn(&Op) -> bool) -> HashMap<Value, Vec<*const Region>> {
-    let mut out: HashMap<Value, Vec<*const Region>> = HashMap::new();
+/// The reads that a loop body's reverse may repeat from a copy: for each, the buffer read
+/// and the loop body that copies it.
+pub(crate) fn find(f: &Function, active: &dyn Fn(&Op) -> bool) -> HashMap<Value, (Value, *const Region)> {
+    let mut out = HashMap::new();
     if !f.par_loops.is_empty() || !f.checkpoints.is_empty() {
         return out;
     }
@@ -45,12 +46,13 @@ pub(crate) fn find(f: &Function, active: &dyn Fn(&Op) -> bool) -> HashMap<Value,
     out
 }
 
-/// The loops of `r` (all of whose reverses run: every op around them is active).
+/// The loops of `r` (all of whose reverses run: every op around them is active), outer
+/// ones first (a read is copied by the outermost body that can: the fewest copies).
 fn visit(
     r: &Region,
     candidates: &HashSet<Value>,
     active: &dyn Fn(&Op) -> bool,
-    out: &mut HashMap<Value, Vec<*const Region>>,
+    out: &mut HashMap<Value, (Value, *const Region)>,
 ) {
     for op in &r.ops {
         if !active(op) {
@@ -58,8 +60,8 @@ fn visit(
         }
         if let OpKind::For { body, .. } = &op.kind {
             for &m in candidates {
-                if written_then_read(body, m) {
-                    out.entry(m).or_default().push(body as *const Region);
+                for read in read_after_last_write(body, m) {
+                    out.entry(read).or_insert((m, body as *const Region));
                 }
             }
         }
@@ -69,43 +71,42 @@ fn visit(
     }
 }
 
-/// Whether every statement of `body` that writes `m` comes before every statement that
-/// reads it, and some read is in a loop inside the body (read often enough to be worth a
-/// copy of the buffer).
-fn written_then_read(body: &Region, m: Value) -> bool {
-    let (mut last_write, mut first_read, mut in_loop) = (None, None, false);
-    for (p, op) in body.ops.iter().enumerate() {
-        let (mut writes, mut reads) = (false, false);
-        let mut see = |o: &Op, looped: bool| match o.kind {
-            OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } if mem == m => writes = true,
-            OpKind::Load { mem, .. } if mem == m => {
-                reads = true;
-                in_loop |= looped;
+/// The reads of `m` in statements of `body` after the last one that writes it, if some of
+/// them are in a loop inside the body (read often enough to be worth a copy of the buffer).
+fn read_after_last_write(body: &Region, m: Value) -> Vec<Value> {
+    let writes = |op: &Op| {
+        let mut hit = false;
+        walk_looped_op(op, false, &mut |o, _| {
+            hit |= matches!(o.kind, OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } if mem == m)
+        });
+        hit
+    };
+    let Some(last) = body.ops.iter().rposition(writes) else { return vec![] };
+    let (mut reads, mut in_loop) = (vec![], false);
+    for op in &body.ops[last + 1..] {
+        walk_looped_op(op, false, &mut |o, looped| {
+            if let (OpKind::Load { mem, .. }, Some(r)) = (&o.kind, o.result) {
+                if *mem == m {
+                    reads.push(r);
+                    in_loop |= looped;
+                }
             }
-            _ => {}
-        };
-        see(op, false);
-        let looped = matches!(op.kind, OpKind::For { .. } | OpKind::While { .. });
-        for sub in op.kind.regions() {
-            walk_looped(sub, looped, &mut see);
-        }
-        if writes {
-            last_write = Some(p);
-        }
-        if reads && first_read.is_none() {
-            first_read = Some(p);
-        }
+        });
     }
-    matches!((last_write, first_read), (Some(w), Some(r)) if w < r) && in_loop
+    if in_loop {
+        reads
+    } else {
+        vec![]
+    }
 }
 
-/// Every op of `r`, with whether it is inside a loop (`looped` for `r` itself).
-fn walk_looped(r: &Region, looped: bool, see: &mut dyn FnMut(&Op, bool)) {
-    for op in &r.ops {
-        see(op, looped);
-        let inner = looped || matches!(op.kind, OpKind::For { .. } | OpKind::While { .. });
-        for sub in op.kind.regions() {
-            walk_looped(sub, inner, see);
+/// `op` and every op inside it, with whether it is inside a loop (`looped` for `op`).
+fn walk_looped_op(op: &Op, looped: bool, see: &mut dyn FnMut(&Op, bool)) {
+    see(op, looped);
+    let inner = looped || matches!(op.kind, OpKind::For { .. } | OpKind::While { .. });
+    for sub in op.kind.regions() {
+        for o in &sub.ops {
+            walk_looped_op(o, inner, see);
         }
     }
 }

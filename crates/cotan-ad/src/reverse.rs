@@ -70,29 +70,15 @@ struct Layout {
     /// Stores that add to what they overwrite (`x[i] += e`, `x[i] -= e`): the operand `e`
     /// and whether it is subtracted. The adjoint of the element passes through them.
     accumulations: HashMap<*const Op, (Value, bool)>,
-    /// Buffers that loop bodies (these regions) write before they read them: the reverse of
-    /// such a body may restore the buffer from a copy and read it again (`restored.rs`).
-    restorable: HashMap<Value, Vec<RegionId>>,
+    /// Reads of buffers that the reverse of a loop body (this region) may repeat after
+    /// putting back a copy of the buffer (`restored.rs`): read → (buffer, body).
+    restorable: HashMap<Value, (Value, RegionId)>,
 }
 
 impl Layout {
-    /// Whether region `r` is `outer` or inside it.
-    fn within(&self, mut r: RegionId, outer: RegionId) -> bool {
-        loop {
-            if r == outer {
-                return true;
-            }
-            match self.parent.get(r).copied().flatten() {
-                Some(p) => r = p,
-                None => return false,
-            }
-        }
-    }
-
-    /// The restorable region of buffer `mem` that holds the read `result`, if any.
+    /// The loop body whose reverse puts back buffer `mem` for the read `result`, if any.
     fn restoring(&self, mem: Value, result: Value) -> Option<RegionId> {
-        let at = *self.def_region.get(&result)?;
-        self.restorable.get(&mem)?.iter().copied().find(|r| self.within(at, *r))
+        self.restorable.get(&result).filter(|(m, _)| *m == mem).map(|(_, r)| *r)
     }
 
     /// `avail`: for a split reverse sweep, what it may do with each parameter's memory.
@@ -551,9 +537,10 @@ pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
     let act = analyze_spec(f, spec);
     let mut layout = Layout::new(f, None);
     layout.counters.keep_reversed(f, &|op| act.op_is_active(f, op));
-    for (m, bodies) in crate::restored::find(f, &|op| act.op_is_active(f, op)) {
-        let ids = bodies.iter().filter_map(|b| layout.region_of.get(b).copied()).collect();
-        layout.restorable.insert(m, ids);
+    for (read, (m, body)) in crate::restored::find(f, &|op| act.op_is_active(f, op)) {
+        if let Some(&id) = layout.region_of.get(&body) {
+            layout.restorable.insert(read, (m, id));
+        }
     }
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, name, linker, None).run(spec);
     let plan = make_plan(&layout, dry.needs);
