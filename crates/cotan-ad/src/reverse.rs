@@ -529,6 +529,8 @@ struct Rev<'a> {
     /// Buffers whose stores the forward sweep being built leaves out: a parallel loop's
     /// outputs, in its replays (`par_outputs`).
     replay_skip: HashSet<Value>,
+    /// The loads and sums of the accumulations into those buffers.
+    replay_skip_values: HashSet<Value>,
 }
 
 /// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature: the
@@ -620,6 +622,7 @@ impl<'a> Rev<'a> {
             ret: vec![],
             errors: vec![],
             replay_skip: HashSet::new(),
+            replay_skip_values: HashSet::new(),
         }
     }
 
@@ -999,8 +1002,15 @@ impl<'a> Rev<'a> {
 
     fn forward_op(&mut self, op: &Op) {
         self.e.span = op.span;
-        if let OpKind::Store { mem, .. } = &op.kind {
-            if !self.replay_skip.is_empty() && self.replay_skip.contains(&self.mem_root(*mem)) {
+        if !self.replay_skip.is_empty() {
+            if let OpKind::Store { mem, .. } = &op.kind {
+                if self.replay_skip.contains(&self.mem_root(*mem)) {
+                    return;
+                }
+            }
+            // (And the read and the sum of an accumulation into an output: the read cannot
+            // fail, the primal's loop made it at the same index.)
+            if op.result.is_some_and(|r| self.replay_skip_values.contains(&r)) {
                 return;
             }
         }
@@ -1616,6 +1626,26 @@ impl<'a> Rev<'a> {
         added
     }
 
+    /// The loads and sums of `body`'s accumulations into `replay_skip`'s buffers.
+    fn output_accumulations(&self, body: &Region) -> HashSet<Value> {
+        let mut skip = HashSet::new();
+        body.walk(&mut |o: &Op| {
+            let (OpKind::Store { mem, value, .. }, Some((e, _))) =
+                (&o.kind, self.l.accumulations.get(&(o as *const Op)))
+            else {
+                return;
+            };
+            if !self.replay_skip.contains(&self.mem_root(*mem)) {
+                return;
+            }
+            if let Some(OpKind::Binary(_, a, b)) = self.l.def_op.get(value).map(|d| &d.kind) {
+                skip.insert(*value);
+                skip.insert(if a == e { *b } else { *a });
+            }
+        });
+        skip
+    }
+
     /// The buffers from outside a parallel loop that its body writes (by element or by
     /// accumulation) but that `mems`, its snapshot, leaves out: they hold, after the loop,
     /// what they will hold at the end, and the replays in the reverse sweep leave them so.
@@ -1680,8 +1710,10 @@ impl<'a> Rev<'a> {
         }
         // (The loop's outputs hold their final values already: the replay writes them no more.)
         self.replay_skip = self.par_outputs(op, mems);
+        self.replay_skip_values = self.output_accumulations(body);
         let mut each = self.forward_region(body);
         self.replay_skip.clear();
+        self.replay_skip_values.clear();
         for (v, was) in outer {
             match was {
                 Some(w) => self.fwd.insert(v, w),
