@@ -966,15 +966,8 @@ impl<'a> Rev<'a> {
         if !self.planning {
             let id = self.l.id(r);
             // The buffers this body's reverse reads again, as the body leaves them.
-            for m in self.plan.restore.get(&id).cloned().unwrap_or_default() {
-                let pm = self.fwd[&m];
-                let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
-                let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
-                self.index_loop(n, false, |s, i| {
-                    let x = s.e.emit(OpKind::Load { mem: pm, index: Some(i) }, elem);
-                    s.e.effect(OpKind::Push(x));
-                });
-            }
+            let restored = self.plan.restore.get(&id).cloned().unwrap_or_default();
+            self.push_state(&restored, &[]);
             for v in self.plan.push.get(&id).cloned().unwrap_or_default() {
                 let nv = self.fwd[&v];
                 self.e.effect(OpKind::Push(nv));
@@ -1160,17 +1153,7 @@ impl<'a> Rev<'a> {
     /// recomputation must see as the loop saw it.
     fn carried(&self, op: &Op) -> Result<(Vec<Value>, Vec<Var>), AdError> {
         let OpKind::For { body, .. } = &op.kind else { unreachable!("checkpointed loops are `for` loops") };
-        // Where the loop is: its index at the top level, or, for a parallel loop inside
-        // another loop, the index of the top-level statement holding it, whose later
-        // iterations come after the loop too.
-        let (at, nested) = match self.l.op_at.get(&(op as *const Op)) {
-            Some(&(TOP, k)) => (k, false),
-            _ => match self.enclosing(op) {
-                Some((k, _)) => (k, true),
-                None => (usize::MAX, false),
-            },
-        };
-        let after = if nested { at } else { at.saturating_add(1) };
+        let after = self.after_loop(op);
         // (memory, where, written, by `push`)
         let mut used = vec![];
         let mut set = vec![];
@@ -1484,6 +1467,16 @@ impl<'a> Rev<'a> {
             && self.carried(op).is_ok()
     }
 
+    /// The first top-level position whose writes come after loop `op`: the next statement
+    /// for a loop at the top level; for a parallel loop inside another loop, the top-level
+    /// statement holding it, whose later iterations come after the loop too.
+    fn after_loop(&self, op: &Op) -> usize {
+        match self.l.op_at.get(&(op as *const Op)) {
+            Some(&(TOP, k)) => k + 1,
+            _ => self.enclosing(op).map_or(usize::MAX, |(k, _)| k),
+        }
+    }
+
     /// The top-level statement that holds `op` (its index in the function's body) and the
     /// statements around `op` inside it, outermost first; `None` if `op` is not in the body.
     fn enclosing<'f>(&'f self, op: &Op) -> Option<(usize, Vec<&'f Op>)> {
@@ -1582,13 +1575,7 @@ impl<'a> Rev<'a> {
         });
         // (Unless a statement after the loop writes it: the reverse sweep keeps the memory as
         // the function left it, which the runs would not.)
-        let after = match self.l.op_at.get(&(op as *const Op)) {
-            Some(&(TOP, at)) => at + 1,
-            _ => match self.enclosing(op) {
-                Some((at, _)) => at,
-                None => return Ok((mems, vars)),
-            },
-        };
+        let after = self.after_loop(op);
         // (A buffer the function allocates is not put back to its final state in the reverse
         // sweep either way: see `reverse_checkpointed`.)
         mems.retain(|m| read.contains(m) || (!self.local(*m) && self.l.last_write.get(m).is_some_and(|w| *w >= after)));
@@ -1611,18 +1598,22 @@ impl<'a> Rev<'a> {
         m
     }
 
+    /// For an accumulation `y[e] += w` (a store of `Layout::accumulations`): the load of
+    /// `y[e]` and the sum stored.
+    fn accumulation_parts(&self, store: &Op) -> Option<(Value, Value)> {
+        let (OpKind::Store { value, .. }, Some((e, _))) =
+            (&store.kind, self.l.accumulations.get(&(store as *const Op)))
+        else {
+            return None;
+        };
+        let OpKind::Binary(_, a, b) = self.l.def_op.get(value)?.kind else { return None };
+        Some((if a == *e { b } else { a }, *value))
+    }
+
     /// The loads of `body`'s accumulations (`y[e] += w`: the load of `y[e]`).
     fn accumulation_loads(&self, body: &Region) -> HashSet<Value> {
         let mut added = HashSet::new();
-        body.walk(&mut |o: &Op| {
-            let (OpKind::Store { value, .. }, Some((e, _))) = (&o.kind, self.l.accumulations.get(&(o as *const Op)))
-            else {
-                return;
-            };
-            if let Some(OpKind::Binary(_, a, b)) = self.l.def_op.get(value).map(|d| &d.kind) {
-                added.insert(if a == e { *b } else { *a });
-            }
-        });
+        body.walk(&mut |o: &Op| added.extend(self.accumulation_parts(o).map(|(load, _)| load)));
         added
     }
 
@@ -1630,17 +1621,9 @@ impl<'a> Rev<'a> {
     fn output_accumulations(&self, body: &Region) -> HashSet<Value> {
         let mut skip = HashSet::new();
         body.walk(&mut |o: &Op| {
-            let (OpKind::Store { mem, value, .. }, Some((e, _))) =
-                (&o.kind, self.l.accumulations.get(&(o as *const Op)))
-            else {
-                return;
-            };
-            if !self.replay_skip.contains(&self.mem_root(*mem)) {
-                return;
-            }
-            if let Some(OpKind::Binary(_, a, b)) = self.l.def_op.get(value).map(|d| &d.kind) {
-                skip.insert(*value);
-                skip.insert(if a == e { *b } else { *a });
+            let OpKind::Store { mem, .. } = &o.kind else { return };
+            if self.replay_skip.contains(&self.mem_root(*mem)) {
+                skip.extend(self.accumulation_parts(o).map(|(load, sum)| [load, sum]).into_iter().flatten());
             }
         });
         skip
@@ -2252,15 +2235,8 @@ impl<'a> Rev<'a> {
                 self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
                 self.scopes.last_mut().unwrap().insert(v, nv);
             }
-            for m in self.plan.restore.get(&id).cloned().unwrap_or_default().into_iter().rev() {
-                let pm = self.fwd[&m];
-                let elem = Ty::Scalar(self.f.ty(m).mem().unwrap().elem);
-                let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
-                self.index_loop(n, true, |s, i| {
-                    let x = s.e.emit(OpKind::Pop, elem);
-                    s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
-                });
-            }
+            let restored = self.plan.restore.get(&id).cloned().unwrap_or_default();
+            self.pop_state(&restored, &[]);
             self.step_counters_back(r);
             for v in self.plan.recompute.get(&id).cloned().unwrap_or_default() {
                 let op = self.l.def_op[&v].clone();
