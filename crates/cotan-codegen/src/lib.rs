@@ -85,25 +85,25 @@ pub fn emit_fn_nested(
         };
     }
     let generics = generics_tokens(&f, &krate);
-    let item = quote! {
+    let head = quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
         #unsafe_allowed
-        #vis fn #name #generics(#(#params),*) #ret {
+        #vis fn #name #generics(#(#params),*) #ret
+    };
+    // The generic rewriting is the outer function's only: `nested` goes in after it.
+    let (head, body) = match &f.generic_float {
+        Some(t) => {
+            let t = format_ident!("{}", t);
+            (generic::generic_tokens(head, &t), generic::generic_tokens(body, &t))
+        }
+        None => (head, body),
+    };
+    quote! {
+        #head {
+            #nested
             #body
         }
-    };
-    let item = match &f.generic_float {
-        Some(t) => generic::generic_tokens(item, &format_ident!("{}", t)),
-        None => item,
-    };
-    if nested.is_empty() {
-        return item;
     }
-    // After the generic rewriting, which is the outer function's only.
-    let mut func: syn::ItemFn = syn::parse2(item).expect("cotan codegen: a function");
-    let block: syn::Block = syn::parse2(quote!({ #nested })).expect("cotan codegen: statements");
-    func.block.stmts.splice(0..0, block.stmts);
-    quote!(#func)
 }
 
 /// `-> T`, `-> (T, U)` or nothing.

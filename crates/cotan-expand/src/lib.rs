@@ -263,6 +263,8 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&rev, "differentiation")?;
     cotan_ir::simplify::cse(&mut rev);
+    // (Fewer writes of adjoints in the gradient: fewer tangents of them to compute.)
+    cotan_ir::dead_stores::dead_stores(&mut rev);
     // The gradient function's parameters: x, dx, others..., dret.
     let fwd_inputs: Vec<Activity> =
         (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
@@ -848,6 +850,7 @@ fn differentiate(
     let mut derived = result.map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&derived, "differentiation")?;
     cotan_ir::simplify::cse(&mut derived);
+    cotan_ir::dead_stores::dead_stores(&mut derived);
     internal_check(&derived, "simplification")?;
     Ok(derived)
 }

@@ -400,6 +400,7 @@ impl Program {
         check(&derived)?;
         let mut derived = derived;
         cotan_ir::simplify::cse(&mut derived);
+        cotan_ir::dead_stores::dead_stores(&mut derived);
         let path = match src.fns[dd.of].imp {
             Some(i) => self.method_path(&src, i, &dd.name)?,
             None => src
@@ -717,6 +718,7 @@ impl Program {
         }
         check(&f)?;
         cotan_ir::simplify::cse(&mut f);
+        cotan_ir::dead_stores::dead_stores(&mut f);
         check(&f)?;
         self.by_name.insert(f.name.clone(), Rc::new(f.clone()));
         self.made.push(f);

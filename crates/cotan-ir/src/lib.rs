@@ -7,6 +7,7 @@
 //!
 //! This crate depends on nothing else of cotan's.
 
+pub mod dead_stores;
 mod function;
 mod interp;
 mod ops;

@@ -1,32 +1,41 @@
 //! Generic simplification passes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::{Const, Function, OpKind, Region, Value, Var};
 
-/// Removes pure ops (and sub-slices) whose results are never used, until nothing changes.
+/// Removes pure ops, sub-slices and reads of variables whose results nothing with an
+/// effect needs, directly or through other such ops.
 pub fn dead_code(f: &mut Function) {
-    loop {
-        let uses = use_counts(f);
-        let mut removed = false;
-        prune(&mut f.body, &uses, &mut removed);
-        if !removed {
-            return;
+    let removable = |op: &crate::Op| {
+        // (A sub-slice or an offset only names memory: unused, it does nothing either.)
+        op.kind.is_pure() || op.kind.view_base().is_some() || matches!(op.kind, OpKind::GetVar(_))
+    };
+    // The operands of each removable op, by its result; the operands of the others are needed.
+    let mut defs: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut work = vec![];
+    f.walk(&mut |op| match op.result {
+        Some(r) if removable(op) => {
+            defs.insert(r, op.kind.operands());
+        }
+        _ => work.extend(op.kind.operands()),
+    });
+    let mut needed = HashSet::new();
+    while let Some(v) = work.pop() {
+        if needed.insert(v) {
+            if let Some(operands) = defs.get(&v) {
+                work.extend(operands.iter().copied());
+            }
         }
     }
+    prune(&mut f.body, &|op| removable(op) && op.result.is_some_and(|v| !needed.contains(&v)));
 }
 
-fn prune(r: &mut Region, uses: &HashMap<Value, usize>, removed: &mut bool) {
-    r.ops.retain(|op| {
-        // (A sub-slice or an offset only names memory: unused, it does nothing either.)
-        let removable = op.kind.is_pure() || op.kind.view_base().is_some();
-        let dead = removable && op.result.is_some_and(|v| !uses.contains_key(&v));
-        *removed |= dead;
-        !dead
-    });
+fn prune(r: &mut Region, dead: &dyn Fn(&crate::Op) -> bool) {
+    r.ops.retain(|op| !dead(op));
     for op in &mut r.ops {
         for sub in op.kind.regions_mut() {
-            prune(sub, uses, removed);
+            prune(sub, dead);
         }
     }
 }
