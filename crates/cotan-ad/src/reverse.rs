@@ -952,6 +952,7 @@ impl<'a> Rev<'a> {
         }
         let data = self.f.var(var).clone();
         let d = self.e.out.new_var(data.ty, d_name(&data.name));
+        self.e.out.sums.push(d);
         self.dvar.insert(var, d);
         d
     }
@@ -2160,6 +2161,7 @@ impl<'a> Rev<'a> {
             let ty = self.f.ty(v).scalar().unwrap();
             let name = d_name(self.f.value(v).name.as_deref().unwrap_or("v"));
             let var = self.e.out.new_var(ty, name);
+            self.e.out.sums.push(var);
             let z = self.zero(Ty::Scalar(ty));
             self.e.effect(OpKind::DeclVar { var, init: z });
             self.zeroed.insert(var);

@@ -8,6 +8,7 @@ mod bulk;
 mod generic;
 mod par;
 mod pointers;
+mod sums;
 pub mod wgsl;
 
 use std::collections::{HashMap, HashSet};
@@ -886,6 +887,7 @@ impl<'f> Gen<'f> {
                 }
             }
             OpKind::For { .. } if self.bulk_tape(op).is_some() => self.bulk_tape(op).unwrap_or_default(),
+            OpKind::For { .. } if !self.summed_vars(op).is_empty() => self.summed_for(op).unwrap_or_default(),
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.root_operand(*lo, Prec::Cast);

@@ -77,6 +77,11 @@ pub struct Function {
     /// primal's in parallel; the transforms run them in order). The text form does not
     /// carry them.
     pub par_loops: Vec<Value>,
+    /// Variables that only collect sums of derivative contributions (reverse mode's
+    /// adjoints): the order of their additions does not matter, so code generation may split
+    /// a loop's additions into independent partial sums, which the CPU adds in parallel.
+    /// The text form does not carry them.
+    pub sums: Vec<Var>,
     pub body: Region,
 }
 
@@ -153,6 +158,7 @@ impl Function {
             unsafe_code: false,
             checkpoints: vec![],
             par_loops: vec![],
+            sums: vec![],
             body: Region::default(),
         }
     }

@@ -16,6 +16,8 @@ pub use par::{
 };
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
+mod sums;
+pub use sums::{sums, sums_rev};
 
 /// Typed stacks and buffer pools of one running derivative call.
 #[derive(Default, Debug)]
