@@ -31,6 +31,8 @@ use crate::spec::{Activity, AdError, Spec};
 
 type RegionId = usize;
 const TOP: RegionId = 0;
+/// How many partial sums the adjoint of a value in SSA form is kept as.
+const LANES: usize = 4;
 
 /// Where each value is defined, and what kind of region each region is.
 #[derive(Default)]
@@ -511,7 +513,8 @@ struct Rev<'a> {
     scopes: Vec<HashMap<Value, Value>>,
     shadows: Vec<HashMap<Value, Shadow>>,
     adj_kind: HashMap<Value, Adj>,
-    adj_ssa: HashMap<Value, Value>,
+    /// The adjoint of a value kept in SSA form, as up to `LANES` partial sums.
+    adj_ssa: HashMap<Value, Vec<Value>>,
     dvar: HashMap<Var, Var>,
     /// Iteration counts of counted loops at the top level.
     counts: HashMap<*const Op, Value>,
@@ -2179,7 +2182,24 @@ impl<'a> Rev<'a> {
         }
         match self.adj_kind.get(&v).copied() {
             Some(Adj::Var(var)) => Some(self.e.emit(OpKind::GetVar(var), self.f.ty(v))),
-            Some(Adj::Ssa) => self.adj_ssa.get(&v).copied(),
+            Some(Adj::Ssa) => {
+                // The partial sums added pairwise, once: what reads the adjoint again sees
+                // the total.
+                let mut parts = self.adj_ssa.get(&v)?.clone();
+                let ty = self.f.ty(v);
+                while parts.len() > 1 {
+                    parts = parts
+                        .chunks(2)
+                        .map(|p| match *p {
+                            [a, b] => self.e.emit(OpKind::Binary(BinOp::Add, a, b), ty),
+                            [a] => a,
+                            _ => unreachable!("chunks of two"),
+                        })
+                        .collect();
+                }
+                self.adj_ssa.insert(v, parts.clone());
+                parts.first().copied()
+            }
             None => None,
         }
     }
@@ -2192,12 +2212,19 @@ impl<'a> Rev<'a> {
         let ty = self.f.ty(v);
         match self.adj_kind.get(&v).copied().unwrap_or(Adj::Ssa) {
             Adj::Var(var) => self.add_to_var(var, g, ty),
+            // Up to `LANES` partial sums, each contribution added to the oldest: a value
+            // used many times (`x2` in a chain of products) gets its adjoint from independent
+            // chains of additions, not one long one. (An adjoint's additions may come in any
+            // order.)
             Adj::Ssa => {
-                let new = match self.adj_ssa.get(&v) {
-                    Some(&old) => self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty),
-                    None => g,
-                };
-                self.adj_ssa.insert(v, new);
+                let parts = self.adj_ssa.entry(v).or_default();
+                if parts.len() < LANES {
+                    parts.push(g);
+                } else {
+                    let oldest = parts.remove(0);
+                    let new = self.e.emit(OpKind::Binary(BinOp::Add, oldest, g), ty);
+                    self.adj_ssa.get_mut(&v).expect("just used").push(new);
+                }
             }
         }
     }

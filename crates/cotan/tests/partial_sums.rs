@@ -3,6 +3,8 @@
 //! Each case is checked by the harness (finite differences in both modes, dot-product test,
 //! interpreter against compiled code), with trip counts that are not multiples of four,
 //! zero and one, and next to loops whose adjoints are read inside and must stay in order.
+//! The adjoint of a value used many times in straight-line code is kept as four partial
+//! sums too (the last case).
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
@@ -83,5 +85,30 @@ slice_case!(
             }
         }
         s
+    }
+);
+
+slice_case!(
+    a_value_used_many_times_in_straight_line_code,
+    [[0.9, 1.05, 0.3, -0.7], [1.1, 0.97, -0.2, 0.5]],
+    fn f(x: &[f64]) -> f64 {
+        // `x[1]`'s adjoint gets 14 contributions, kept as four partial sums; `a`'s gets 5.
+        let a = x[1];
+        let mut p = x[0];
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        p *= a;
+        let b = (x[2] * a).sin() + x[3] * a;
+        p + b * b + a * x[2] * x[3]
     }
 );
