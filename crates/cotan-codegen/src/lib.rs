@@ -886,9 +886,11 @@ impl<'f> Gen<'f> {
                     None => self.seq_for(*index, *lo, *hi, body),
                 }
             }
-            OpKind::For { .. } if self.bulk_tape(op).is_some() => self.bulk_tape(op).unwrap_or_default(),
-            OpKind::For { .. } if !self.summed_vars(op).is_empty() => self.summed_for(op).unwrap_or_default(),
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
+                // A snapshot loop as a slice copy, or a loop that adds to adjoints as partial sums.
+                if let Some(special) = self.bulk_tape(op).or_else(|| self.summed_for(op)) {
+                    return special;
+                }
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.root_operand(*lo, Prec::Cast);
                 let hi = self.root_operand(*hi, Prec::Cast);

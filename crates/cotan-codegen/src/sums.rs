@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cotan_ir::{BinOp, Op, OpKind, Region, Ty, Value, Var};
+use cotan_ir::{BinOp, Op, OpKind, Ty, Value, Var};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -23,7 +23,7 @@ impl Gen<'_> {
     /// is such a sum. Only for innermost counted loops over `usize` with short bodies (at most
     /// `SHORT` ops): those wait for the additions; a long body has work of its own to
     /// overlap them with, and four copies of it cost registers and code.
-    pub(crate) fn summed_vars(&self, op: &Op) -> Vec<Var> {
+    fn summed_vars(&self, op: &Op) -> Vec<Var> {
         let OpKind::For { index, step: None, inclusive: false, body, exit: None, .. } = &op.kind else {
             return vec![];
         };
@@ -40,7 +40,7 @@ impl Gen<'_> {
         let mut reads: HashMap<Var, Vec<Value>> = HashMap::new();
         let mut writes: HashMap<Var, Vec<Value>> = HashMap::new();
         let mut other = HashSet::new();
-        walk(body, &mut |o: &Op| {
+        body.walk(&mut |o: &Op| {
             ops += 1;
             for u in o.kind.operands() {
                 users.entry(u).or_default().push(o);
@@ -109,14 +109,5 @@ impl Gen<'_> {
             });
             #(#names += __cotan_sums[#lanes];)*
         })
-    }
-}
-
-fn walk<'a>(r: &'a Region, visit: &mut impl FnMut(&'a Op)) {
-    for op in &r.ops {
-        visit(op);
-        for sub in op.kind.regions() {
-            walk(sub, visit);
-        }
     }
 }

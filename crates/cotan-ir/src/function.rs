@@ -203,7 +203,7 @@ impl Function {
     }
 
     /// Calls `f` on every op, depth first, in program order.
-    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Op)) {
         self.body.walk(f)
     }
 
@@ -215,7 +215,8 @@ impl Function {
 }
 
 impl Region {
-    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+    /// Calls `f` on every op in program order (an op before the regions it holds).
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Op)) {
         for op in &self.ops {
             f(op);
             for r in op.kind.regions() {

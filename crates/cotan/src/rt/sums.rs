@@ -30,7 +30,8 @@ pub fn sums<T: Copy + Default + AddAssign, const N: usize>(
     combine(acc)
 }
 
-/// [`sums`] over `(lo..hi).rev()`: `f(hi - 1)` first.
+/// [`sums`] over `(lo..hi).rev()`: `f(hi - 1)` first. (A loop of its own rather than
+/// `sums` over a mapped index: written that way, kron_sum's reverse ran 5% slower.)
 #[inline(always)]
 pub fn sums_rev<T: Copy + Default + AddAssign, const N: usize>(
     lo: usize,
