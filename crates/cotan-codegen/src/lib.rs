@@ -8,6 +8,7 @@ mod bulk;
 mod generic;
 mod par;
 mod pointers;
+mod rows;
 mod sums;
 pub mod wgsl;
 
@@ -206,6 +207,17 @@ struct Gen<'f> {
     par_shared: std::cell::RefCell<HashSet<Value>>,
     /// How many operands name each value.
     uses: HashMap<Value, usize>,
+    /// Accesses served by a row slice or a local (`rows.rs`): (buffer, index) → place.
+    rows: std::cell::RefCell<HashMap<(Value, Value), TokenStream>>,
+    /// Indices that only accesses through row slices used: not written out.
+    dropped: std::cell::RefCell<HashSet<Value>>,
+    /// Memory that some view, field or row is taken of.
+    viewed: HashSet<Value>,
+    /// Every local name in the function.
+    taken: std::cell::RefCell<HashSet<String>>,
+    /// Folded values written once into a local of this name instead (a loop's bounds
+    /// that read memory it takes row slices of: `rows.rs`).
+    bound: std::cell::RefCell<HashMap<Value, Ident>>,
 }
 
 impl<'f> Gen<'f> {
@@ -234,6 +246,11 @@ impl<'f> Gen<'f> {
             par_skip_ops: std::cell::RefCell::new(HashSet::new()),
             par_shared: std::cell::RefCell::new(HashSet::new()),
             uses: HashMap::new(),
+            rows: Default::default(),
+            dropped: Default::default(),
+            viewed: HashSet::new(),
+            taken: Default::default(),
+            bound: Default::default(),
         };
         collect_defs(&f.body, &mut g.def);
         f.walk(&mut |op| {
@@ -255,6 +272,7 @@ impl<'f> Gen<'f> {
             }
         });
         g.tape |= f.tape_param;
+        f.walk(&mut |op| g.viewed.extend(op.kind.view_base()));
         let uses = cotan_ir::simplify::use_counts(f);
         g.used = uses.keys().copied().collect();
         g.choose_inlines(&f.body, &uses, None);
@@ -392,6 +410,7 @@ impl<'f> Gen<'f> {
                 self.names.insert(v, n);
             }
         }
+        *self.taken.get_mut() = taken;
     }
 
     fn name(&self, v: Value) -> Ident {
@@ -404,6 +423,9 @@ impl<'f> Gen<'f> {
 
     /// The expression for `v`, with its precedence.
     fn expr(&self, v: Value) -> (TokenStream, Prec) {
+        if let Some(n) = self.bound.borrow().get(&v) {
+            return (quote!(#n), Prec::Atom);
+        }
         if !self.inline.contains(&v) {
             let n = self.name(v);
             return (quote!(#n), Prec::Atom);
@@ -646,6 +668,9 @@ impl<'f> Gen<'f> {
 
     /// `mem[index]`, or `*mem` for a single float behind a reference.
     fn place(&self, mem: Value, index: Option<Value>) -> TokenStream {
+        if let Some(p) = index.and_then(|i| self.row_place(mem, i)) {
+            return p;
+        }
         if let Some(p) = self.ptr_place(mem, index) {
             return p;
         }
@@ -788,7 +813,7 @@ impl<'f> Gen<'f> {
             };
         }
         if let Some(v) = op.result {
-            if self.inline.contains(&v) || self.par_skip.borrow().contains(&v) {
+            if self.inline.contains(&v) || self.par_skip.borrow().contains(&v) || self.dropped.borrow().contains(&v) {
                 return quote!();
             }
             let n = self.name(v);
@@ -887,9 +912,14 @@ impl<'f> Gen<'f> {
                 }
             }
             OpKind::For { index, lo, hi, step, inclusive, reverse, body, exit } => {
-                // A snapshot loop as a slice copy, or a loop that adds to adjoints as partial sums.
-                if let Some(special) = self.bulk_tape(op).or_else(|| self.summed_for(op)) {
-                    return special;
+                // A snapshot loop as a slice copy.
+                if let Some(copy) = self.bulk_tape(op) {
+                    return copy;
+                }
+                let rows = self.row_slices(op);
+                // A loop that adds to adjoints as partial sums.
+                if let Some(sums) = self.summed_for(op) {
+                    return self.with_rows(op, rows, sums);
                 }
                 let i = self.names.get(index).cloned().unwrap_or_else(|| format_ident!("_"));
                 let lo = self.root_operand(*lo, Prec::Cast);
@@ -908,7 +938,7 @@ impl<'f> Gen<'f> {
                 }
                 let b = self.region(body, false);
                 let exit = self.exit(*exit);
-                quote!(for #i in #range { #b #exit })
+                self.with_rows(op, rows, quote!(for #i in #range { #b #exit }))
             }
             OpKind::While { cond_region, cond, body, exit } => {
                 let b = self.region(body, false);
