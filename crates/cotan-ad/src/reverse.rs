@@ -75,6 +75,21 @@ struct Layout {
     /// Reads of buffers that the reverse of a loop body (this region) may repeat after
     /// putting back a copy of the buffer (`restored.rs`): read → (buffer, body).
     restorable: HashMap<Value, (Value, RegionId)>,
+    /// Reads of variables that the `if` before them sets from cheap values: the reverse
+    /// sweep runs the `if` again (`if_value`).
+    if_values: HashMap<Value, IfValue>,
+}
+
+/// A variable's value chosen by an `if` whose branches each compute it from cheap ops and
+/// set it last (`let ip = if i == n - 1 { i } else { i + 1 };`).
+#[derive(Clone)]
+struct IfValue {
+    cond: Value,
+    var: Var,
+    /// The then and else branches' ops, each ending with the variable's `SetVar`.
+    arms: [Vec<Op>; 2],
+    /// The values the condition and the branches use from outside the branches.
+    inputs: Vec<Value>,
 }
 
 impl Layout {
@@ -222,6 +237,7 @@ impl Layout {
                 l.len_mem.insert(m);
             }
         }
+        l.if_values = if_values(&l, &f.body);
         l
     }
 
@@ -277,6 +293,57 @@ impl Layout {
     fn id(&self, r: &Region) -> RegionId {
         self.region_of[&(r as *const Region)]
     }
+}
+
+/// The reads of variables in `r` (and the regions in it) that are `IfValue`s: the op
+/// before the read that writes the variable is an `if` whose branches set it last, after
+/// ops that are cheap to run again.
+fn if_values(l: &Layout, r: &Region) -> HashMap<Value, IfValue> {
+    let mut out = HashMap::new();
+    for (k, op) in r.ops.iter().enumerate() {
+        for sub in op.kind.regions() {
+            out.extend(if_values(l, sub));
+        }
+        let (OpKind::GetVar(var), Some(read)) = (&op.kind, op.result) else { continue };
+        let Some(writer) = r.ops[..k].iter().rev().find(|o| writes_var(o, *var)) else { continue };
+        let OpKind::If { cond, then_region, else_region } = &writer.kind else { continue };
+        let arm = |region: &Region| -> Option<Vec<Op>> {
+            let (last, body) = region.ops.split_last()?;
+            let set = matches!(last.kind, OpKind::SetVar(v, _) if v == *var);
+            let plain = body.iter().all(|o| {
+                let load_ok = |o: &Op| !matches!(o.kind, OpKind::Load { mem, .. } if l.restoring(mem, o.result.unwrap()).is_some());
+                o.result.is_some_and(|v| cheap(l, &o.kind, v)) && load_ok(o)
+            });
+            (set && plain).then(|| region.ops.clone())
+        };
+        let (Some(then_ops), Some(else_ops)) = (arm(then_region), arm(else_region)) else { continue };
+        let inside: HashSet<Value> = then_ops.iter().chain(&else_ops).filter_map(|o| o.result).collect();
+        let mut inputs = vec![*cond];
+        for o in then_ops.iter().chain(&else_ops) {
+            inputs.extend(o.kind.operands().into_iter().filter(|u| !inside.contains(u) && !l.memory.contains(u)));
+        }
+        inputs.sort();
+        inputs.dedup();
+        out.insert(read, IfValue { cond: *cond, var: *var, arms: [then_ops, else_ops], inputs });
+    }
+    out
+}
+
+/// Whether `op` (or an op inside it) writes variable `var`.
+fn writes_var(op: &Op, var: Var) -> bool {
+    let mut hit = false;
+    let mut see = |o: &Op| {
+        hit |= match &o.kind {
+            OpKind::SetVar(v, _) | OpKind::DeclVar { var: v, .. } => *v == var,
+            OpKind::Call { outs, .. } => outs.contains(&var),
+            _ => false,
+        }
+    };
+    see(op);
+    for sub in op.kind.regions() {
+        sub.walk(&mut see);
+    }
+    hit
 }
 
 /// The stores `x[i] = x[i] + e` (or `- e`) whose read of `x[i]` nothing else uses, in the
@@ -443,6 +510,14 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
             || recompute.contains(&v)
         {
             continue;
+        }
+        if let Some(iv) = l.if_values.get(&v) {
+            // (The `if` again, if that saves at most one value besides.)
+            if saves_for(l, &OpKind::Return(iv.inputs.clone()), &needs, &mut memo) < 2 {
+                recompute.insert(v);
+                work.extend(iv.inputs.iter().copied());
+                continue;
+            }
         }
         match l.def_op.get(&v) {
             // (Recomputing it would save two or more values nothing else needs: save it.)
@@ -2247,6 +2322,41 @@ impl<'a> Rev<'a> {
         self.zeroed.insert(var);
     }
 
+    /// The read `v` of an `IfValue`, recomputed by running its `if` again.
+    fn if_value(&mut self, v: Value, iv: &IfValue) {
+        let cond = self.get(iv.cond);
+        let ty = self.f.var(iv.var).ty;
+        let init = self.zero(Ty::Scalar(ty));
+        let var = self.e.out.new_var(ty, self.f.var(iv.var).name.clone());
+        self.e.effect(OpKind::DeclVar { var, init });
+        let mut regions = vec![];
+        for arm in &iv.arms {
+            self.e.push_region();
+            self.scopes.push(HashMap::new());
+            for op in arm {
+                match (&op.kind, op.result) {
+                    (OpKind::SetVar(_, x), _) => {
+                        let x = self.get(*x);
+                        self.e.effect(OpKind::SetVar(var, x));
+                    }
+                    (kind, Some(r)) => {
+                        let kind = remap(kind, |u| self.get(u));
+                        let nv = self.e.emit(kind, self.f.ty(r));
+                        self.scopes.last_mut().unwrap().insert(r, nv);
+                    }
+                    _ => unreachable!("an `IfValue`'s branches are ops with results and a `SetVar`"),
+                }
+            }
+            self.scopes.pop();
+            regions.push(self.e.pop_region());
+        }
+        let [then_region, else_region]: [Region; 2] = regions.try_into().ok().unwrap();
+        self.e.effect(OpKind::If { cond, then_region, else_region });
+        let nv = self.e.emit(OpKind::GetVar(var), self.f.ty(v));
+        self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
+        self.scopes.last_mut().unwrap().insert(v, nv);
+    }
+
     /// At the start of a region's reverse: restore saved values, declare adjoint variables
     /// of the region's values and shadows of its local buffers.
     fn prepare(&mut self, r: &Region) {
@@ -2268,6 +2378,10 @@ impl<'a> Rev<'a> {
             self.pop_state(&restored, &[]);
             self.step_counters_back(r);
             for v in self.plan.recompute.get(&id).cloned().unwrap_or_default() {
+                if let Some(iv) = self.l.if_values.get(&v).cloned() {
+                    self.if_value(v, &iv);
+                    continue;
+                }
                 let op = self.l.def_op[&v].clone();
                 let kind = remap(&op.kind, |u| self.get(u));
                 let nv = self.e.emit(kind, self.f.ty(v));
