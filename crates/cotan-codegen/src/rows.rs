@@ -11,7 +11,9 @@
 //! `base + hi - 1`, so the slice is in bounds whenever the loop would not panic anyway; a
 //! loop that may run no iteration takes its slices under `if lo < hi`. The buffer is a
 //! parameter or a local of its own (not a view, a field or a pointer, and nothing views
-//! it), so the slice borrows nothing else; a buffer the loop writes has one slice.
+//! it), so the slice borrows nothing else; a buffer the loop writes has one slice. Slices
+//! cost compile time: a loop gets them only for two accesses or more, and a fixed-size
+//! array read within constant bounds gets none (the compiler checks those already).
 //!
 //! An element whose index the loop does not change (`dx[i] += a[i * n + j] * dy[j]`, the
 //! reverse of a matrix-vector product) is read into a local before the loop and, if the
@@ -117,9 +119,27 @@ impl Gen<'_> {
         });
         let mut mems: Vec<Value> = access.keys().copied().collect();
         mems.sort();
+        // A fixed-size array read at constant indices needs no slice: the compiler checks
+        // those against its length already.
+        let OpKind::For { hi, .. } = &op.kind else { unreachable!() };
+        let constant = |v: &Value| matches!(self.def.get(v).map(|o| &o.kind), Some(OpKind::Const(_)));
+        access.retain(|m, list| {
+            let array = matches!(self.f.ty(*m).mem().map(|t| t.kind), Some(MemKind::Array(_)));
+            let fixed = |a: &Access| match a.1 {
+                At::Row(base) => constant(hi) && base.as_ref().is_none_or(constant),
+                At::Elem => constant(&a.0),
+            };
+            !(array && list.as_ref().is_some_and(|l| l.iter().all(fixed)))
+        });
+        // One access through a slice saves one check per iteration: not worth the code.
+        let sliced: usize = access.values().flatten().flatten().filter(|a| matches!(a.1, At::Row(_))).count();
+        if sliced < 2 {
+            // (The buffer keeps its plain accesses, its elements too: they could overlap.)
+            access.retain(|_, l| l.as_ref().is_some_and(|l| l.iter().all(|a| a.1 == At::Elem)));
+        }
         let (mut rows, mut count) = (vec![], HashMap::<Value, usize>::new());
         for mem in mems {
-            let Some(list) = &access[&mem] else { continue };
+            let Some(Some(list)) = access.get(&mem) else { continue };
             if inside.contains(&mem) || !self.own_buffer(mem) {
                 continue;
             }

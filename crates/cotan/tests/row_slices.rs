@@ -4,7 +4,10 @@
 //! dot-product test, interpreter against compiled code), that doing so never changes what
 //! a loop does: loops that run no iteration with bases past the end, accesses under a
 //! branch, bounds read from the buffer the loop writes, several bases into one buffer,
-//! reversed and triangular loops, and loops the reverse sweep runs as partial sums.
+//! reversed and triangular loops, and loops the reverse sweep runs as partial sums. A
+//! loop gets slices only for two accesses or more; an element of a fixed-size array at a
+//! constant index, or a row of one within constant bounds, gets none (the compiler checks
+//! those already).
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
@@ -18,12 +21,13 @@ slice_case!(
         let n = x.len();
         let far = n + 7;
         let mut s = 0.0;
-        // `x[far..far + 0]` and `x[far + 4..far + 2]` would panic; the loops must not.
+        // `x[far..far + 0]` and `x[far + 4..far + 2]` would panic; the loops must not. (Two
+        // accesses a loop: a lone one gets no slice.)
         for j in 0..n - n {
-            s += x[far + j];
+            s += x[far + j] * x[j];
         }
         for j in 4..2 {
-            s += x[far + j];
+            s += x[far + j] * x[j];
         }
         for i in 0..n {
             // Empty when i = n - 1 (base i + 1 = n, one past the end, is fine either way).
