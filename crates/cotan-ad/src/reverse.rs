@@ -320,7 +320,7 @@ fn if_values(l: &Layout, r: &Region) -> HashMap<Value, IfValue> {
         let inside: HashSet<Value> = then_ops.iter().chain(&else_ops).filter_map(|o| o.result).collect();
         let mut inputs = vec![*cond];
         for o in then_ops.iter().chain(&else_ops) {
-            inputs.extend(o.kind.operands().into_iter().filter(|u| !inside.contains(u) && !l.memory.contains(u)));
+            inputs.extend(o.kind.operands().into_iter().filter(|u| !inside.contains(u)));
         }
         inputs.sort();
         inputs.dedup();

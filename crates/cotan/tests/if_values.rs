@@ -84,3 +84,37 @@ slice_case!(
         s
     }
 );
+
+slice_case!(
+    reads_of_sub_slices_in_the_branches,
+    [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1, 0.7, -0.3], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6, 0.8, 0.45]],
+    fn f(x: &[f64]) -> f64 {
+        let (a, b) = x.split_at(4);
+        let mut s = 0.0;
+        for i in 0..4 {
+            // Views made before the loop and inside it: the reverse sweep takes them again.
+            let pair = &x[i..i + 2];
+            let v = if i < 2 { b[i] * 2.0 } else { a[i] - pair[1] };
+            let w = if i % 2 == 0 { pair[0] } else { pair[1] * b[3 - i] };
+            s += v * w * x[i].sin();
+        }
+        s
+    }
+);
+
+slice_case!(
+    a_constant_table_read_through_a_view_in_a_branch,
+    [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6]],
+    fn f(x: &[f64]) -> f64 {
+        let table = vec![1.5, -0.5, 2.0, 0.25, 3.0, -1.0, 0.75];
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            // The view's start is computed in the loop; only the `if` reads the view.
+            let k = (i * 5 + 1) % 5;
+            let row = &table[k..k + 2];
+            let c = if x[i] > 0.0 { row[0] * 2.0 } else { row[1] };
+            s += c * x[i] * x[i];
+        }
+        s
+    }
+);
