@@ -162,3 +162,50 @@ slice_case!(
         v[0] + v[1] * v[1] + v[2]
     }
 );
+
+/// `f32` buffers with an integer index table next to them: the table (read at `j`) gets a
+/// slice, `x` (read at `idx[j]`) keeps its checks, `a`'s rows and `y`'s element are f32.
+#[cotan::autodiff_reverse(gather_rev, Duplicated, Duplicated, Const, Active)]
+#[cotan::autodiff_forward(gather_fwd, Dual, Dual, Const, Dual)]
+fn gather(a: &[f32], x: &[f32], idx: &[usize]) -> f32 {
+    let n = idx.len();
+    let mut y = [0.0f32; 3];
+    for i in 0..3 {
+        for j in 0..n {
+            y[i] += a[i * n + j] * x[idx[j]] * (idx[j] as f32 + 1.0);
+        }
+    }
+    y[0] * y[1] + y[2].sin()
+}
+
+#[test]
+fn f32_rows_and_an_index_table() {
+    let idx = [2usize, 0, 1, 2];
+    let a: Vec<f32> = (0..12).map(|k| 0.1 * k as f32 - 0.4).collect();
+    let x = [0.3f32, -0.7, 0.9];
+    let (mut da, mut dx) = (vec![0.0f32; 12], vec![0.0f32; 3]);
+    let y = gather_rev(&a, &mut da, &x, &mut dx, &idx, 1.0);
+    assert!((y - gather(&a, &x, &idx)).abs() < 1e-6);
+    // Central differences in f64 of the same function, one coordinate at a time.
+    let f = |a: &[f32], x: &[f32]| gather(a, x, &idx) as f64;
+    let h = 1e-2f32;
+    for k in 0..12 {
+        let (mut p, mut m) = (a.clone(), a.clone());
+        p[k] += h;
+        m[k] -= h;
+        let fd = (f(&p, &x) - f(&m, &x)) / (2.0 * h as f64);
+        assert!((fd - da[k] as f64).abs() < 2e-3 * (1.0 + fd.abs()), "da[{k}]: {} against {fd}", da[k]);
+    }
+    for k in 0..3 {
+        let (mut p, mut m) = (x, x);
+        p[k] += h;
+        m[k] -= h;
+        let fd = (f(&a, &p) - f(&a, &m)) / (2.0 * h as f64);
+        assert!((fd - dx[k] as f64).abs() < 2e-3 * (1.0 + fd.abs()), "dx[{k}]: {} against {fd}", dx[k]);
+    }
+    // Forward mode along (a, x) = (1, .., 1): the sum of the reverse's gradient.
+    let (ta, tx) = (vec![1.0f32; 12], [1.0f32; 3]);
+    let (_, dot) = gather_fwd(&a, &ta, &x, &tx, &idx);
+    let sum: f32 = da.iter().sum::<f32>() + dx.iter().sum::<f32>();
+    assert!((dot - sum).abs() < 1e-4 * (1.0 + sum.abs()), "{dot} against {sum}");
+}
