@@ -307,14 +307,17 @@ fn if_values(l: &Layout, r: &Region) -> HashMap<Value, IfValue> {
         let (OpKind::GetVar(var), Some(read)) = (&op.kind, op.result) else { continue };
         let Some(writer) = r.ops[..k].iter().rev().find(|o| writes_var(o, *var)) else { continue };
         let OpKind::If { cond, then_region, else_region } = &writer.kind else { continue };
+        // (Not a read repeated from a restored copy: the copy is put back for the loop body
+        // only.)
+        let again = |o: &Op| {
+            o.result.is_some_and(|v| {
+                cheap(l, &o.kind, v) && !matches!(o.kind, OpKind::Load { mem, .. } if l.restoring(mem, v).is_some())
+            })
+        };
         let arm = |region: &Region| -> Option<Vec<Op>> {
             let (last, body) = region.ops.split_last()?;
             let set = matches!(last.kind, OpKind::SetVar(v, _) if v == *var);
-            let plain = body.iter().all(|o| {
-                let load_ok = |o: &Op| !matches!(o.kind, OpKind::Load { mem, .. } if l.restoring(mem, o.result.unwrap()).is_some());
-                o.result.is_some_and(|v| cheap(l, &o.kind, v)) && load_ok(o)
-            });
-            (set && plain).then(|| region.ops.clone())
+            (set && body.iter().all(again)).then(|| region.ops.clone())
         };
         let (Some(then_ops), Some(else_ops)) = (arm(then_region), arm(else_region)) else { continue };
         let inside: HashSet<Value> = then_ops.iter().chain(&else_ops).filter_map(|o| o.result).collect();
@@ -2322,6 +2325,15 @@ impl<'a> Rev<'a> {
         self.zeroed.insert(var);
     }
 
+    /// The primal value `v`, made by `kind`, computed again in the reverse sweep (with the
+    /// name it has in the primal) and available there from now on.
+    fn run_again(&mut self, v: Value, kind: &OpKind) {
+        let kind = remap(kind, |u| self.get(u));
+        let nv = self.e.emit(kind, self.f.ty(v));
+        self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
+        self.scopes.last_mut().unwrap().insert(v, nv);
+    }
+
     /// The read `v` of an `IfValue`, recomputed by running its `if` again.
     fn if_value(&mut self, v: Value, iv: &IfValue) {
         let cond = self.get(iv.cond);
@@ -2329,32 +2341,28 @@ impl<'a> Rev<'a> {
         let init = self.zero(Ty::Scalar(ty));
         let var = self.e.out.new_var(ty, self.f.var(iv.var).name.clone());
         self.e.effect(OpKind::DeclVar { var, init });
-        let mut regions = vec![];
-        for arm in &iv.arms {
-            self.e.push_region();
-            self.scopes.push(HashMap::new());
-            for op in arm {
-                match (&op.kind, op.result) {
-                    (OpKind::SetVar(_, x), _) => {
-                        let x = self.get(*x);
-                        self.e.effect(OpKind::SetVar(var, x));
-                    }
-                    (kind, Some(r)) => {
-                        let kind = remap(kind, |u| self.get(u));
-                        let nv = self.e.emit(kind, self.f.ty(r));
-                        self.scopes.last_mut().unwrap().insert(r, nv);
-                    }
-                    _ => unreachable!("an `IfValue`'s branches are ops with results and a `SetVar`"),
-                }
-            }
-            self.scopes.pop();
-            regions.push(self.e.pop_region());
-        }
-        let [then_region, else_region]: [Region; 2] = regions.try_into().ok().unwrap();
+        let then_region = self.arm_again(&iv.arms[0], var);
+        let else_region = self.arm_again(&iv.arms[1], var);
         self.e.effect(OpKind::If { cond, then_region, else_region });
-        let nv = self.e.emit(OpKind::GetVar(var), self.f.ty(v));
-        self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
-        self.scopes.last_mut().unwrap().insert(v, nv);
+        self.run_again(v, &OpKind::GetVar(var));
+    }
+
+    /// A branch of an `IfValue` run again, setting `var` where it set the primal's variable.
+    fn arm_again(&mut self, arm: &[Op], var: Var) -> Region {
+        self.e.push_region();
+        self.scopes.push(HashMap::new());
+        for op in arm {
+            match (&op.kind, op.result) {
+                (OpKind::SetVar(_, x), _) => {
+                    let x = self.get(*x);
+                    self.e.effect(OpKind::SetVar(var, x));
+                }
+                (kind, Some(r)) => self.run_again(r, kind),
+                _ => unreachable!("an `IfValue`'s branches are ops with results and a `SetVar`"),
+            }
+        }
+        self.scopes.pop();
+        self.e.pop_region()
     }
 
     /// At the start of a region's reverse: restore saved values, declare adjoint variables
@@ -2383,10 +2391,7 @@ impl<'a> Rev<'a> {
                     continue;
                 }
                 let op = self.l.def_op[&v].clone();
-                let kind = remap(&op.kind, |u| self.get(u));
-                let nv = self.e.emit(kind, self.f.ty(v));
-                self.e.out.values[nv.0 as usize].name = self.f.value(v).name.clone();
-                self.scopes.last_mut().unwrap().insert(v, nv);
+                self.run_again(v, &op.kind);
             }
         }
         let params: Vec<Value> = if id == TOP { self.f.params.clone() } else { vec![] };

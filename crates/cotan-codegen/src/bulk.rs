@@ -4,7 +4,7 @@
 //! into the buffer, last first, is one `pop_all_f64(&mut m[..])`. Element by element, the
 //! capacity check of each push keeps the copy from being a `memcpy`.
 
-use cotan_ir::{Const, MemKind, Op, OpKind, Scalar};
+use cotan_ir::{Const, Op, OpKind, Scalar};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -37,13 +37,7 @@ impl Gen<'_> {
             }
             _ => return None,
         };
-        // (A buffer of its own name: a parameter or a `vec!`, not a view, field or pointer.)
-        let named = match self.def.get(&mem) {
-            None => self.f.params.contains(&mem),
-            Some(o) => matches!(o.kind, OpKind::Alloc { .. }),
-        };
-        let plain = matches!(self.f.ty(mem).mem()?.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_));
-        if !zero || mem != whole || self.uses.get(&value) != Some(&1) || !named || !plain {
+        if !zero || mem != whole || self.uses.get(&value) != Some(&1) || !self.named_buffer(mem) {
             return None;
         }
         let m = self.name(mem);

@@ -685,6 +685,17 @@ impl<'f> Gen<'f> {
         }
     }
 
+    /// A buffer of its own name: a parameter or a local (`vec!`, array) that is a slice, a
+    /// vector or an array, not a view, a field or a pointer.
+    fn named_buffer(&self, mem: Value) -> bool {
+        let named = match self.def.get(&mem) {
+            None => self.f.params.contains(&mem),
+            Some(o) => matches!(o.kind, OpKind::Alloc { .. }),
+        };
+        named
+            && self.f.ty(mem).mem().is_some_and(|m| matches!(m.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_)))
+    }
+
     /// `(base, name)` if `v` is a field of a record.
     fn field_of(&self, v: Value) -> Option<(Value, &'f str)> {
         match &self.def.get(&v)?.kind {

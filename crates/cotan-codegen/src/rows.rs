@@ -40,12 +40,17 @@ enum At {
 /// An access to a buffer in a loop: its index, where it is, whether it is a store.
 type Access = (Value, At, bool);
 
+/// What a `Row` holds: a slice from `base` (`None`: the start), or the element at `index`.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    Slice(Option<Value>),
+    Elem(Value),
+}
+
 /// A row slice of one buffer for one loop, or one element of it held in a local.
 pub(crate) struct Row {
     mem: Value,
-    /// `Row(base)`: the first element's index; `Elem`: the index is `elem`.
-    at: At,
-    elem: Option<Value>,
+    held: Held,
     name: Ident,
     writes: bool,
     /// The (buffer, index) pairs it serves.
@@ -159,11 +164,11 @@ impl Gen<'_> {
                 let name = self.fresh_name(&format!("{}_elem", self.name(mem)));
                 self.rows.borrow_mut().insert((mem, elem), quote!(#name));
                 let keys = vec![(mem, elem)];
-                rows.push(Row { mem, at: At::Elem, elem: Some(elem), name, writes, keys });
+                rows.push(Row { mem, held: Held::Elem(elem), name, writes, keys });
             }
-            ats.retain(|a| *a != At::Elem);
             let j = self.name(*index);
             for at in ats {
+                let At::Row(base) = at else { continue };
                 let name = self.fresh_name(&format!("{}_row", self.name(mem)));
                 let mut keys = vec![];
                 for a in list.iter().filter(|a| a.1 == at) {
@@ -173,7 +178,7 @@ impl Gen<'_> {
                         *count.entry(a.0).or_default() += 1;
                     }
                 }
-                rows.push(Row { mem, at, elem: None, name, writes, keys });
+                rows.push(Row { mem, held: Held::Slice(base), name, writes, keys });
             }
         }
         // Bounds that read memory are read once, before the slices borrow it.
@@ -221,18 +226,12 @@ impl Gen<'_> {
         format_ident!("{}", name)
     }
 
-    /// A parameter or a local buffer of numbers of its own that nothing views.
+    /// A buffer of its own name (`named_buffer`) that nothing views.
     fn own_buffer(&self, mem: Value) -> bool {
-        let named = match self.def.get(&mem) {
-            None => self.f.params.contains(&mem),
-            Some(o) => matches!(o.kind, OpKind::Alloc { .. }),
-        };
-        let plain = self
-            .f
-            .ty(mem)
-            .mem()
-            .is_some_and(|m| matches!(m.kind, MemKind::Slice | MemKind::Vec | MemKind::Array(_)) && !m.is_ptr());
-        named && plain && !self.unsafe_mem.contains(&mem) && !self.moved.contains(&mem) && !self.viewed.contains(&mem)
+        self.named_buffer(mem)
+            && !self.unsafe_mem.contains(&mem)
+            && !self.moved.contains(&mem)
+            && !self.viewed.contains(&mem)
     }
 
     /// The loop `code` for `op` with its row slices taken before it.
@@ -261,8 +260,8 @@ impl Gen<'_> {
         for r in &rows {
             let m = self.mem_ref(r.mem);
             let n = &r.name;
-            let range = match (r.at, r.elem) {
-                (At::Elem, Some(i)) => {
+            let range = match r.held {
+                Held::Elem(i) => {
                     let i = self.root(i);
                     if r.writes {
                         lets.extend(quote!(let mut #n = #m[#i];));
@@ -272,17 +271,17 @@ impl Gen<'_> {
                     }
                     continue;
                 }
-                (At::Row(Some(b)), _) => {
+                Held::Slice(Some(b)) => {
                     let b = self.root_operand(b, Prec::Add);
                     quote!(#b..#b + #end)
                 }
-                _ => quote!(..#end),
+                Held::Slice(None) => quote!(..#end),
             };
             lets.extend(if r.writes { quote!(let #n = &mut #m[#range];) } else { quote!(let #n = &#m[#range];) });
         }
         let from_zero = matches!(self.def.get(lo).map(|o| &o.kind), Some(OpKind::Const(Const::Int(0))));
         let code = quote!(#lets #code #after);
-        if from_zero && rows.iter().all(|r| r.at == At::Row(None)) {
+        if from_zero && rows.iter().all(|r| r.held == Held::Slice(None)) {
             // (`..hi` is in bounds whenever the loop runs, and empty when it does not.)
             return quote!({ #bounds #code });
         }
