@@ -5,7 +5,7 @@
 //! and bools are never active. The analysis is flow-insensitive for variables and memory
 //! (a variable is varied if any varied value is ever written to it), which is safe.
 
-use std::collections::HashSet;
+use cotan_ir::HashSet;
 
 use cotan_ir::{Function, MathFn, Op, OpKind, Scalar, Value, Var};
 

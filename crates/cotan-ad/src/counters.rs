@@ -12,7 +12,7 @@
 //! never at the top level (whose values the reverse sweep has anyway), and [`all_reversed`]
 //! checks that no region that steps it is skipped by the reverse sweep.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{BinOp, Function, Op, OpKind, Region, Value, Var};
 
@@ -53,15 +53,15 @@ struct Site<'f> {
 
 /// The counters of `f` and their steps.
 pub(crate) fn find(f: &Function) -> Counters {
-    let mut defs: HashMap<Value, Site> = HashMap::new();
-    let mut declared: HashMap<Var, *const Region> = HashMap::new();
-    let mut sets: HashMap<Var, Vec<(&Region, usize, Value)>> = HashMap::new();
-    let mut excluded: HashSet<Var> = HashSet::new();
-    let mut parents: HashMap<*const Region, *const Region> = HashMap::new();
+    let mut defs: HashMap<Value, Site> = HashMap::default();
+    let mut declared: HashMap<Var, *const Region> = HashMap::default();
+    let mut sets: HashMap<Var, Vec<(&Region, usize, Value)>> = HashMap::default();
+    let mut excluded: HashSet<Var> = HashSet::default();
+    let mut parents: HashMap<*const Region, *const Region> = HashMap::default();
     collect(&f.body, false, &mut defs, &mut declared, &mut sets, &mut excluded, &mut parents);
 
     let mut out = Counters::default();
-    let mut steps_at: HashMap<*const Region, Vec<(usize, Step)>> = HashMap::new();
+    let mut steps_at: HashMap<*const Region, Vec<(usize, Step)>> = HashMap::default();
     let top = &f.body as *const Region;
     'vars: for (&var, sites) in &sets {
         if excluded.contains(&var) || !f.var(var).ty.is_int() || !declared.contains_key(&var) {

@@ -1,6 +1,6 @@
 //! Forward mode (JVP): every active value gets a tangent computed right after it.
 
-use std::collections::HashMap;
+use cotan_ir::HashMap;
 
 use cotan_ir::{Access, Function, MemKind, MemTy, Op, OpKind, Region, Ty, Value, Var};
 
@@ -67,10 +67,10 @@ pub fn forward(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
         act,
         width: spec.width.max(1),
         e: Emitter::new(out),
-        map: HashMap::new(),
-        tan: HashMap::new(),
-        tan_mem: HashMap::new(),
-        tan_var: HashMap::new(),
+        map: HashMap::default(),
+        tan: HashMap::default(),
+        tan_mem: HashMap::default(),
+        tan_var: HashMap::default(),
         ret: vec![],
         errors: vec![],
     };

@@ -11,14 +11,14 @@
 //! (every other read of a buffer a later statement writes is saved), and it is the
 //! function's own (a `vec!` at the top level), so its caller never sees it.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{Function, MemKind, Op, OpKind, Region, Value};
 
 /// The reads that a loop body's reverse may repeat from a copy: for each, the buffer read
 /// and the loop body that copies it.
 pub(crate) fn find(f: &Function, active: &dyn Fn(&Op) -> bool) -> HashMap<Value, (Value, *const Region)> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     if !f.par_loops.is_empty() || !f.checkpoints.is_empty() {
         return out;
     }

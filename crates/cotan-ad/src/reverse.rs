@@ -15,7 +15,7 @@
 //! Which values are needed is found by a dry run of the reverse sweep that records every
 //! primal value it asks for; the real run then emits the saves and restores.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{
     BinOp, Checkpoint, CmpOp, Const, Function, MemKind, Op, OpKind, Region, Scalar, Schedule, Ty, Value, Var,
@@ -121,7 +121,7 @@ impl Layout {
         // Record fields (all at the top), sub-slices and offsets (anywhere) are memory like
         // parameters; writing a record or a buffer writes all its fields and sub-slices, and
         // writing those writes what they are part of.
-        let mut field_base = HashMap::new();
+        let mut field_base = HashMap::default();
         f.walk(&mut |op| {
             if let (
                 OpKind::Field { base, .. }
@@ -168,7 +168,7 @@ impl Layout {
                 l.last_write.insert(m, k);
             }
         }
-        let mut written = HashSet::new();
+        let mut written = HashSet::default();
         f.walk(&mut |op| {
             if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } = &op.kind {
                 written.extend(aliases(*mem));
@@ -183,8 +183,8 @@ impl Layout {
         l.read_only.retain(|m| !written.contains(m));
         // What the reverse sweep can still read: everything at the top level of a combined
         // derivative; the parameters the caller says it may, and their fields, for a split one.
-        let mut base_param = HashMap::new();
-        let mut base_of_view = HashMap::new();
+        let mut base_param = HashMap::default();
+        let mut base_of_view = HashMap::default();
         for &p in &f.params {
             base_param.insert(p, p);
         }
@@ -217,7 +217,7 @@ impl Layout {
             .chain(results.into_iter().filter(|r| top_results.contains(r) || base_of_view.contains_key(r)))
             .filter(|v| f.ty(*v).mem().is_some())
             .collect();
-        let mut avail_of = HashMap::new();
+        let mut avail_of = HashMap::default();
         for m in memory {
             let kind = f.ty(m).mem().unwrap().kind;
             let a = match (avail, base_of_view.get(&m)) {
@@ -299,7 +299,7 @@ impl Layout {
 /// before the read that writes the variable is an `if` whose branches set it last, after
 /// ops that are cheap to run again.
 fn if_values(l: &Layout, r: &Region) -> HashMap<Value, IfValue> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for (k, op) in r.ops.iter().enumerate() {
         for sub in op.kind.regions() {
             out.extend(if_values(l, sub));
@@ -352,7 +352,7 @@ fn writes_var(op: &Op, var: Var) -> bool {
 /// The stores `x[i] = x[i] + e` (or `- e`) whose read of `x[i]` nothing else uses, in the
 /// same region with only pure ops between the read and the store.
 fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
-    let mut uses: HashMap<Value, usize> = HashMap::new();
+    let mut uses: HashMap<Value, usize> = HashMap::default();
     f.walk(&mut |op| {
         for u in op.kind.operands() {
             *uses.entry(u).or_default() += 1;
@@ -388,7 +388,7 @@ fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
             }
         }
     }
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     visit(&f.body, &uses, &mut out);
     out
 }
@@ -397,7 +397,7 @@ fn accumulations(f: &Function) -> HashMap<*const Op, (Value, bool)> {
 /// `back` (last pushed, first popped) pass their values directly, with no tape between
 /// (a parallel loop's iteration, replayed and at once reversed).
 fn forward_pushes_to_pops(fwd: &mut Region, back: &mut Region) {
-    let mut pass = HashMap::new();
+    let mut pass = HashMap::default();
     let mut k = 0;
     while let (Some(last), Some(first)) = (fwd.ops.last(), back.ops.get(k)) {
         let (OpKind::Push(v), OpKind::Pop, Some(r)) = (&last.kind, &first.kind, first.result) else { break };
@@ -489,10 +489,10 @@ fn saves_for(l: &Layout, kind: &OpKind, needs: &HashSet<Value>, memo: &mut HashM
 }
 
 fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
-    let mut push = HashSet::new();
-    let mut recompute = HashSet::new();
-    let mut counters = HashSet::new();
-    let mut memo = HashMap::new();
+    let mut push = HashSet::default();
+    let mut recompute = HashSet::default();
+    let mut counters = HashSet::default();
+    let mut memo = HashMap::default();
     let mut work: Vec<Value> = needs.iter().copied().collect();
     while let Some(v) = work.pop() {
         if let Some(var) = l.counters.before.get(&v).or_else(|| l.counters.read_of.get(&v)) {
@@ -535,7 +535,7 @@ fn make_plan(l: &Layout, needs: HashSet<Value>) -> Plan {
     }
     let mut plan = Plan::default();
     let by_region = |set: HashSet<Value>| {
-        let mut m: HashMap<RegionId, Vec<Value>> = HashMap::new();
+        let mut m: HashMap<RegionId, Vec<Value>> = HashMap::default();
         for v in set {
             m.entry(l.def_region[&v]).or_default().push(v);
         }
@@ -686,24 +686,24 @@ impl<'a> Rev<'a> {
             linker,
             avail,
             planning,
-            needs: HashSet::new(),
+            needs: HashSet::default(),
             e: Emitter::new(Rev::function_like(f, name)),
             aug: None,
-            fwd: HashMap::new(),
-            rmem: HashMap::new(),
+            fwd: HashMap::default(),
+            rmem: HashMap::default(),
             scopes: vec![],
-            shadows: vec![HashMap::new()],
-            adj_kind: HashMap::new(),
-            adj_ssa: HashMap::new(),
-            dvar: HashMap::new(),
-            counts: HashMap::new(),
-            segments: HashMap::new(),
-            zeroed: HashSet::new(),
-            back: HashMap::new(),
+            shadows: vec![HashMap::default()],
+            adj_kind: HashMap::default(),
+            adj_ssa: HashMap::default(),
+            dvar: HashMap::default(),
+            counts: HashMap::default(),
+            segments: HashMap::default(),
+            zeroed: HashSet::default(),
+            back: HashMap::default(),
             ret: vec![],
             errors: vec![],
-            replay_skip: HashSet::new(),
-            replay_skip_values: HashSet::new(),
+            replay_skip: HashSet::default(),
+            replay_skip_values: HashSet::default(),
         }
     }
 
@@ -732,7 +732,7 @@ impl<'a> Rev<'a> {
         }
         let seeds = if self.l.split { self.split_sweeps(spec) } else { seeds };
         // Reverse sweep.
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         self.internal_shadows();
         if !self.errors.is_empty() {
             // (A struct without a shadow: the reverse sweep would have nowhere to write.)
@@ -1240,7 +1240,7 @@ impl<'a> Rev<'a> {
         let mut used = vec![];
         let mut set = vec![];
         let mut read = vec![];
-        let mut declared = HashSet::new();
+        let mut declared = HashSet::default();
         body.walk(&mut |o: &Op| {
             match &o.kind {
                 OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => used.push((*mem, o.span, true, false)),
@@ -1260,7 +1260,7 @@ impl<'a> Rev<'a> {
             }
         });
         // Variables and memory that top-level statements after the loop write.
-        let mut set_after = HashSet::new();
+        let mut set_after = HashSet::default();
         for later in self.f.body.ops.iter().skip(after) {
             let mut visit = |o: &Op| {
                 if let OpKind::SetVar(var, _) = &o.kind {
@@ -1610,7 +1610,7 @@ impl<'a> Rev<'a> {
     /// The values a loop's body uses that are defined outside it.
     fn free_values(&self, op: &Op) -> Vec<Value> {
         let OpKind::For { body, .. } = &op.kind else { return vec![] };
-        let mut inside = HashSet::new();
+        let mut inside = HashSet::default();
         body.walk(&mut |o: &Op| {
             inside.extend(o.result);
             if let OpKind::For { index, .. } = &o.kind {
@@ -1641,7 +1641,7 @@ impl<'a> Rev<'a> {
         let OpKind::For { body, .. } = &op.kind else { unreachable!("a `for` loop") };
         // The reads of accumulations (`y[e] += w`) read nothing the iteration uses.
         let added = self.accumulation_loads(body);
-        let mut read = HashSet::new();
+        let mut read = HashSet::default();
         body.walk(&mut |o: &Op| {
             let written = match &o.kind {
                 OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => Some(*mem),
@@ -1694,14 +1694,14 @@ impl<'a> Rev<'a> {
 
     /// The loads of `body`'s accumulations (`y[e] += w`: the load of `y[e]`).
     fn accumulation_loads(&self, body: &Region) -> HashSet<Value> {
-        let mut added = HashSet::new();
+        let mut added = HashSet::default();
         body.walk(&mut |o: &Op| added.extend(self.accumulation_parts(o).map(|(load, _)| load)));
         added
     }
 
     /// The loads and sums of `body`'s accumulations into `replay_skip`'s buffers.
     fn output_accumulations(&self, body: &Region) -> HashSet<Value> {
-        let mut skip = HashSet::new();
+        let mut skip = HashSet::default();
         body.walk(&mut |o: &Op| {
             let OpKind::Store { mem, .. } = &o.kind else { return };
             if self.replay_skip.contains(&self.mem_root(*mem)) {
@@ -1715,10 +1715,10 @@ impl<'a> Rev<'a> {
     /// accumulation) but that `mems`, its snapshot, leaves out: they hold, after the loop,
     /// what they will hold at the end, and the replays in the reverse sweep leave them so.
     fn par_outputs(&self, op: &Op, mems: &[Value]) -> HashSet<Value> {
-        let OpKind::For { body, .. } = &op.kind else { return HashSet::new() };
-        let mut inside = HashSet::new();
+        let OpKind::For { body, .. } = &op.kind else { return HashSet::default() };
+        let mut inside = HashSet::default();
         body.walk(&mut |o: &Op| inside.extend(o.result));
-        let mut out = HashSet::new();
+        let mut out = HashSet::default();
         body.walk(&mut |o: &Op| {
             if let OpKind::Store { mem, .. } = &o.kind {
                 let root = self.mem_root(*mem);
@@ -2350,7 +2350,7 @@ impl<'a> Rev<'a> {
     /// A branch of an `IfValue` run again, setting `var` where it set the primal's variable.
     fn arm_again(&mut self, arm: &[Op], var: Var) -> Region {
         self.e.push_region();
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         for op in arm {
             match (&op.kind, op.result) {
                 (OpKind::SetVar(_, x), _) => {
@@ -2524,7 +2524,7 @@ impl<'a> Rev<'a> {
         self.zeroed.clear();
         self.e.push_region();
         self.scopes.push(seed.into_iter().collect());
-        self.shadows.push(HashMap::new());
+        self.shadows.push(HashMap::default());
         self.prepare(r);
         for op in r.ops.iter().rev() {
             self.reverse_op(op);
@@ -2722,7 +2722,7 @@ impl<'a> Rev<'a> {
     fn emit_partials(&mut self, kind: &OpKind, result: Value, wanted: &[bool]) -> Vec<Partial> {
         let ty = self.f.ty(result).scalar().unwrap();
         let mut scratch = Function::new("rule");
-        let mut placeholder = HashMap::new();
+        let mut placeholder = HashMap::default();
         for v in kind.operands().into_iter().chain([result]) {
             placeholder.insert(v, scratch.new_value(self.f.ty(v), None, cotan_ir::SpanId::NONE));
         }
@@ -2743,7 +2743,7 @@ impl<'a> Rev<'a> {
                 live.extend(op.kind.operands());
             }
         }
-        let mut map: HashMap<Value, Value> = HashMap::new();
+        let mut map: HashMap<Value, Value> = HashMap::default();
         for (&primal, &ph) in &placeholder {
             if live.contains(&ph) {
                 let v = self.get(primal);

@@ -12,7 +12,7 @@ mod rows;
 mod sums;
 pub mod wgsl;
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{
     Access, BinOp, CmpOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var,
@@ -144,7 +144,7 @@ fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
 /// receiver named `self` as `this`).
 pub fn signature_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     let name = format_ident!("{}", f.name);
-    let mut taken = HashSet::new();
+    let mut taken = HashSet::default();
     let mut params: Vec<TokenStream> = f
         .params
         .iter()
@@ -229,26 +229,26 @@ impl<'f> Gen<'f> {
     fn new(f: &'f Function) -> Gen<'f> {
         let mut g = Gen {
             f,
-            names: HashMap::new(),
-            var_names: HashMap::new(),
-            inline: HashSet::new(),
-            def: HashMap::new(),
-            used: HashSet::new(),
+            names: HashMap::default(),
+            var_names: HashMap::default(),
+            inline: HashSet::default(),
+            def: HashMap::default(),
+            used: HashSet::default(),
             tape: false,
             spans: vec![],
             krate: quote!(::cotan),
-            moved: HashSet::new(),
+            moved: HashSet::default(),
             unsafe_mem: pointers::unsafe_memory(f),
             touched: std::cell::Cell::new(false),
             wrapped: std::cell::Cell::new(false),
             par: std::cell::RefCell::new(None),
-            par_skip: std::cell::RefCell::new(HashSet::new()),
-            par_skip_ops: std::cell::RefCell::new(HashSet::new()),
-            par_shared: std::cell::RefCell::new(HashSet::new()),
-            uses: HashMap::new(),
+            par_skip: std::cell::RefCell::new(HashSet::default()),
+            par_skip_ops: std::cell::RefCell::new(HashSet::default()),
+            par_shared: std::cell::RefCell::new(HashSet::default()),
+            uses: HashMap::default(),
             rows: Default::default(),
             dropped: Default::default(),
-            viewed: HashSet::new(),
+            viewed: HashSet::default(),
             taken: Default::default(),
             bound: Default::default(),
         };
@@ -286,7 +286,7 @@ impl<'f> Gen<'f> {
     /// `terminal` is a value used right after the region (a `while` condition).
     fn choose_inlines(&mut self, r: &'f Region, uses: &HashMap<Value, usize>, terminal: Option<Value>) {
         // Position of each op's first use of a value in this region.
-        let mut user: HashMap<Value, usize> = HashMap::new();
+        let mut user: HashMap<Value, usize> = HashMap::default();
         for (j, op) in r.ops.iter().enumerate() {
             for v in op.kind.operands() {
                 user.entry(v).or_insert(j);
@@ -349,7 +349,7 @@ impl<'f> Gen<'f> {
     /// are not copied again at every level).
     fn limit_inlined_size(&mut self) {
         const MAX_FOLDED: usize = 12;
-        let mut size: HashMap<Value, usize> = HashMap::new();
+        let mut size: HashMap<Value, usize> = HashMap::default();
         let inline = &mut self.inline;
         self.f.walk(&mut |op| {
             let Some(r) = op.result else { return };
@@ -367,7 +367,7 @@ impl<'f> Gen<'f> {
 
     fn assign_names(&mut self) {
         // A local named like a function the code calls by its bare name would hide it.
-        let mut taken: HashSet<String> = HashSet::new();
+        let mut taken: HashSet<String> = HashSet::default();
         self.f.walk(&mut |op| {
             if let OpKind::Call { callee, .. } = &op.kind {
                 if !callee.contains("::") && !callee.contains('<') {
@@ -376,7 +376,7 @@ impl<'f> Gen<'f> {
             }
         });
         // The next suffix to try per base name (a long function has many `t`s).
-        let mut next: HashMap<String, usize> = HashMap::new();
+        let mut next: HashMap<String, usize> = HashMap::default();
         let mut fresh = |base: &str| -> Ident {
             let base = if base.is_empty() { "t" } else { base };
             let mut name = base.to_string();

@@ -12,7 +12,7 @@
 //! a call that writes it, a view of a written buffer) is written as the
 //! plain sequential loop: codegen never changes what the IR computes, only how.
 
-use std::collections::HashSet;
+use cotan_ir::HashSet;
 
 use cotan_ir::{Access, BinOp, Const, MemKind, Op, OpKind, Region, SpanId, Ty, Value, Var};
 use proc_macro2::TokenStream;
@@ -225,8 +225,8 @@ impl Gen<'_> {
         if self.f.generic_float.is_some() || self.f.ty(index) != Ty::USIZE {
             return None;
         }
-        let mut inside: HashSet<Value> = HashSet::from([index]);
-        let mut declared: HashSet<Var> = HashSet::new();
+        let mut inside: HashSet<Value> = [index].into_iter().collect();
+        let mut declared: HashSet<Var> = HashSet::default();
         body.walk(&mut |op| {
             inside.extend(op.result);
             match &op.kind {
@@ -302,7 +302,7 @@ impl Gen<'_> {
     /// statement of the body's top level before anything in the iteration reads or writes it
     /// (then each iteration has its own). `None` if one is not.
     fn private_vars(&self, body: &Region, declared: &HashSet<Var>) -> Option<Vec<Var>> {
-        let mut written: HashSet<Var> = HashSet::new();
+        let mut written: HashSet<Var> = HashSet::default();
         body.walk(&mut |op| match &op.kind {
             OpKind::SetVar(v, _) => {
                 written.insert(*v);
@@ -312,7 +312,7 @@ impl Gen<'_> {
         });
         written.retain(|v| !declared.contains(v));
         let mut private = vec![];
-        let mut touched: HashSet<Var> = HashSet::new();
+        let mut touched: HashSet<Var> = HashSet::default();
         for op in &body.ops {
             let mut here: Vec<Var> = vec![];
             let top_writes: Vec<Var> = match &op.kind {

@@ -4,7 +4,7 @@
 //! `unsafe` block (so are calls and reads of record fields in a function whose source used
 //! `unsafe`: an `unsafe fn` callee, a union).
 
-use std::collections::HashSet;
+use cotan_ir::HashSet;
 
 use cotan_ir::{Access, Const, Function, MemKind, OpKind, Scalar, Ty, Value};
 use proc_macro2::TokenStream;

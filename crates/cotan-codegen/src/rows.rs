@@ -21,7 +21,7 @@
 //! storing and loading it in every iteration. Its additions keep their order. A buffer
 //! the loop writes is then reached through that one element only.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{BinOp, Const, MemKind, Op, OpKind, Ty, Value};
 use proc_macro2::{Ident, TokenStream};
@@ -71,10 +71,10 @@ impl Gen<'_> {
             return vec![];
         }
         // Values made inside the loop, its index included.
-        let mut inside: HashSet<Value> = HashSet::from([*index]);
+        let mut inside: HashSet<Value> = [*index].into_iter().collect();
         body.walk(&mut |o| inside.extend(o.result.into_iter().chain(o.kind.inner_defs())));
         // The body's own indices `base + j` (or `j` itself).
-        let mut offsets: HashMap<Value, Option<Value>> = HashMap::from([(*index, None)]);
+        let mut offsets: HashMap<Value, Option<Value>> = [(*index, None)].into_iter().collect();
         for o in &body.ops {
             if let (OpKind::Binary(BinOp::Add, x, y), Some(r)) = (&o.kind, o.result) {
                 let base = if x == index {
@@ -92,7 +92,7 @@ impl Gen<'_> {
         let top: HashSet<*const Op> = body.ops.iter().map(|o| o as *const Op).collect();
         // Per buffer: its accesses (index, base, whether a store), or `None` if anything
         // else in the loop names it.
-        let mut access: HashMap<Value, Option<Vec<Access>>> = HashMap::new();
+        let mut access: HashMap<Value, Option<Vec<Access>>> = HashMap::default();
         body.walk(&mut |o| {
             let (mem, index, store) = match &o.kind {
                 OpKind::Load { mem, index: Some(i) } => (*mem, *i, false),
@@ -142,7 +142,7 @@ impl Gen<'_> {
             // (The buffer keeps its plain accesses, its elements too: they could overlap.)
             access.retain(|_, l| l.as_ref().is_some_and(|l| l.iter().all(|a| a.1 == At::Elem)));
         }
-        let (mut rows, mut count) = (vec![], HashMap::<Value, usize>::new());
+        let (mut rows, mut count) = (vec![], HashMap::<Value, usize>::default());
         for mem in mems {
             let Some(Some(list)) = access.get(&mem) else { continue };
             if inside.contains(&mem) || !self.own_buffer(mem) {

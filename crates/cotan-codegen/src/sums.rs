@@ -6,7 +6,7 @@
 //! loop but keeps four partial sums of what each iteration adds: consecutive iterations'
 //! additions run at once. Each iteration adds to its own zeroed copy of the variable.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use cotan_ir::{BinOp, Op, OpKind, Ty, Value, Var};
 use proc_macro2::{Literal, TokenStream};
@@ -36,10 +36,10 @@ impl Gen<'_> {
         }
         let mut inner_loop = false;
         let mut ops = 0;
-        let mut users: HashMap<Value, Vec<&Op>> = HashMap::new();
-        let mut reads: HashMap<Var, Vec<Value>> = HashMap::new();
-        let mut writes: HashMap<Var, Vec<Value>> = HashMap::new();
-        let mut other = HashSet::new();
+        let mut users: HashMap<Value, Vec<&Op>> = HashMap::default();
+        let mut reads: HashMap<Var, Vec<Value>> = HashMap::default();
+        let mut writes: HashMap<Var, Vec<Value>> = HashMap::default();
+        let mut other = HashSet::default();
         body.walk(&mut |o: &Op| {
             ops += 1;
             for u in o.kind.operands() {
@@ -60,7 +60,7 @@ impl Gen<'_> {
             return vec![];
         }
         let sum_only = |v: Var| -> bool {
-            let mut chain = HashSet::new();
+            let mut chain = HashSet::default();
             let mut adds = vec![];
             for &r in reads.get(&v).map_or(&[][..], |r| r.as_slice()) {
                 let mut cur = r;

@@ -16,7 +16,8 @@
 //! What WGSL cannot express here (views, vectors of run-time length, records, tapes, calls
 //! with memory, `f64` transcendental functions, ...) is an error with the op's span.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -173,17 +174,17 @@ impl<'f> Kernel<'f> {
         let mut k = Kernel {
             f,
             fields: vec![],
-            field_of: HashMap::new(),
-            top_values: HashSet::new(),
-            top_vars: HashSet::new(),
-            buffers: HashMap::new(),
-            uses: HashMap::new(),
+            field_of: HashMap::default(),
+            top_values: HashSet::default(),
+            top_vars: HashSet::default(),
+            buffers: HashMap::default(),
+            uses: HashMap::default(),
             sites: vec![],
-            callees: HashMap::new(),
+            callees: HashMap::default(),
             fn_count: 0,
             f64: false,
             tape: false,
-            allocs: HashMap::new(),
+            allocs: HashMap::default(),
             checks: vec![],
         };
         f.walk(&mut |op| {
@@ -341,7 +342,7 @@ impl<'f> Kernel<'f> {
                 steps.push(pair(texts));
                 pending.clear();
                 let mut texts = vec![];
-                let tables = if cfg!(feature = "validate") { self.tables(op, site) } else { HashMap::new() };
+                let tables = if cfg!(feature = "validate") { self.tables(op, site) } else { HashMap::default() };
                 for &count in modes {
                     let plan = self.parallel(op).unwrap();
                     let mut m = Module::new(self, callee, site, f);
@@ -460,7 +461,7 @@ impl<'f> Kernel<'f> {
         }
         let mut plan = LoopPlan::default();
         let mut ok = true;
-        let mut first_use: HashMap<Var, bool> = HashMap::new();
+        let mut first_use: HashMap<Var, bool> = HashMap::default();
         body.walk(&mut |o| match &o.kind {
             OpKind::SetVar(v, _) if self.top_vars.contains(v) => {
                 first_use.entry(*v).or_insert(true);
@@ -504,7 +505,7 @@ impl<'f> Kernel<'f> {
 
     /// Validation mode: a side table for each buffer parameter the loop `op` writes.
     fn tables(&mut self, op: &Op, site: &dyn Fn(SpanId) -> String) -> HashMap<Value, u32> {
-        let OpKind::For { body, .. } = &op.kind else { return HashMap::new() };
+        let OpKind::For { body, .. } = &op.kind else { return HashMap::default() };
         let mut written = vec![];
         body.walk(&mut |o| {
             if let OpKind::Store { mem, .. } = o.kind {
@@ -513,7 +514,7 @@ impl<'f> Kernel<'f> {
                 }
             }
         });
-        let mut tables = HashMap::new();
+        let mut tables = HashMap::default();
         for mem in written {
             let name = self.f.value(mem).name.clone().unwrap_or_else(|| "an array".into());
             tables.insert(mem, self.checks.len() as u32);
@@ -735,14 +736,14 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             body: String::new(),
             depth: 1,
             bindings: BTreeSet::new(),
-            atomic: HashSet::new(),
-            accum: HashMap::new(),
-            private: HashSet::new(),
-            skip: HashSet::new(),
-            arrays: HashMap::new(),
+            atomic: HashSet::default(),
+            accum: HashMap::default(),
+            private: HashSet::default(),
+            skip: HashSet::default(),
+            arrays: HashMap::default(),
             helpers: BTreeSet::new(),
             functions: vec![],
-            fn_names: HashMap::new(),
+            fn_names: HashMap::default(),
             calling: vec![],
             in_callee: false,
             ret_struct: None,
@@ -750,7 +751,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
             in_loop: false,
             uses_tape: false,
             overflow_site: 0,
-            tables: HashMap::new(),
+            tables: HashMap::default(),
             native_f32: false,
             iteration: String::new(),
             tmp: 0,
@@ -929,7 +930,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 current = Some((name, String::new()));
             }
         }
-        let mut seen: HashSet<&str> = HashSet::from(["main"]);
+        let mut seen: HashSet<&str> = ["main"].into_iter().collect();
         let mut work = vec!["main"];
         let mut used = String::new();
         while let Some(name) = work.pop() {

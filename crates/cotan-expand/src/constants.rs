@@ -4,7 +4,7 @@
 //! sees a literal. (A path would not do: derivatives are emitted far from where a private
 //! constant is visible, and array lengths must be known numbers.)
 
-use std::collections::HashMap;
+use cotan_ir::HashMap;
 
 use cotan_ir::Scalar;
 use proc_macro2::Span;
@@ -22,7 +22,7 @@ pub(crate) fn substitute(
     scope: ModId,
     imp: Option<ImplId>,
 ) -> syn::Result<syn::ItemFn> {
-    let mut s = Substitute { eval: Eval { src, done: HashMap::new(), active: vec![] }, scope, imp, error: None };
+    let mut s = Substitute { eval: Eval { src, done: HashMap::default(), active: vec![] }, scope, imp, error: None };
     let mut out = func.clone();
     s.visit_signature_mut(&mut out.sig);
     s.visit_block_mut(&mut out.block);
@@ -35,7 +35,8 @@ pub(crate) fn substitute(
 /// Type `ty`, written in `scope`, with the constants in its array lengths evaluated
 /// (`[(usize, usize); NS]` as `[(usize, usize); 6]`).
 pub(crate) fn with_lengths(ty: &syn::Type, src: &Sources, scope: ModId) -> syn::Type {
-    let mut s = Substitute { eval: Eval { src, done: HashMap::new(), active: vec![] }, scope, imp: None, error: None };
+    let mut s =
+        Substitute { eval: Eval { src, done: HashMap::default(), active: vec![] }, scope, imp: None, error: None };
     let mut t = ty.clone();
     s.visit_type_mut(&mut t);
     t

@@ -14,7 +14,7 @@
 //! `Function::par_loops`). A `#[cotan::kernel]` above an autodiff attribute moves itself
 //! below it, so that the autodiff attribute sees the function as written.
 
-use std::collections::HashSet;
+use cotan_ir::HashSet;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -187,8 +187,8 @@ struct Shared<'a> {
     own_index: Option<&'a str>,
     names: HashSet<String>,
     /// How often each name is used, and how often as the array an accumulation adds into.
-    uses: std::collections::HashMap<String, usize>,
-    accumulations: std::collections::HashMap<String, usize>,
+    uses: cotan_ir::HashMap<String, usize>,
+    accumulations: cotan_ir::HashMap<String, usize>,
 }
 
 impl Shared<'_> {
@@ -256,7 +256,7 @@ fn par_loop(f: &syn::ExprForLoop, kernel: &str) -> syn::Result<syn::Expr> {
     let own_index = index.as_ref().filter(|i| !bound.0.contains(&i.to_string())).map(|i| i.to_string());
     let mut shared = Shared {
         own_index: own_index.as_deref(),
-        names: HashSet::new(),
+        names: HashSet::default(),
         uses: Default::default(),
         accumulations: Default::default(),
     };

@@ -886,7 +886,7 @@ fn batched(
     // The parameters keep their names (`x`, `dx_0`, `dx_1`, ...) unless two would clash.
     let mut names: Vec<String> =
         derived.params.iter().map(|p| derived.value(*p).name.clone().unwrap_or_default()).collect();
-    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+    let distinct = names.iter().collect::<cotan_ir::HashSet<_>>().len() == names.len();
     if !distinct || names.iter().any(|n| n.is_empty() || n == "batched") {
         names = (0..names.len()).map(|k| format!("arg{k}")).collect();
     }
@@ -1040,7 +1040,7 @@ fn shaped(
     let kept = derived.params.len() - seeds;
     let mut names: Vec<String> =
         derived.params[..kept].iter().map(|p| derived.value(*p).name.clone().unwrap_or_default()).collect();
-    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+    let distinct = names.iter().collect::<cotan_ir::HashSet<_>>().len() == names.len();
     if !distinct || names.iter().any(|n| n.is_empty() || n == "shaped" || n == "dret") {
         names = (0..names.len()).map(|k| format!("arg{k}")).collect();
     }

@@ -16,7 +16,7 @@
 //!
 //! With a library's feature off, naming one of its types is an error asking for it.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
@@ -647,12 +647,12 @@ fn fail<T>(span: Span, msg: impl Into<String>) -> syn::Result<T> {
 impl Rewriter {
     fn new() -> Rewriter {
         Rewriter {
-            scopes: vec![HashMap::new()],
+            scopes: vec![HashMap::default()],
             hoist: vec![],
             tmp: 0,
             err: None,
             krate: crate::cotan_path(),
-            factors: HashSet::new(),
+            factors: HashSet::default(),
         }
     }
     fn bind(&mut self, name: &syn::Ident, v: Val) {
@@ -970,7 +970,7 @@ impl Rewriter {
             }
             syn::Expr::Closure(c) => {
                 let mut c = c.clone();
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 for p in &c.inputs {
                     self.shadow_pat(p);
                 }
@@ -1010,7 +1010,7 @@ impl Rewriter {
                     }
                 };
                 *f.expr = iter;
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 self.shadow_pat(&f.pat);
                 self.visit_block_mut(&mut f.body);
                 self.scopes.pop();
@@ -1227,7 +1227,7 @@ impl Rewriter {
                 let f = match args[0] {
                     syn::Expr::Closure(c) if c.inputs.len() == 1 => {
                         let pat = c.inputs[0].clone();
-                        self.scopes.push(HashMap::new());
+                        self.scopes.push(HashMap::default());
                         self.shadow_pat(&pat);
                         let saved = std::mem::take(&mut self.hoist);
                         let body = self.scalar(&c.body);
@@ -1677,7 +1677,7 @@ impl Rewriter {
 
 impl VisitMut for Rewriter {
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let mut out = vec![];
         for s in &b.stmts {
             match self.stmt(s) {

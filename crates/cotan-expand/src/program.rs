@@ -8,7 +8,7 @@
 //! paths that reach the same items from there (`crate::model::helper`), and `Self` the
 //! type it stands for.
 
-use std::collections::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet};
 use std::rc::Rc;
 
 use cotan_ad::{CallSite, Linker, Need};
@@ -117,7 +117,7 @@ impl Program {
             None => (None, None),
         };
         let root_impl = root_def.and_then(|f| src.as_ref().and_then(|s| s.fns[f].imp));
-        let mut names: HashSet<String> = HashSet::new();
+        let mut names: HashSet<String> = HashSet::default();
         names.insert(root.func.name.clone());
         Program {
             src,
@@ -127,17 +127,17 @@ impl Program {
             root: Rc::new(root.func.clone()),
             root_rule: rule,
             root_spans: root.spans.clone(),
-            callees: HashMap::new(),
-            keys: HashMap::new(),
+            callees: HashMap::default(),
+            keys: HashMap::default(),
             made: vec![],
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             names,
-            flat_copies: HashMap::new(),
-            path_fns: HashMap::new(),
-            path_derived: HashMap::new(),
+            flat_copies: HashMap::default(),
+            path_fns: HashMap::default(),
+            path_derived: HashMap::default(),
             depth: 0,
             assumed_int: vec![],
-            exported: HashSet::new(),
+            exported: HashSet::default(),
             literals_by_callees: false,
         }
     }
@@ -184,7 +184,7 @@ impl Program {
 
     /// The functions this program made that `f` calls, directly or not.
     pub(crate) fn reachable(&self, f: &Function) -> Vec<&Function> {
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen: HashSet<String> = HashSet::default();
         let mut work = vec![f.clone()];
         while let Some(g) = work.pop() {
             g.walk(&mut |op| {
@@ -513,7 +513,7 @@ impl Program {
                 calls.push(callee.clone());
             }
         });
-        let mut map: HashMap<String, String> = HashMap::new();
+        let mut map: HashMap<String, String> = HashMap::default();
         for callee in calls {
             if map.contains_key(&callee) {
                 continue;
@@ -646,7 +646,7 @@ impl Program {
                 calls.push((callee.clone(), op.span));
             }
         });
-        let mut map: HashMap<String, String> = HashMap::new();
+        let mut map: HashMap<String, String> = HashMap::default();
         for (callee, span) in calls {
             if map.contains_key(&callee) {
                 continue;

@@ -7,8 +7,8 @@
 //! no lines for text parsed inside a macro), so nothing parsed here may reach the macro's
 //! output: lowering uses the syntax, code generation re-creates every token.
 
+use cotan_ir::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::SystemTime;
@@ -166,7 +166,7 @@ pub(crate) struct Sources {
 }
 
 thread_local! {
-    static CACHE: RefCell<HashMap<PathBuf, Rc<Sources>>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<PathBuf, Rc<Sources>>> = RefCell::new(HashMap::default());
 }
 
 fn mtime(p: &Path) -> Option<SystemTime> {
@@ -567,7 +567,7 @@ impl Sources {
 
     /// Resolves `path` as written in scope `from`; `ns` is the namespace of its last segment.
     pub(crate) fn resolve(&self, from: ModId, path: &[String], ns: Ns) -> Res {
-        self.resolve_depth(from, path, ns, 0, &mut Memo::new())
+        self.resolve_depth(from, path, ns, 0, &mut Memo::default())
     }
 
     fn resolve_depth(&self, from: ModId, path: &[String], ns: Ns, depth: usize, memo: &mut Memo) -> Res {
@@ -681,8 +681,8 @@ impl Sources {
     /// (rather than another crate).
     pub(crate) fn is_local(&self, from: ModId, first: &str) -> bool {
         ["crate", "self", "super", "Self"].contains(&first)
-            || self.lookup_scope(from, first, Ns::Type, 0, &mut Memo::new()) != Res::Outside
-            || self.lookup_scope(from, first, Ns::Value, 0, &mut Memo::new()) != Res::Outside
+            || self.lookup_scope(from, first, Ns::Type, 0, &mut Memo::default()) != Res::Outside
+            || self.lookup_scope(from, first, Ns::Value, 0, &mut Memo::default()) != Res::Outside
     }
 
     /// A `use` path (2018: from a name in scope, `crate`, `self` or `super`).

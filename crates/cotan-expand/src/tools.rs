@@ -1,8 +1,8 @@
 //! The macros' pipeline for tools that run derivatives in cotan's interpreter (the `cotan`
 //! command, tests): a derivative with everything it calls, as IR.
 
+use cotan_ir::{HashMap, HashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -226,7 +226,7 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(
     use cotan_ir::{BinOp, Const, MathFn, OpKind, Scalar};
     // Whether some call's numbers disagree with its callee's signature.
     let mut mismatched = false;
-    let mut sigs: HashMap<String, Option<Rc<Signature>>> = HashMap::new();
+    let mut sigs: HashMap<String, Option<Rc<Signature>>> = HashMap::default();
     f.walk(&mut |op| {
         if let OpKind::Call { callee, args, outs, .. } = &op.kind {
             let sig = sigs.entry(callee.clone()).or_insert_with(|| sig_of(callee).map(Rc::new)).clone();
@@ -241,7 +241,7 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(
     let mut g = f.clone();
     // A literal CSE shares between uses gets one op per use: rustc types each use apart.
     let consts: HashMap<Value, Const> = {
-        let mut m = HashMap::new();
+        let mut m = HashMap::default();
         g.walk(&mut |op| {
             if let (OpKind::Const(c @ (Const::Int(_) | Const::Float(_))), Some(r)) = (&op.kind, op.result) {
                 m.insert(r, *c);
@@ -250,7 +250,7 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(
         m
     };
     let mut body = std::mem::take(&mut g.body);
-    unshare(&mut g, &consts, &mut HashSet::new(), &mut body);
+    unshare(&mut g, &consts, &mut HashSet::default(), &mut body);
     g.body = body;
     // Union-find over values, then variables.
     let nv = g.values.len();
@@ -349,7 +349,7 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(
             free[*v] = true;
         }
     }
-    let mut class_target: HashMap<usize, Option<Scalar>> = HashMap::new();
+    let mut class_target: HashMap<usize, Option<Scalar>> = HashMap::default();
     for (v, t) in &wanted {
         let r = root(&mut parent, *v);
         let e = class_target.entry(r).or_insert(Some(*t));
@@ -358,7 +358,7 @@ pub(crate) fn type_literals_by_callees(f: &mut Function, sig_of: &mut dyn FnMut(
         }
     }
     let literals: HashMap<usize, Const> = {
-        let mut m = HashMap::new();
+        let mut m = HashMap::default();
         g.walk(&mut |op| {
             if let (OpKind::Const(c), Some(r)) = (&op.kind, op.result) {
                 m.insert(r.0 as usize, *c);

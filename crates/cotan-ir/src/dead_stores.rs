@@ -5,7 +5,7 @@
 //! rustc type checking and clutter the generated code. This pass removes them, by a
 //! backward liveness walk over the region tree, and then the variables no one reads.
 
-use std::collections::{HashMap, HashSet};
+use crate::{HashMap, HashSet};
 
 use crate::{Function, Op, OpKind, Region, Value, Var};
 
@@ -17,14 +17,14 @@ pub fn dead_stores(f: &mut Function) {
     loop {
         crate::simplify::dead_code(f);
         let before = op_count(&f.body);
-        live_before(&mut f.body, HashSet::new());
+        live_before(&mut f.body, HashSet::default());
         remove_rewrites(&mut f.body);
         if op_count(&f.body) == before {
             break;
         }
     }
     let read = vars_read(&f.body);
-    let mut outs = HashSet::new();
+    let mut outs = HashSet::default();
     f.body.walk(&mut |o| {
         if let OpKind::Call { outs: o, .. } = &o.kind {
             outs.extend(o.iter().copied());
@@ -49,7 +49,7 @@ fn live_before(r: &mut Region, mut live: HashSet<Var>) -> HashSet<Var> {
     let mut keep = vec![true; r.ops.len()];
     // The write of each variable that comes next, with nothing between that reads or
     // writes the variable.
-    let mut next_write: HashMap<Var, usize> = HashMap::new();
+    let mut next_write: HashMap<Var, usize> = HashMap::default();
     let mut merges = vec![];
     for k in (0..r.ops.len()).rev() {
         let op = &mut r.ops[k];
@@ -122,7 +122,7 @@ fn live_before(r: &mut Region, mut live: HashSet<Var>) -> HashSet<Var> {
 /// `let t = v; v = 0.0; v = t;` once the middle write is gone).
 fn remove_rewrites(r: &mut Region) {
     // The values each variable is known to hold.
-    let mut held: HashMap<Var, Vec<Value>> = HashMap::new();
+    let mut held: HashMap<Var, Vec<Value>> = HashMap::default();
     r.ops.retain_mut(|op| {
         match &op.kind {
             OpKind::SetVar(var, value) if held.get(var).is_some_and(|h| h.contains(value)) => return false,
@@ -155,7 +155,7 @@ fn remove_rewrites(r: &mut Region) {
 /// The variables an op reads (a loop's exit flag included) and those it writes, itself
 /// or anywhere inside.
 fn vars_used_by(op: &Op) -> (HashSet<Var>, HashSet<Var>) {
-    let (mut read, mut written) = (HashSet::new(), HashSet::new());
+    let (mut read, mut written) = (HashSet::default(), HashSet::default());
     let mut visit = |o: &Op| match &o.kind {
         OpKind::GetVar(v) | OpKind::For { exit: Some(v), .. } | OpKind::While { exit: Some(v), .. } => {
             read.insert(*v);
@@ -174,7 +174,7 @@ fn vars_used_by(op: &Op) -> (HashSet<Var>, HashSet<Var>) {
 }
 
 fn vars_read(r: &Region) -> HashSet<Var> {
-    let mut read = HashSet::new();
+    let mut read = HashSet::default();
     for op in &r.ops {
         read.extend(vars_used_by(op).0);
     }

@@ -23,4 +23,11 @@ pub use ops::*;
 pub use parse::{parse, ParseError};
 pub use print::{print, print_op, print_ty};
 pub use types::*;
+
+/// The hash maps and sets of cotan's passes. Their keys are small integers (values, ids)
+/// and names; `FxHash` hashes them several times faster than std's `SipHash`, which
+/// matters most where it runs as a proc macro, unoptimized.
+pub type HashMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+/// See [`HashMap`].
+pub type HashSet<T> = std::collections::HashSet<T, rustc_hash::FxBuildHasher>;
 pub use verify::{verify, VerifyError};

@@ -1,6 +1,6 @@
 //! Generic simplification passes.
 
-use std::collections::{HashMap, HashSet};
+use crate::{HashMap, HashSet};
 
 use crate::{Const, Function, OpKind, Region, Value, Var};
 
@@ -12,7 +12,7 @@ pub fn dead_code(f: &mut Function) {
         op.kind.is_pure() || op.kind.view_base().is_some() || matches!(op.kind, OpKind::GetVar(_))
     };
     // The operands of each removable op, by its result; the operands of the others are needed.
-    let mut defs: HashMap<Value, Vec<Value>> = HashMap::new();
+    let mut defs: HashMap<Value, Vec<Value>> = HashMap::default();
     let mut work = vec![];
     f.walk(&mut |op| match op.result {
         Some(r) if removable(op) => {
@@ -20,7 +20,7 @@ pub fn dead_code(f: &mut Function) {
         }
         _ => work.extend(op.kind.operands()),
     });
-    let mut needed = HashSet::new();
+    let mut needed = HashSet::default();
     while let Some(v) = work.pop() {
         if needed.insert(v) {
             if let Some(operands) = defs.get(&v) {
@@ -42,7 +42,7 @@ fn prune(r: &mut Region, dead: &dyn Fn(&crate::Op) -> bool) {
 
 /// How many times each value is used as an operand.
 pub fn use_counts(f: &Function) -> HashMap<Value, usize> {
-    let mut uses = HashMap::new();
+    let mut uses = HashMap::default();
     f.walk(&mut |op| {
         for v in op.kind.operands() {
             *uses.entry(v).or_insert(0) += 1;
@@ -67,9 +67,9 @@ type Table = HashMap<String, (Value, Reads)>;
 /// forwarding of stored values to later reads of the same variable or element.
 pub fn cse(f: &mut Function) {
     let mut body = std::mem::take(&mut f.body);
-    let mut rename = HashMap::new();
-    let mut cx = Cx { f, roots: HashMap::new() };
-    cse_region(&mut cx, &mut body, Table::new(), &mut rename, &mut HashMap::new());
+    let mut rename = HashMap::default();
+    let mut cx = Cx { f, roots: HashMap::default() };
+    cse_region(&mut cx, &mut body, Table::default(), &mut rename, &mut HashMap::default());
     f.body = body;
 }
 

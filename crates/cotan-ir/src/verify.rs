@@ -169,7 +169,7 @@ impl Verifier<'_> {
     /// A while's condition region runs once more than its body: it may not change state
     /// outside itself (variables it declares itself, as `&&` needs, are allowed).
     fn no_writes(&mut self, r: &Region) {
-        let mut own = std::collections::HashSet::new();
+        let mut own = crate::HashSet::default();
         r.walk(&mut |op| {
             if let OpKind::DeclVar { var, .. } = op.kind {
                 own.insert(var);

@@ -4,9 +4,9 @@
 //! element (one variable each when it is `mut`), so `t.0 += x` is an ordinary assignment;
 //! choosing between aggregates (`if`, `match`) assigns each leaf to a variable of its own.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, Const, MemKind, OpKind, Scalar, Value, Var};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 use crate::infer::{Class, STy};
 use crate::lower::{err, err_at, Binding, Lower};

@@ -7,9 +7,9 @@
 //! passes the item to a continuation (the consumer's loop body), so that `filter` can run
 //! the rest of the chain under `if pred(item) { .. }`.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Region, Scalar, Ty, UnOp, Value, Var, ZeroField};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Merge, Tree};
 use crate::closure::Callable;

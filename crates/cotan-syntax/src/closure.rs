@@ -4,7 +4,7 @@
 //! and the arguments bound to its parameters. Iterator methods take closures, local
 //! closures by name, and function items (`f64::max`, `f64::sin`, a function of the crate).
 
-use syn::spanned::Spanned;
+use crate::span::Spanned;
 
 use crate::agg::{Agg, Slot};
 use crate::chain::Item;

@@ -1,9 +1,9 @@
 //! Lowering of expressions: arithmetic, calls of float methods, indexing, assignment, macros.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Scalar, UnOp, Value};
 use proc_macro2::Span;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Slot, Tree};
 use crate::infer::{Class, STy};

@@ -4,7 +4,7 @@
 //! `T::from(e).unwrap()` is `e as f64`, `T::zero()` is `0.0`, `x.to_usize().unwrap()` is
 //! `x as usize`.
 
-use syn::spanned::Spanned;
+use crate::span::Spanned;
 use syn::visit_mut::VisitMut;
 
 use crate::lower::err_at;

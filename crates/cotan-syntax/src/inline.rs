@@ -5,7 +5,7 @@
 //! parameters bound to the arguments, as a local closure is. Calls inside that body are
 //! named as the caller's module names them (`Env::home_path`).
 
-use syn::spanned::Spanned;
+use crate::span::Spanned;
 
 use crate::agg::Agg;
 use crate::chain::Item;

@@ -1,8 +1,8 @@
 //! The iterators a `for` loop may run over: integer ranges (with `rev` and `step_by`)
 //! and the elements of a slice, array or Vec (with `iter`, `rev` and `enumerate`).
 
+use crate::span::Spanned;
 use cotan_ir::{Const, OpKind, Scalar, Value};
-use syn::spanned::Spanned;
 
 use crate::infer::{Class, STy};
 use crate::lower::{err_at, Binding, Lower};

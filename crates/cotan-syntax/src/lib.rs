@@ -22,6 +22,7 @@ mod print;
 mod record;
 mod signature;
 mod slices;
+mod span;
 mod structs;
 
 pub use env::{CalleeShape, Env, FieldShape, FieldType, Inlined, NoEnv, Structure};

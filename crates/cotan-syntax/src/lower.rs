@@ -4,12 +4,12 @@
 //! set where the exit happens, loops stop after an iteration whose flag is set, and the
 //! statements after a possible exit run under `if !flag { .. }`. The IR stays structured.
 
-use std::collections::HashMap;
+use cotan_ir::HashMap;
 use std::rc::Rc;
 
+use crate::span::Spanned;
 use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Merge, Slot, Tree};
 use crate::env::{Env, NoEnv};
@@ -101,7 +101,7 @@ pub(crate) struct Lower {
     pub(crate) field_paths: HashMap<Value, String>,
     assumed_int: Vec<(String, Span)>,
     /// Values read from number fields (whose type may be known only from their uses).
-    pub(crate) field_loads: std::collections::HashSet<Value>,
+    pub(crate) field_loads: cotan_ir::HashSet<Value>,
     pub(crate) field_shapes: HashMap<String, crate::record::Shape>,
     pub(crate) scopes: Vec<Vec<(String, Binding)>>,
     pub(crate) infer: Infer,
@@ -112,7 +112,7 @@ pub(crate) struct Lower {
     /// Constants whose kind (float, integer, bool) is known only once types are resolved.
     pending_zeros: Vec<Value>,
     /// Those of them that are ones rather than zeros.
-    pending_ones: std::collections::HashSet<Value>,
+    pending_ones: cotan_ir::HashSet<Value>,
     pub(crate) loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
     ret_flag: Option<Var>,
@@ -126,7 +126,7 @@ pub(crate) struct Lower {
     /// The enum variant names the function uses (`Mode::A` is variant `A`), numbered.
     pub(crate) variants: Vec<String>,
     /// The placeholder payloads of `None`s, which take the shape of the `Option` they meet.
-    pub(crate) none_payloads: std::collections::HashSet<Value>,
+    pub(crate) none_payloads: cotan_ir::HashSet<Value>,
     /// The results of calls, with the callee (for messages).
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Sub-slices made so far: `(base, start, end)`.
@@ -143,7 +143,7 @@ pub(crate) struct Lower {
     /// The functions being inlined, innermost last (`inline.rs`).
     pub(crate) inline_stack: Vec<String>,
     /// Fields of parameters (and their fields), taken at the top of the function.
-    pub(crate) top_fields: std::collections::HashSet<Value>,
+    pub(crate) top_fields: cotan_ir::HashSet<Value>,
 }
 
 fn no_env() -> Rc<dyn Env> {
@@ -248,16 +248,16 @@ impl Lower {
             span: SpanId::NONE,
             stack: vec![vec![]],
             hoisted: 0,
-            fields: HashMap::new(),
-            field_paths: HashMap::new(),
+            fields: HashMap::default(),
+            field_paths: HashMap::default(),
             assumed_int: vec![],
             field_loads: Default::default(),
             field_shapes: crate::record::field_shapes(body),
             scopes: vec![vec![]],
             infer: Infer::default(),
-            sty: HashMap::new(),
-            var_sty: HashMap::new(),
-            mem_elem: HashMap::new(),
+            sty: HashMap::default(),
+            var_sty: HashMap::default(),
+            mem_elem: HashMap::default(),
             pending_zeros: vec![],
             pending_ones: Default::default(),
             loops: vec![],
@@ -268,14 +268,14 @@ impl Lower {
             closures: vec![],
             variants: vec![],
             none_payloads: Default::default(),
-            call_results: HashMap::new(),
-            views: HashMap::new(),
+            call_results: HashMap::default(),
+            views: HashMap::default(),
             env,
             flatten,
             ret_struct: None,
             inline_stack: vec![],
             top_fields: Default::default(),
-            offsets: HashMap::new(),
+            offsets: HashMap::default(),
         }
     }
 }
@@ -453,7 +453,7 @@ impl Lower {
                 mt.elem = s;
             }
         }
-        let pending: std::collections::HashSet<Value> = self.pending_zeros.iter().copied().collect();
+        let pending: cotan_ir::HashSet<Value> = self.pending_zeros.iter().copied().collect();
         let sty = &self.sty;
         let ones = &self.pending_ones;
         let infer = &mut self.infer;
@@ -1249,7 +1249,7 @@ impl Lower {
 
 /// True if a region writes memory or variables it did not declare itself.
 fn writes_outside(r: &Region) -> bool {
-    let mut own = std::collections::HashSet::new();
+    let mut own = cotan_ir::HashSet::default();
     let mut outside = false;
     r.walk(&mut |op| match &op.kind {
         OpKind::DeclVar { var, .. } => {
@@ -1394,7 +1394,7 @@ fn split_if(e: &syn::ExprIf, branch: &dyn Fn(&syn::Expr) -> syn::Block) -> Optio
 
 /// The identifiers a piece of syntax names (paths of one segment, pattern bindings).
 #[derive(Default)]
-struct Names(std::collections::HashSet<String>);
+struct Names(cotan_ir::HashSet<String>);
 
 impl<'a> syn::visit::Visit<'a> for Names {
     fn visit_path(&mut self, p: &'a syn::Path) {

@@ -3,8 +3,8 @@
 //! by `&` and `|`, which have no side effects) and its bindings; a `match` becomes a chain
 //! of `if`/`else`, with a flag when guards can send control on to later arms.
 
+use crate::span::Spanned;
 use cotan_ir::{BinOp, CmpOp, Const, OpKind, Region, Scalar, UnOp, Value};
-use syn::spanned::Spanned;
 
 use crate::agg::{spread, Agg, Merge, Tree};
 use crate::infer::STy;

@@ -12,8 +12,8 @@
 //! `let mut` pointer is its buffer and a variable holding its offset, which `p = q;`
 //! sets when `q` points into the same buffer (as a slice variable keeps its bounds).
 
+use crate::span::Spanned;
 use cotan_ir::{Access, Const, MemKind, MemTy, OpKind, Scalar, Ty, UnOp, Value};
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
 use crate::infer::STy;

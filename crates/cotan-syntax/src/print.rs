@@ -3,9 +3,9 @@
 //! rewritten to refer to its arguments by position (`{x}` and `{name}` become `{0}`,
 //! `{1}`), since the arguments become IR values.
 
+use crate::span::Spanned;
 use cotan_ir::{OpKind, Value};
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 
 use crate::agg::Tree;
 use crate::lower::{err, err_at, Lower};

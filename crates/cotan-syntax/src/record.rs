@@ -5,10 +5,10 @@
 //! function compiles as the user wrote it, so its uses agree with the field's real type);
 //! its number type is inferred like any other.
 
-use std::collections::HashMap;
+use cotan_ir::HashMap;
 
+use crate::span::Spanned;
 use cotan_ir::{Access, MemKind, OpKind, Scalar, Ty, Value};
-use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::env::FieldType;

@@ -1,7 +1,7 @@
 //! Parameter and return types: which Rust types cotan understands and how they map to IR types.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, Dim, MemKind, OpKind, Scalar, Ty};
-use syn::spanned::Spanned;
 
 use crate::infer::STy;
 use crate::lower::{err_at, mem, Binding, Lower};

@@ -2,8 +2,8 @@
 //! and the items of `chunks`/`windows`. Each is an IR `Slice` of its buffer, memory like a
 //! slice parameter: it can be indexed, iterated, written (if `&mut`) and passed to calls.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, BinOp, CmpOp, MemKind, MemTy, OpKind, Scalar, Ty, Value};
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
 use crate::infer::STy;

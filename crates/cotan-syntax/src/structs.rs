@@ -3,9 +3,9 @@
 //! `n.logpdf(x)`), copies of struct parameters (`*w`). Each is a tree of its fields'
 //! values; functions of the crate get and give them field by field.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, MemKind, OpKind, Scalar, Value};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Tree};
 use crate::env::{CalleeShape, FieldShape, FieldType, Structure};
