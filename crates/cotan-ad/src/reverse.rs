@@ -78,6 +78,10 @@ struct Layout {
     /// Reads of variables that the `if` before them sets from cheap values: the reverse
     /// sweep runs the `if` again (`if_value`).
     if_values: HashMap<Value, IfValue>,
+    /// Memory parameters of a split derivative that its forward sweep pushes whole at its end
+    /// and its reverse sweep pops into a copy, whose reads it then repeats instead of
+    /// popping them one by one (`snapshot_params`).
+    snapshots: Vec<Value>,
 }
 
 /// A variable's value chosen by an `if` whose branches each compute it from cheap ops and
@@ -646,15 +650,81 @@ pub fn reverse_split(
     linker: &mut dyn Linker,
 ) -> Result<(Function, Function), AdError> {
     let act = analyze_spec(f, spec);
-    let layout = Layout::new(f, Some(avail));
+    let mut layout = Layout::new(f, Some(avail));
     let dry = Rev::new(f, &act, &layout, Plan::default(), true, names.0, linker, Some(avail)).run(spec);
-    let plan = make_plan(&layout, dry.needs);
+    let mut plan = make_plan(&layout, dry.needs);
+    let snapshots = snapshot_params(f, &layout, &plan, avail);
+    if !snapshots.is_empty() {
+        // Plan again: the reads of the copies can be repeated.
+        layout.stable_mem.extend(snapshots.iter().copied());
+        layout.snapshots = snapshots;
+        let dry = Rev::new(f, &act, &layout, Plan::default(), true, names.0, linker, Some(avail)).run(spec);
+        plan = make_plan(&layout, dry.needs);
+    }
     let mut out = Rev::new(f, &act, &layout, plan, false, names.0, linker, Some(avail)).run(spec);
     if let Some(e) = out.errors.pop() {
         return Err(e);
     }
     out.rev.name = names.1.to_string();
     Ok((out.aug.expect("a split derivative has a forward sweep"), out.rev))
+}
+
+/// The memory parameters a split derivative copies whole instead of saving its reads of
+/// them (`Layout::snapshots`): fixed-size arrays of numbers that the function only reads,
+/// that the caller may change before the reverse sweep (`Avail::Present`), and whose reads
+/// the plan saves, in loops of known trip counts, at least half as many times as the array
+/// has elements. A copy (one `push_all` and one `pop_all`) costs less than as many single
+/// pushes and pops, and the reverse sweep can then recompute what it would have saved from
+/// those reads (ode_brusselator's Laplacians).
+fn snapshot_params(f: &Function, l: &Layout, plan: &Plan, avail: &[Avail]) -> Vec<Value> {
+    if !f.par_loops.is_empty() || !f.checkpoints.is_empty() {
+        return vec![];
+    }
+    let mut trips = HashMap::default();
+    trip_counts(l, &f.body, Some(1), &mut trips);
+    let mut saved: HashMap<Value, u128> = HashMap::default();
+    for (region, values) in &plan.push {
+        let Some(Some(times)) = trips.get(region).copied() else { continue };
+        for v in values {
+            if let Some(OpKind::Load { mem, index: Some(_) }) = l.def_op.get(v).map(|o| &o.kind) {
+                *saved.entry(*mem).or_default() += times;
+            }
+        }
+    }
+    f.params
+        .iter()
+        .zip(avail)
+        .filter(|(p, av)| **av == Avail::Present && l.read_only.contains(*p))
+        .filter_map(|(&p, _)| {
+            let mt = f.ty(p).mem()?;
+            let MemKind::Array(n) = mt.kind else { return None };
+            (mt.elem.is_float() && 2 * saved.get(&p).copied().unwrap_or(0) >= n as u128).then_some(p)
+        })
+        .collect()
+}
+
+/// How many times each region below `r` runs when `r` runs `times` times: `None` where a
+/// loop's trip count is not a constant (a branch counts as running every time).
+fn trip_counts(l: &Layout, r: &Region, times: Option<u128>, out: &mut HashMap<RegionId, Option<u128>>) {
+    let int = |v: &Value| match l.def_op.get(v).map(|o| &o.kind) {
+        Some(OpKind::Const(cotan_ir::Const::Int(i))) => u128::try_from(*i).ok(),
+        _ => None,
+    };
+    for op in &r.ops {
+        let each = match &op.kind {
+            OpKind::For { lo, hi, step: None, inclusive: false, exit: None, .. } => {
+                int(lo).zip(int(hi)).map(|(lo, hi)| hi.saturating_sub(lo))
+            }
+            OpKind::If { .. } => Some(1),
+            _ => None,
+        };
+        for sub in op.kind.regions() {
+            let Some(&id) = l.region_of.get(&(sub as *const Region)) else { continue };
+            let t = times.zip(each).map(|(a, b)| a.saturating_mul(b));
+            out.insert(id, t);
+            trip_counts(l, sub, t, out);
+        }
+    }
 }
 
 /// What one run of the transform made.
@@ -855,6 +925,8 @@ impl<'a> Rev<'a> {
                 let nv = self.fwd[&v];
                 self.e.effect(OpKind::Push(nv));
             }
+            // Last, so that the reverse sweep pops them first.
+            self.push_state(&self.l.snapshots, &[]);
         }
         let results: Vec<Value> = self.ret.iter().map(|r| self.fwd[r]).collect();
         self.e.out.returns = results.iter().map(|v| self.e.out.ty(*v)).collect();
@@ -880,6 +952,19 @@ impl<'a> Rev<'a> {
                 let dp = self.e.out.add_param(Ty::Mem(m), d_name(&name), data.span);
                 self.shadows[0].insert(p, Shadow::Mem(dp));
             }
+        }
+        // The copies of the snapshot parameters, which the reverse sweep reads instead.
+        for &p in self.l.snapshots.iter().rev() {
+            let mt = self.f.ty(p).mem().unwrap();
+            let copy = self.zero_array(mt).expect("snapshots are arrays");
+            self.e.out.values[copy.0 as usize].name =
+                Some(format!("{}_copy", self.f.value(p).name.as_deref().unwrap_or("p")));
+            let n = self.e.emit(OpKind::Len(copy), Ty::USIZE);
+            self.index_loop(n, true, |s, i| {
+                let x = s.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
+                s.e.effect(OpKind::Store { mem: copy, index: Some(i), value: x });
+            });
+            self.rmem.insert(p, copy);
         }
         let mut seeds = vec![];
         if spec.ret == Some(Activity::Active) {
