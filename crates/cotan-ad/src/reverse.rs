@@ -670,59 +670,84 @@ pub fn reverse_split(
 }
 
 /// The memory parameters a split derivative copies whole instead of saving its reads of
-/// them (`Layout::snapshots`): fixed-size arrays of numbers that the function only reads,
-/// that the caller may change before the reverse sweep (`Avail::Present`), and whose reads
-/// the plan saves, in loops of known trip counts, at least half as many times as the array
-/// has elements. A copy (one `push_all` and one `pop_all`) costs less than as many single
-/// pushes and pops, and the reverse sweep can then recompute what it would have saved from
-/// those reads (ode_brusselator's Laplacians).
+/// them (`Layout::snapshots`): buffers of numbers the function only reads, which the caller
+/// may change before the reverse sweep (`Avail::Present`) or no longer has there
+/// (`Avail::Absent`, for arrays, whose length is in their type), and whose reads the plan
+/// would save about as many times as the buffer has elements or more: a fixed-size array's
+/// reads in loops of constant trip counts, at least half its length; a slice's, in a loop
+/// over its whole length (`for i in 0..x.len()`). A copy (one `push_all` and one `pop_all`)
+/// costs less than as many single pushes and pops, and the reverse sweep can then
+/// recompute what it would have saved from those reads (ode_brusselator's Laplacians).
 fn snapshot_params(f: &Function, l: &Layout, plan: &Plan, avail: &[Avail]) -> Vec<Value> {
     if !f.par_loops.is_empty() || !f.checkpoints.is_empty() {
         return vec![];
     }
-    let mut trips = HashMap::default();
-    trip_counts(l, &f.body, Some(1), &mut trips);
-    let mut saved: HashMap<Value, u128> = HashMap::default();
+    let mut reach = HashMap::default();
+    reach_regions(l, &f.body, &Reach { times: Some(1), bounds: vec![] }, &mut reach);
+    // Per buffer: its saved reads counted over constant trip counts, and whether one of
+    // them is in a loop over the buffer's length.
+    let mut saved: HashMap<Value, (u128, bool)> = HashMap::default();
     for (region, values) in &plan.push {
-        let Some(Some(times)) = trips.get(region).copied() else { continue };
+        let Some(r) = reach.get(region) else { continue };
         for v in values {
             if let Some(OpKind::Load { mem, index: Some(_) }) = l.def_op.get(v).map(|o| &o.kind) {
-                *saved.entry(*mem).or_default() += times;
+                let over_len = r
+                    .bounds
+                    .iter()
+                    .any(|b| matches!(l.def_op.get(b).map(|o| &o.kind), Some(OpKind::Len(m)) if m == mem));
+                let e = saved.entry(*mem).or_default();
+                e.0 = e.0.saturating_add(r.times.unwrap_or(0));
+                e.1 |= over_len;
             }
         }
     }
     f.params
         .iter()
         .zip(avail)
-        .filter(|(p, av)| **av == Avail::Present && l.read_only.contains(*p))
-        .filter_map(|(&p, _)| {
+        .filter(|(p, av)| **av != Avail::Stable && l.read_only.contains(*p))
+        .filter_map(|(&p, &av)| {
             let mt = f.ty(p).mem()?;
-            let MemKind::Array(n) = mt.kind else { return None };
-            (mt.elem.is_float() && 2 * saved.get(&p).copied().unwrap_or(0) >= n as u128).then_some(p)
+            let (count, over_len) = saved.get(&p).copied().unwrap_or_default();
+            let worth = match mt.kind {
+                MemKind::Array(n) => 2 * count >= n as u128 || over_len,
+                MemKind::Slice => av == Avail::Present && over_len,
+                _ => false,
+            };
+            (mt.elem.is_float() && worth).then_some(p)
         })
         .collect()
 }
 
-/// How many times each region below `r` runs when `r` runs `times` times: `None` where a
-/// loop's trip count is not a constant (a branch counts as running every time).
-fn trip_counts(l: &Layout, r: &Region, times: Option<u128>, out: &mut HashMap<RegionId, Option<u128>>) {
+/// How often a region runs, and the upper bounds of the loops around it.
+struct Reach {
+    /// Times per run of the function: `None` where a loop's trip count is not a constant (a
+    /// branch counts as running every time).
+    times: Option<u128>,
+    /// The `hi` of each counted loop (`for i in 0..hi`) the region is in.
+    bounds: Vec<Value>,
+}
+
+/// The `Reach` of each region below `r`, which has `reach`.
+fn reach_regions(l: &Layout, r: &Region, reach: &Reach, out: &mut HashMap<RegionId, Reach>) {
     let int = |v: &Value| match l.def_op.get(v).map(|o| &o.kind) {
         Some(OpKind::Const(cotan_ir::Const::Int(i))) => u128::try_from(*i).ok(),
         _ => None,
     };
     for op in &r.ops {
-        let each = match &op.kind {
+        let (each, bound) = match &op.kind {
             OpKind::For { lo, hi, step: None, inclusive: false, exit: None, .. } => {
-                int(lo).zip(int(hi)).map(|(lo, hi)| hi.saturating_sub(lo))
+                (int(lo).zip(int(hi)).map(|(lo, hi)| hi.saturating_sub(lo)), (int(lo) == Some(0)).then_some(*hi))
             }
-            OpKind::If { .. } => Some(1),
-            _ => None,
+            OpKind::If { .. } => (Some(1), None),
+            _ => (None, None),
         };
         for sub in op.kind.regions() {
             let Some(&id) = l.region_of.get(&(sub as *const Region)) else { continue };
-            let t = times.zip(each).map(|(a, b)| a.saturating_mul(b));
-            out.insert(id, t);
-            trip_counts(l, sub, t, out);
+            let times = reach.times.zip(each).map(|(a, b)| a.saturating_mul(b));
+            let bounds = reach.bounds.iter().copied().chain(bound).collect();
+            let sub_reach = Reach { times, bounds };
+            reach_regions(l, sub, &sub_reach, out);
+            out.insert(id, sub_reach);
         }
     }
 }
@@ -956,7 +981,15 @@ impl<'a> Rev<'a> {
         // The copies of the snapshot parameters, which the reverse sweep reads instead.
         for &p in self.l.snapshots.iter().rev() {
             let mt = self.f.ty(p).mem().unwrap();
-            let copy = self.zero_array(mt).expect("snapshots are arrays");
+            let copy = match self.zero_array(mt) {
+                Some(array) => array,
+                None => {
+                    // A slice, which the reverse sweep has: a vector of its length.
+                    let n = self.e.emit(OpKind::Len(self.rmem[&p]), Ty::USIZE);
+                    let z = self.zero(Ty::Scalar(mt.elem));
+                    self.e.emit(OpKind::Alloc { len: n, init: z }, Ty::Mem(owned(mt)))
+                }
+            };
             self.e.out.values[copy.0 as usize].name =
                 Some(format!("{}_copy", self.f.value(p).name.as_deref().unwrap_or("p")));
             let n = self.e.emit(OpKind::Len(copy), Ty::USIZE);

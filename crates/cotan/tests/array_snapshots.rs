@@ -6,7 +6,9 @@
 //! what it would have saved from those reads). Each case is checked by the harness (finite
 //! differences in both modes, dot-product test, interpreter against compiled code), next to
 //! helpers the rule leaves alone: one that reads a single element, one whose loop has a
-//! trip count only known at run time, one that writes the array.
+//! trip count only known at run time, one that writes the array. A slice is copied when it
+//! is read in a loop over its whole length; an array the caller's reverse sweep no longer
+//! has (made in the caller's loop) is copied too.
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
@@ -67,6 +69,25 @@ fn weighted(u: &[f64; 8]) -> f64 {
         w += 0.1 * (c as f64 + 1.0) * u[c].exp();
     }
     w
+}
+
+/// The same stencil over a slice, in a loop over its length.
+fn rhs_slice(du: &mut [f64], u: &[f64], k: f64) {
+    let n = u.len();
+    for c in 0..u.len() {
+        let cp = if c == n - 1 { c } else { c + 1 };
+        let cm = if c == 0 { c } else { c - 1 };
+        du[c] = k * (u[cp] + u[cm] - 2.0 * u[c]) + u[c] * u[c] * (1.0 - u[c]);
+    }
+}
+
+/// A window that the caller makes in each iteration (its reverse sweep no longer has it).
+fn window_energy(w: &[f64; 4], k: f64) -> f64 {
+    let mut e = 0.0;
+    for c in 0..4 {
+        e += (k * w[c]).sin() * w[(c + 1) % 4];
+    }
+    e
 }
 
 slice_case!(
@@ -143,6 +164,40 @@ slice_case!(
             s += 0.1 * energy(&u, x[8]);
             u[step] = u[step + 1] * 0.5 + 0.1 * s.sin();
             u[7 - step] += s.cos();
+        }
+        s
+    }
+);
+
+slice_case!(
+    a_slice_read_over_its_length,
+    [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1, 0.7, -0.2, 0.8], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6, 0.8, 0.35, 1.3]],
+    fn f(x: &[f64]) -> f64 {
+        let n = x.len() - 1;
+        let mut u = x[..n].to_vec();
+        let mut du = vec![0.0; n];
+        for _ in 0..3 {
+            rhs_slice(&mut du, &u, x[n]);
+            for c in 0..n {
+                u[c] += 0.1 * du[c];
+            }
+        }
+        let mut s = 0.0;
+        for c in 0..n {
+            s += u[c] * u[c];
+        }
+        s
+    }
+);
+
+slice_case!(
+    an_array_the_caller_makes_in_its_loop,
+    [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1, 0.7, -0.2, 0.8], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6, 0.8, 0.35, 1.3]],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for i in 0..5 {
+            let w = [x[i], x[i + 1] * s, x[i + 2], x[i + 3] + s];
+            s += window_energy(&w, x[8]);
         }
         s
     }
