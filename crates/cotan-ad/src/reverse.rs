@@ -709,7 +709,7 @@ fn snapshot_params(f: &Function, l: &Layout, plan: &Plan, avail: &[Avail]) -> Ve
             let mt = f.ty(p).mem()?;
             let (count, over_len) = saved.get(&p).copied().unwrap_or_default();
             let worth = match mt.kind {
-                MemKind::Array(n) => 2 * count >= n as u128 || over_len,
+                MemKind::Array(n) => (count > 0 && 2 * count >= n as u128) || over_len,
                 MemKind::Slice => av == Avail::Present && over_len,
                 _ => false,
             };
