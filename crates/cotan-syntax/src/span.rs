@@ -5,9 +5,9 @@
 //! compiler) it was a large part of lowering's time.
 //!
 //! Where spans cannot be joined (the compiler's spans on stable Rust), syn's answer is the
-//! first token's span, which [`first_token`] finds by walking down the left edge of the
-//! expression. Where they can (proc-macro2's own spans: the CLI, tests), or for a form this
-//! module does not walk, it asks syn: the answer is always syn's.
+//! first token's span, which `FirstToken::first_token` finds by walking down the left edge
+//! of the expression. Where they can (proc-macro2's own spans: the CLI, tests), or for a
+//! form this module does not walk, it asks syn: the answer is always syn's.
 
 use proc_macro2::Span;
 use syn::Expr;
