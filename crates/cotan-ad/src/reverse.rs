@@ -629,8 +629,7 @@ pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -
             layout.restorable.insert(read, (m, id));
         }
     }
-    let dry = Rev::new(f, &act, &layout, Plan::default(), true, name, linker, None).run(spec);
-    let plan = make_plan(&layout, dry.needs);
+    let plan = dry_plan(f, &act, &layout, name, linker, None, spec);
     let out = Rev::new(f, &act, &layout, plan, false, name, linker, None).run(spec);
     match out.errors.into_iter().last() {
         Some(e) => Err(e),
@@ -651,15 +650,13 @@ pub fn reverse_split(
 ) -> Result<(Function, Function), AdError> {
     let act = analyze_spec(f, spec);
     let mut layout = Layout::new(f, Some(avail));
-    let dry = Rev::new(f, &act, &layout, Plan::default(), true, names.0, linker, Some(avail)).run(spec);
-    let mut plan = make_plan(&layout, dry.needs);
+    let mut plan = dry_plan(f, &act, &layout, names.0, linker, Some(avail), spec);
     let snapshots = snapshot_params(f, &layout, &plan, avail);
     if !snapshots.is_empty() {
         // Plan again: the reads of the copies can be repeated.
         layout.stable_mem.extend(snapshots.iter().copied());
         layout.snapshots = snapshots;
-        let dry = Rev::new(f, &act, &layout, Plan::default(), true, names.0, linker, Some(avail)).run(spec);
-        plan = make_plan(&layout, dry.needs);
+        plan = dry_plan(f, &act, &layout, names.0, linker, Some(avail), spec);
     }
     let mut out = Rev::new(f, &act, &layout, plan, false, names.0, linker, Some(avail)).run(spec);
     if let Some(e) = out.errors.pop() {
@@ -667,6 +664,21 @@ pub fn reverse_split(
     }
     out.rev.name = names.1.to_string();
     Ok((out.aug.expect("a split derivative has a forward sweep"), out.rev))
+}
+
+/// The plan of a derivative: which values a dry run of the transform asks of the forward
+/// sweep, and which of them are saved or recomputed.
+fn dry_plan(
+    f: &Function,
+    act: &ActivityInfo,
+    layout: &Layout,
+    name: &str,
+    linker: &mut dyn Linker,
+    avail: Option<&[Avail]>,
+    spec: &Spec,
+) -> Plan {
+    let dry = Rev::new(f, act, layout, Plan::default(), true, name, linker, avail).run(spec);
+    make_plan(layout, dry.needs)
 }
 
 /// The memory parameters a split derivative copies whole instead of saving its reads of
@@ -992,11 +1004,7 @@ impl<'a> Rev<'a> {
             };
             self.e.out.values[copy.0 as usize].name =
                 Some(format!("{}_copy", self.f.value(p).name.as_deref().unwrap_or("p")));
-            let n = self.e.emit(OpKind::Len(copy), Ty::USIZE);
-            self.index_loop(n, true, |s, i| {
-                let x = s.e.emit(OpKind::Pop, Ty::Scalar(mt.elem));
-                s.e.effect(OpKind::Store { mem: copy, index: Some(i), value: x });
-            });
+            self.pop_into(copy, Ty::Scalar(mt.elem));
             self.rmem.insert(p, copy);
         }
         let mut seeds = vec![];
@@ -1496,12 +1504,17 @@ impl<'a> Rev<'a> {
                 self.e.effect(OpKind::Store { mem: pm, index: None, value: x });
                 continue;
             }
-            let n = self.e.emit(OpKind::Len(pm), Ty::USIZE);
-            self.index_loop(n, true, |s, i| {
-                let x = s.e.emit(OpKind::Pop, elem);
-                s.e.effect(OpKind::Store { mem: pm, index: Some(i), value: x });
-            });
+            self.pop_into(pm, elem);
         }
+    }
+
+    /// Pops buffer `m`'s elements, last first (undoes `push_state`'s pushes of a buffer).
+    fn pop_into(&mut self, m: Value, elem: Ty) {
+        let n = self.e.emit(OpKind::Len(m), Ty::USIZE);
+        self.index_loop(n, true, |s, i| {
+            let x = s.e.emit(OpKind::Pop, elem);
+            s.e.effect(OpKind::Store { mem: m, index: Some(i), value: x });
+        });
     }
 
     /// The primal of `r`, recording nothing (calls run the primal callee).
