@@ -176,6 +176,52 @@ pub fn signature_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     quote!(fn #name #generics(#(#params),*) #ret)
 }
 
+/// `fn NAME(params) -> R { TARGET(params) without its first result }`: a derivative that is
+/// derivative `f` (named `target`) without the primal value, for `ActiveOnly` and `DualOnly`
+/// beside `Active` and `Dual` (`f` returns the value first). `f` takes no receiver and has
+/// no type parameters.
+pub fn emit_without_value(f: &Function, name: &Ident, vis: TokenStream, target: &str) -> TokenStream {
+    // (A parameter named like the function it calls would hide it.)
+    let mut taken: HashSet<String> = [target.to_string()].into_iter().collect();
+    let (names, params): (Vec<Ident>, Vec<TokenStream>) = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| {
+            let base = f.value(p).name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| format!("arg{k}"));
+            let (mut n, mut j) = (base.clone(), 1);
+            while is_keyword(&n) || !taken.insert(n.clone()) {
+                n = format!("{base}_{j}");
+                j += 1;
+            }
+            let n = format_ident!("{}", n);
+            let t = param_ty_tokens(f, f.ty(p));
+            (n.clone(), quote!(#n: #t))
+        })
+        .unzip();
+    let target = format_ident!("{}", target);
+    let call = quote!(#target(#(#names),*));
+    let kept = &f.returns[1.min(f.returns.len())..];
+    let (ret, body) = match kept {
+        [] => (quote!(), quote!(#call;)),
+        [t] => {
+            let t = ty_tokens(*t);
+            (quote!(-> #t), quote!(#call.1))
+        }
+        ts => {
+            let tys = ts.iter().map(|t| ty_tokens(*t));
+            let fields = (1..=ts.len()).map(syn::Index::from);
+            (quote!(-> (#(#tys),*)), quote!(let r = #call; (#(r.#fields),*)))
+        }
+    };
+    quote! {
+        #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
+        #vis fn #name(#(#params),*) #ret {
+            #body
+        }
+    }
+}
+
 struct Gen<'f> {
     f: &'f Function,
     names: HashMap<Value, Ident>,

@@ -11,6 +11,7 @@ mod gpu;
 mod kernel;
 mod linalg;
 mod program;
+mod siblings;
 mod sources;
 mod split;
 pub mod tools;
@@ -33,6 +34,9 @@ use syn::spanned::Spanned;
 /// `#[autodiff_forward(...)]` or `#[autodiff_reverse(...)]` (std::autodiff's syntax:
 /// `NAME, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY`) on `item`.
 pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream {
+    if siblings::is_expanded(&attr) {
+        return item;
+    }
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -50,7 +54,16 @@ pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream
             return quote!(#e #item);
         }
     };
-    finish(&func, guarded(|| derive(mode, attr, &func)))
+    let mut func = func;
+    let siblings = siblings::take(&mut func);
+    if siblings.is_empty() {
+        return finish(&func, guarded(|| derive(mode, attr, &func)));
+    }
+    let attrs: Vec<_> = std::iter::once((mode, attr)).chain(siblings).collect();
+    let results = siblings::derive_all(&attrs, &func);
+    let marked = dead_code_allowed(&func);
+    let out = results.into_iter().map(|r| r.unwrap_or_else(|e| e.to_compile_error()));
+    quote!(#marked #(#out)*)
 }
 
 /// `#[cotan::autodiff_split(FORWARD, REVERSE, INPUT_ACTIVITIES..., OUTPUT_ACTIVITY)]`:
@@ -84,20 +97,27 @@ pub(crate) fn source_file() -> Option<PathBuf> {
 
 /// The function followed by the generated items, or by the error.
 fn finish(func: &syn::ItemFn, result: syn::Result<TokenStream>) -> TokenStream {
-    let mut marked = func.clone();
-    // A function used only through its derivative is not dead code (std's derivative calls
-    // the original; cotan's is a copy).
-    if !marked.attrs.iter().any(|a| a.path().is_ident("allow") && a.to_token_stream().to_string().contains("dead_code"))
-    {
-        marked.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-    }
     match result {
-        Ok(d) => quote!(#marked #d),
+        Ok(d) => {
+            let marked = dead_code_allowed(func);
+            quote!(#marked #d)
+        }
         Err(e) => {
             let e = e.to_compile_error();
             quote!(#func #e)
         }
     }
+}
+
+/// `func`, which a derivative may be the only user of: not dead code (std's derivative calls
+/// the original; cotan's is a copy).
+fn dead_code_allowed(func: &syn::ItemFn) -> syn::ItemFn {
+    let mut marked = func.clone();
+    if !marked.attrs.iter().any(|a| a.path().is_ident("allow") && a.to_token_stream().to_string().contains("dead_code"))
+    {
+        marked.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    }
+    marked
 }
 
 /// `#[cotan::differentiable]`: a mark that cotan no longer needs within a crate (every
@@ -471,11 +491,35 @@ pub(crate) fn derive_plain(
     func: &syn::ItemFn,
     place: Place,
 ) -> syn::Result<TokenStream> {
+    derive_lowered(mode, attr, func, place, &mut None).map(|d| d.tokens)
+}
+
+/// A derivative's code, and the derivative itself where it can be called by the
+/// derivative of a sibling attribute instead of generating that one too (`siblings.rs`):
+/// a plain function of a module, of concrete types.
+pub(crate) struct Derived {
+    pub tokens: TokenStream,
+    pub callable: Option<cotan_ir::Function>,
+}
+
+/// [`derive_plain`], lowering `func` only if `lowering` (the lowering of the function's
+/// other attributes) holds nothing yet, and keeping its lowering there.
+pub(crate) fn derive_lowered(
+    mode: Mode,
+    attr: TokenStream,
+    func: &syn::ItemFn,
+    place: Place,
+    lowering: &mut Option<syn::Result<cotan_syntax::Lowered>>,
+) -> syn::Result<Derived> {
     let args = parse_args(mode, attr)?;
-    if let Some(t) = passthrough(func, &args) {
-        return Ok(t);
+    if let Some(tokens) = passthrough(func, &args) {
+        return Ok(Derived { tokens, callable: None });
     }
-    let mut lowered = lower_root_at(func, &place)?;
+    let in_module = match (&place.src, place.at) {
+        (Some(src), Some((_, Some(f)))) => src.fns[f].imp.is_none(),
+        _ => false,
+    };
+    let mut lowered = lowering.get_or_insert_with(|| lower_root_at(func, &place)).clone()?;
     let n_params = lowered.func.params.len();
     let has_ret = !lowered.func.returns.is_empty();
     let mut acts = args.acts.clone();
@@ -497,14 +541,16 @@ pub(crate) fn derive_plain(
     program.reserve("batched");
     if mode == Mode::Reverse && args.width > 1 {
         let spec = Spec { width: 1, ..spec };
-        return split::batched_reverse(func, &args, &spec, &lowered, &mut program);
+        let tokens = split::batched_reverse(func, &args, &spec, &lowered, &mut program)?;
+        return Ok(Derived { tokens, callable: None });
     }
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
     let vis = func.vis.to_token_stream();
     if args.lanes.contains(&true) {
         let body = lanes(&derived, &args, &lowered, vis, &program)?;
-        return Ok(quote! { #[inline] #body });
+        return Ok(Derived { tokens: quote! { #[inline] #body }, callable: None });
     }
+    let mut callable = None;
     let body = match (args.width, spec.ret, lowered.ret_shape) {
         (_, _, Some(shape)) => {
             if lowered.func.generic_float.is_some() {
@@ -518,7 +564,15 @@ pub(crate) fn derive_plain(
         (w, Some(Activity::Dual | Activity::DualOnly), _) if w > 1 => {
             batched(&derived, vis.clone(), &lowered, &program)?
         }
-        _ => emit_with_callees(&derived, vis.clone(), &lowered, &program)?,
+        _ => {
+            let plain = in_module
+                && func.sig.unsafety.is_none()
+                && func.sig.receiver().is_none()
+                && lowered.func.generic_float.is_none()
+                && lowered.func.type_params.is_empty();
+            callable = plain.then(|| derived.clone());
+            emit_with_callees(&derived, vis.clone(), &lowered, &program)?
+        }
     };
     let body = keep_unsafe(body, func)?;
     // `#[cotan::kernel(gpu)]`: the derivative on the GPU too.
@@ -533,14 +587,18 @@ pub(crate) fn derive_plain(
         if mode == Mode::Forward { "Forward-mode" } else { "Reverse-mode" },
         acts_text(&spec)
     );
+    if !gpu.is_empty() {
+        callable = None;
+    }
     // `#[inline]`: rustc generates machine code for a derivative only where it is called, so
     // a derivative that nothing calls costs its expansion and type checking only.
-    Ok(quote! {
+    let tokens = quote! {
         #[doc = #doc]
         #[inline]
         #body
         #gpu
-    })
+    };
+    Ok(Derived { tokens, callable })
 }
 
 /// Nothing to differentiate (every activity `Const`): as std, the derivative is the
@@ -1144,7 +1202,7 @@ pub(crate) fn count_error(func: &syn::ItemFn, args: &Args, n_params: usize, has_
 
 /// Runs a derivation, turning a panic (a bug in cotan) into a compile error: the macro must
 /// never take the compiler down with it.
-fn guarded(f: impl FnOnce() -> syn::Result<TokenStream>) -> syn::Result<TokenStream> {
+fn guarded<T>(f: impl FnOnce() -> syn::Result<T>) -> syn::Result<T> {
     if std::env::var_os("COTAN_PANIC").is_some() {
         // (For cotan's developers: the panic's backtrace.)
         std::panic::set_hook(Box::new(|i| eprintln!("{i}\n{}", std::backtrace::Backtrace::force_capture())));

@@ -18,6 +18,7 @@ use crate::infer::{Class, Infer, STy};
 use crate::signature;
 
 /// A function lowered to IR, with the table that maps the IR's span ids back to source spans.
+#[derive(Clone)]
 pub struct Lowered {
     pub func: Function,
     pub spans: Vec<Span>,
