@@ -176,10 +176,9 @@ pub fn signature_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     quote!(fn #name #generics(#(#params),*) #ret)
 }
 
-/// `fn NAME(params) -> R { TARGET(params) without its first result }`: a derivative that is
-/// derivative `f` (named `target`) without the primal value, for `ActiveOnly` and `DualOnly`
-/// beside `Active` and `Dual` (`f` returns the value first). `f` takes no receiver and has
-/// no type parameters.
+/// `fn NAME(params) -> R { TARGET(params) without the first result }`, with the parameters
+/// of derivative `f`, which is named `target` and returns the value first: `ActiveOnly` and
+/// `DualOnly` beside `Active` and `Dual`. `f` takes no receiver and has no type parameters.
 pub fn emit_without_value(f: &Function, name: &Ident, vis: TokenStream, target: &str) -> TokenStream {
     // (A parameter named like the function it calls would hide it.)
     let mut taken: HashSet<String> = [target.to_string()].into_iter().collect();
@@ -201,14 +200,13 @@ pub fn emit_without_value(f: &Function, name: &Ident, vis: TokenStream, target: 
         .unzip();
     let target = format_ident!("{}", target);
     let call = quote!(#target(#(#names),*));
-    let kept = &f.returns[1.min(f.returns.len())..];
-    let (ret, body) = match kept {
-        [] => (quote!(), quote!(#call;)),
-        [t] => {
+    let (ret, body) = match &f.returns[..] {
+        [] | [_] => (quote!(), quote!(#call;)),
+        [_, t] => {
             let t = ty_tokens(*t);
             (quote!(-> #t), quote!(#call.1))
         }
-        ts => {
+        [_, ts @ ..] => {
             let tys = ts.iter().map(|t| ty_tokens(*t));
             let fields = (1..=ts.len()).map(syn::Index::from);
             (quote!(-> (#(#tys),*)), quote!(let r = #call; (#(r.#fields),*)))

@@ -491,29 +491,43 @@ pub(crate) fn derive_plain(
     func: &syn::ItemFn,
     place: Place,
 ) -> syn::Result<TokenStream> {
-    derive_lowered(mode, attr, func, place, &mut None).map(|d| d.tokens)
+    match prepare(mode, attr, func, place, &mut None)? {
+        Prepared::Done(tokens) => Ok(tokens),
+        Prepared::Ir(p) => emit(*p, func, false),
+    }
 }
 
-/// A derivative's code, and the derivative itself where it can be called by the
-/// derivative of a sibling attribute instead of generating that one too (`siblings.rs`):
-/// a plain function of a module, of concrete types.
-pub(crate) struct Derived {
-    pub tokens: TokenStream,
-    pub callable: Option<cotan_ir::Function>,
+/// A derivative on its way: finished, or differentiated and not yet emitted.
+pub(crate) enum Prepared {
+    Done(TokenStream),
+    Ir(Box<PreparedIr>),
 }
 
-/// [`derive_plain`], lowering `func` only if `lowering` (the lowering of the function's
-/// other attributes) holds nothing yet, and keeping its lowering there.
-pub(crate) fn derive_lowered(
+/// A derivative as IR, with what emitting it needs.
+pub(crate) struct PreparedIr {
+    pub args: Args,
+    spec: Spec,
+    lowered: cotan_syntax::Lowered,
+    program: program::Program,
+    pub derived: cotan_ir::Function,
+    /// Emitted as a plain function (a function of a module, of concrete types, with one
+    /// result or several numbers): another function may call it by name.
+    pub plain: bool,
+}
+
+/// A derivative up to its IR (batched reverse mode and all-`Const` ones to their code),
+/// lowering `func` only if `lowering` (the lowering of the function's other attributes)
+/// holds nothing yet, and keeping its lowering there.
+pub(crate) fn prepare(
     mode: Mode,
     attr: TokenStream,
     func: &syn::ItemFn,
     place: Place,
     lowering: &mut Option<syn::Result<cotan_syntax::Lowered>>,
-) -> syn::Result<Derived> {
+) -> syn::Result<Prepared> {
     let args = parse_args(mode, attr)?;
     if let Some(tokens) = passthrough(func, &args) {
-        return Ok(Derived { tokens, callable: None });
+        return Ok(Prepared::Done(tokens));
     }
     let in_module = match (&place.src, place.at) {
         (Some(src), Some((_, Some(f)))) => src.fns[f].imp.is_none(),
@@ -541,17 +555,37 @@ pub(crate) fn derive_lowered(
     program.reserve("batched");
     if mode == Mode::Reverse && args.width > 1 {
         let spec = Spec { width: 1, ..spec };
-        let tokens = split::batched_reverse(func, &args, &spec, &lowered, &mut program)?;
-        return Ok(Derived { tokens, callable: None });
+        return Ok(Prepared::Done(split::batched_reverse(func, &args, &spec, &lowered, &mut program)?));
     }
     let derived = differentiate(&lowered, &spec, &args.name.to_string(), &mut program)?;
+    let plain = in_module
+        && args.width == 1
+        && !args.lanes.contains(&true)
+        && lowered.ret_shape.is_none()
+        && func.sig.unsafety.is_none()
+        && func.sig.receiver().is_none()
+        && lowered.func.generic_float.is_none()
+        && lowered.func.type_params.is_empty()
+        && !(cfg!(feature = "gpu") && gpu::is_gpu_kernel(func));
+    Ok(Prepared::Ir(Box::new(PreparedIr { args, spec, lowered, program, derived, plain })))
+}
+
+/// The number of ops of `f`, nested ones included.
+fn op_count(f: &cotan_ir::Function) -> usize {
+    let mut n = 0;
+    f.walk(&mut |_| n += 1);
+    n
+}
+
+/// The code of a prepared derivative; `called` if a sibling's derivative calls it.
+pub(crate) fn emit(p: PreparedIr, func: &syn::ItemFn, called: bool) -> syn::Result<TokenStream> {
+    let PreparedIr { args, spec, lowered, mut program, derived, plain } = p;
     let vis = func.vis.to_token_stream();
     if args.lanes.contains(&true) {
         let body = lanes(&derived, &args, &lowered, vis, &program)?;
-        return Ok(Derived { tokens: quote! { #[inline] #body }, callable: None });
+        return Ok(quote! { #[inline] #body });
     }
-    let mut callable = None;
-    let body = match (args.width, spec.ret, lowered.ret_shape) {
+    let code = match (args.width, spec.ret, lowered.ret_shape) {
         (_, _, Some(shape)) => {
             if lowered.func.generic_float.is_some() {
                 return Err(syn::Error::new(
@@ -564,17 +598,9 @@ pub(crate) fn derive_lowered(
         (w, Some(Activity::Dual | Activity::DualOnly), _) if w > 1 => {
             batched(&derived, vis.clone(), &lowered, &program)?
         }
-        _ => {
-            let plain = in_module
-                && func.sig.unsafety.is_none()
-                && func.sig.receiver().is_none()
-                && lowered.func.generic_float.is_none()
-                && lowered.func.type_params.is_empty();
-            callable = plain.then(|| derived.clone());
-            emit_with_callees(&derived, vis.clone(), &lowered, &program)?
-        }
+        _ => emit_with_callees(&derived, vis.clone(), &lowered, &program)?,
     };
-    let body = keep_unsafe(body, func)?;
+    let code = keep_unsafe(code, func)?;
     // `#[cotan::kernel(gpu)]`: the derivative on the GPU too.
     let gpu = if cfg!(feature = "gpu") && gpu::is_gpu_kernel(func) && args.width == 1 && lowered.ret_shape.is_none() {
         gpu::entry(&derived, &args.name, &vis, &lowered.spans, &mut program)?
@@ -584,21 +610,25 @@ pub(crate) fn derive_lowered(
     let orig = &func.sig.ident;
     let doc = format!(
         " {} derivative of [`{orig}`], generated by cotan with activities `{}`.",
-        if mode == Mode::Forward { "Forward-mode" } else { "Reverse-mode" },
+        if spec.mode == Mode::Forward { "Forward-mode" } else { "Reverse-mode" },
         acts_text(&spec)
     );
-    if !gpu.is_empty() {
-        callable = None;
-    }
     // `#[inline]`: rustc generates machine code for a derivative only where it is called, so
-    // a derivative that nothing calls costs its expansion and type checking only.
-    let tokens = quote! {
-        #[doc = #doc]
-        #[inline]
-        #body
-        #gpu
+    // a derivative that nothing calls costs its expansion and type checking only. A short one
+    // that a value-less sibling calls is always inlined: the optimizer then removes from the
+    // sibling what only the value needs (`Σ sin(xᵢ)`'s `sin`: half the work). In a long one,
+    // with its callees' sweeps, that is a small part, and inlining is left to the optimizer.
+    let inline = if called && plain && program.reachable(&derived).is_empty() && op_count(&derived) <= 300 {
+        quote!(#[inline(always)])
+    } else {
+        quote!(#[inline])
     };
-    Ok(Derived { tokens, callable })
+    Ok(quote! {
+        #[doc = #doc]
+        #inline
+        #code
+        #gpu
+    })
 }
 
 /// Nothing to differentiate (every activity `Const`): as std, the derivative is the

@@ -2,16 +2,18 @@
 //! also generates the derivatives of the others (which then expand to nothing), so that:
 //! - the function is lowered once, not once per attribute;
 //! - an `ActiveOnly` (`DualOnly`) derivative beside an `Active` (`Dual`) one with the same
-//!   input activities calls that one and drops the value, instead of being a second copy of
-//!   nearly the same code. rustc checks one derivative instead of two (the attributes' cost
-//!   in compile time is mostly rustc checking generated code), and once inlined, the
-//!   optimizer removes the work that only the dropped value needed.
+//!   input activities calls that one and drops the value, instead of being a second copy
+//!   of nearly the same code: rustc checks one derivative instead of two (the attributes'
+//!   cost in compile time is mostly rustc checking generated code). A short one is then
+//!   always inlined, so that the optimizer removes what only the dropped value needs
+//!   (`Σ sin(xᵢ)`'s `sin`: half the work); in a long one, with its callees' sweeps, that is
+//!   a small part, and inlining is left to the optimizer.
 
 use cotan_ad::{Activity, Mode};
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 
-use crate::{derive_at, derive_lowered, guarded, linalg, parse_args, root_place, Args, Derived};
+use crate::{derive_at, emit, guarded, linalg, parse_args, prepare, root_place, Args, Prepared};
 
 /// Attributes that rustc acts on itself. Another attribute between two of cotan's could be a
 /// macro that changes the function the second one sees: then each expands on its own.
@@ -107,53 +109,68 @@ pub(crate) fn derive_all(attrs: &[(Mode, TokenStream)], func: &syn::ItemFn) -> V
             .collect();
     }
     let args: Vec<Option<Args>> = attrs.iter().map(|(mode, attr)| parse_args(*mode, attr.clone()).ok()).collect();
-    let full: Vec<Option<usize>> = (0..attrs.len()).map(|k| with_value(&args, attrs, k)).collect();
+    // For each value-less derivative, a sibling with the value that it may call.
+    let full: Vec<Option<usize>> = (0..attrs.len())
+        .map(|k| {
+            let own = args[k].as_ref()?;
+            (0..attrs.len())
+                .find(|&j| args[j].as_ref().is_some_and(|a| attrs[j].0 == attrs[k].0 && with_value(own, a, attrs[k].0)))
+        })
+        .collect();
     let mut lowering = None;
-    let mut done: Vec<Option<syn::Result<Derived>>> = attrs.iter().map(|_| None).collect();
-    // The derivatives that others may call first.
-    let order = (0..attrs.len()).filter(|&k| full[k].is_none()).chain((0..attrs.len()).filter(|&k| full[k].is_some()));
-    for k in order {
+    let mut prepared: Vec<Option<syn::Result<Prepared>>> = attrs.iter().map(|_| None).collect();
+    let mut prepare_one = |k: usize, prepared: &mut Vec<Option<syn::Result<Prepared>>>| {
         let (mode, attr) = &attrs[k];
-        let calls = full[k].and_then(|j| match &done[j] {
-            Some(Ok(Derived { callable: Some(f), .. })) => Some((j, f)),
-            _ => None,
-        });
-        let derived = match (calls, &args[k]) {
-            (Some((j, f)), Some(own)) => {
-                let tokens = without_value(*mode, func, own, args[j].as_ref().expect("parsed"), f);
-                Ok(Derived { tokens, callable: None })
-            }
-            _ => guarded(|| derive_lowered(*mode, attr.clone(), func, root_place(func), &mut lowering)),
-        };
-        done[k] = Some(derived);
+        prepared[k] = Some(guarded(|| prepare(*mode, attr.clone(), func, root_place(func), &mut lowering)));
+    };
+    // The derivatives with the value first: the value-less ones call those that are plain.
+    let mut wrappers: Vec<Option<TokenStream>> = attrs.iter().map(|_| None).collect();
+    let mut called = vec![false; attrs.len()];
+    for k in (0..attrs.len()).filter(|&k| full[k].is_none()) {
+        prepare_one(k, &mut prepared);
     }
-    done.into_iter().map(|d| d.expect("every attribute derived").map(|d| d.tokens)).collect()
+    for k in 0..attrs.len() {
+        let Some(j) = full[k] else { continue };
+        if let Some(Ok(Prepared::Ir(of))) = &prepared[j] {
+            if of.plain {
+                let own = args[k].as_ref().expect("parsed");
+                wrappers[k] = Some(without_value(attrs[k].0, func, own, &of.args, &of.derived));
+                called[j] = true;
+                continue;
+            }
+        }
+        prepare_one(k, &mut prepared);
+    }
+    let mut out = vec![];
+    for (k, p) in prepared.iter_mut().enumerate() {
+        out.push(match (wrappers[k].take(), p.take()) {
+            (Some(tokens), _) => Ok(tokens),
+            (None, Some(Ok(Prepared::Done(tokens)))) => Ok(tokens),
+            (None, Some(Ok(Prepared::Ir(p)))) => guarded(|| emit(*p, func, called[k])),
+            (None, Some(Err(e))) => Err(e),
+            (None, None) => unreachable!("every attribute is prepared or calls a sibling"),
+        });
+    }
+    out
 }
 
-/// For an `ActiveOnly` or `DualOnly` result: the sibling with the same inputs and the value
-/// (`Active`, `Dual`), one direction wide.
-fn with_value(args: &[Option<Args>], attrs: &[(Mode, TokenStream)], k: usize) -> Option<usize> {
-    let own = args[k].as_ref()?;
-    let mode = attrs[k].0;
-    let (last, inputs) = own.acts.split_last()?;
+/// Whether `own`'s result is `ActiveOnly` (`DualOnly`) and `full`'s `Active` (`Dual`), with
+/// the same input activities, one direction wide.
+fn with_value(own: &Args, full: &Args, mode: Mode) -> bool {
+    let (Some((last, inputs)), Some((full_last, full_inputs))) = (own.acts.split_last(), full.acts.split_last()) else {
+        return false;
+    };
     let wanted = match (mode, last.0) {
         (Mode::Reverse, Activity::ActiveOnly) => Activity::Active,
         (Mode::Forward, Activity::DualOnly) => Activity::Dual,
-        _ => return None,
+        _ => return false,
     };
     let one_wide = |a: &Args| a.width == 1 && !a.lanes.contains(&true);
-    if !one_wide(own) {
-        return None;
-    }
-    (0..args.len()).find(|&j| {
-        let Some(other) = &args[j] else { return false };
-        let Some((other_last, other_inputs)) = other.acts.split_last() else { return false };
-        attrs[j].0 == mode
-            && other_last.0 == wanted
-            && one_wide(other)
-            && inputs.len() == other_inputs.len()
-            && inputs.iter().zip(other_inputs).all(|(a, b)| a.0 == b.0)
-    })
+    full_last.0 == wanted
+        && one_wide(own)
+        && one_wide(full)
+        && inputs.len() == full_inputs.len()
+        && inputs.iter().zip(full_inputs).all(|(a, b)| a.0 == b.0)
 }
 
 /// The derivative `own` as a call of its sibling `of` (derivative `f`), without the value.
@@ -167,11 +184,11 @@ fn without_value(mode: Mode, func: &syn::ItemFn, own: &Args, of: &Args, f: &cota
         of.name
     );
     let vis = func.vis.to_token_stream();
-    let body = cotan_codegen::emit_without_value(f, &own.name, vis, &of.name.to_string());
+    let code = cotan_codegen::emit_without_value(f, &own.name, vis, &of.name.to_string());
     quote! {
         #[doc = #doc]
         #[inline]
-        #body
+        #code
     }
 }
 
@@ -216,14 +233,14 @@ fn f(x: &[f64], a: f64) -> f64 { a * x[0] * x[1] }
     #[test]
     fn value_less_derivatives_call_their_siblings() {
         let out = expand(BOTH);
-        assert!(out.contains("fn g_only (x : & [f64] , dx : & mut [f64] , a : f64 , dret : f64) -> f64 { g (x , dx , a , dret) . 1 }"), "{out}");
-        assert!(
-            out.contains("fn g_fwd_only (x : & [f64] , dx : & [f64] , a : f64) -> f64 { g_fwd (x , dx , a) . 1 }"),
-            "{out}"
-        );
+        let call = "(x : & [f64] , dx : & mut [f64] , a : f64 , dret : f64)";
+        assert!(out.contains(&format!("fn g_only {call} -> f64 {{ g (x , dx , a , dret) . 1 }}")), "{out}");
+        // (Short: always inlined into the call.)
+        assert!(out.contains(&format!("# [inline (always)] # [allow (unused , non_snake_case , clippy :: all , clippy :: pedantic , clippy :: nursery)] fn g {call} -> (f64 , f64) {{")), "{out}");
+        let fwd = "(x : & [f64] , dx : & [f64] , a : f64)";
+        assert!(out.contains(&format!("fn g_fwd_only {fwd} -> f64 {{ g_fwd (x , dx , a) . 1 }}")), "{out}");
         // The siblings stay on the function, expanding to nothing.
         assert_eq!(out.matches("= expanded").count(), 3, "{out}");
-        assert_eq!(out.matches("fn g (").count(), 1, "{out}");
     }
 
     #[test]
@@ -233,6 +250,7 @@ fn f(x: &[f64], a: f64) -> f64 { a * x[0] * x[1] }
         assert!(!out.contains("= expanded"), "{out}");
         assert!(out.contains("fn g_only"), "{out}");
         assert!(!out.contains("fn g ("), "{out}");
+        assert!(!out.contains("inline (always)"), "{out}");
     }
 
     #[test]
