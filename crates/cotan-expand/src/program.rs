@@ -185,13 +185,13 @@ impl Program {
     /// The functions this program made that `f` calls, directly or not.
     pub(crate) fn reachable(&self, f: &Function) -> Vec<&Function> {
         let mut seen: HashSet<String> = HashSet::default();
-        let mut work = vec![f.clone()];
+        let mut work = vec![f];
         while let Some(g) = work.pop() {
             g.walk(&mut |op| {
                 if let OpKind::Call { callee, .. } = &op.kind {
                     if let Some(h) = self.by_name.get(callee) {
                         if seen.insert(callee.clone()) {
-                            work.push((**h).clone());
+                            work.push(h);
                         }
                     }
                 }
