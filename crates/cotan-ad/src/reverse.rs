@@ -78,6 +78,9 @@ struct Layout {
     /// Reads of variables that the `if` before them sets from cheap values: the reverse
     /// sweep runs the `if` again (`if_value`).
     if_values: HashMap<Value, IfValue>,
+    /// Reads of elements that no later write changes (`final_reads.rs`): the reverse sweep
+    /// reads them again.
+    final_reads: HashSet<Value>,
     /// Memory parameters of a split derivative that its forward sweep pushes whole at its end
     /// and its reverse sweep pops into a copy, whose reads it then repeats instead of
     /// popping them one by one (`snapshot_params`).
@@ -242,6 +245,7 @@ impl Layout {
             }
         }
         l.if_values = if_values(&l, &f.body);
+        l.final_reads = crate::final_reads::find(f);
         l
     }
 
@@ -451,12 +455,14 @@ fn cheap(l: &Layout, kind: &OpKind, result: Value) -> bool {
         // Memory cannot be saved: only the length of memory the reverse sweep has is recomputed.
         OpKind::Len(mem) => !l.pushed.contains(mem) && l.len_mem.contains(mem),
         // A read can be repeated in the reverse sweep if nothing writes the memory after it:
-        // never, or only in top-level statements before the one the read is in.
+        // never, or only in top-level statements before the one the read is in, or nothing
+        // writes that element after it.
         OpKind::Load { mem, .. } => {
             l.stable_mem.contains(mem)
                 && (l.read_only.contains(mem)
                     || l.last_write.get(mem).is_some_and(|w| Some(w) < l.top_pos.get(&result))
-                    || l.restoring(*mem, result).is_some())
+                    || l.restoring(*mem, result).is_some()
+                    || l.final_reads.contains(&result))
         }
         _ => false,
     }
