@@ -9,6 +9,7 @@
 
 pub mod dead_stores;
 mod function;
+pub mod fuse;
 mod interp;
 mod ops;
 mod parse;
