@@ -1,13 +1,16 @@
 //! Fusion of a loop with the reversed loop over the same range that comes after it: reverse
 //! mode's forward sweep of a loop and its reverse sweep, where they do not depend on each
-//! other. `Σ sin(xᵢ)` with an `Active` result computes the sum in one loop and then adds
+//! other (and of two loops over the same range that count up, where the second uses what
+//! the first leaves in a buffer at the same index only). `Σ sin(xᵢ)` with an `Active` result computes the sum in one loop and then adds
 //! `cos(xᵢ) · dret` to `dxᵢ` in a second, reversed one, which reads nothing the first
 //! writes: one loop doing both reads `xᵢ` once, and computes the sine and cosine of the
 //! same value side by side (as a hand-written adjoint does).
 //!
 //! The fused loop runs the first loop's body and then the second's, in the first's order.
 //! That is the same computation when:
-//! - neither loop reads or writes what the other writes (variables, memory), neither calls
+//! - neither loop reads or writes what the other writes (variables, memory; but memory both
+//!   use only at their own index, element `i` in iteration `i`, is passed from one to the
+//!   other at the same iteration either way), neither calls
 //!   a function or prints, and what the first pushes on the tape in each iteration the
 //!   second pops in the same iteration (those values then pass from one body to the other,
 //!   off the tape);
@@ -29,13 +32,31 @@ pub fn fuse_sweeps(f: &mut Function) {
     if !f.checkpoints.is_empty() {
         return;
     }
-    let mut roots = HashMap::default();
+    let (mut roots, mut allocs, mut pushed) = (HashMap::default(), HashMap::default(), HashSet::default());
     f.walk(&mut |op| {
         if let (Some(base), Some(v)) = (op.kind.view_base(), op.result) {
             roots.insert(v, base);
         }
+        match (&op.kind, op.result) {
+            (OpKind::Alloc { len, .. }, Some(v)) => {
+                allocs.insert(v, *len);
+            }
+            (OpKind::VecPush { mem, .. }, _) => {
+                pushed.insert(*mem);
+            }
+            _ => {}
+        }
     });
-    let cx = Cx { roots, par: f.par_loops.iter().copied().collect() };
+    // The length of a buffer the function allocated is the length it was given.
+    let mut lens = HashMap::default();
+    f.walk(&mut |op| {
+        if let (OpKind::Len(m), Some(v)) = (&op.kind, op.result) {
+            if let Some(len) = allocs.get(m).filter(|_| !pushed.contains(m)) {
+                lens.insert(v, *len);
+            }
+        }
+    });
+    let cx = Cx { roots, lens, pushed, par: f.par_loops.iter().copied().collect() };
     let mut body = std::mem::take(&mut f.body);
     let fused = fuse_in(&cx, f, &mut body);
     f.body = body;
@@ -48,6 +69,10 @@ pub fn fuse_sweeps(f: &mut Function) {
 struct Cx {
     /// Views and the memory they are part of.
     roots: HashMap<Value, Value>,
+    /// Lengths of allocated buffers (`y.len()`) and what they were allocated with.
+    lens: HashMap<Value, Value>,
+    /// Vectors that grow (`push`): the only memory whose length changes.
+    pushed: HashSet<Value>,
     par: HashSet<Value>,
 }
 
@@ -68,16 +93,20 @@ fn fuse_in(cx: &Cx, f: &Function, r: &mut Region) -> bool {
             fused |= fuse_in(cx, f, sub);
         }
     }
+    // A loop with its reverse first: the forward sweep of a loop fused with the next one
+    // could push values its own reverse does not pop.
     'again: loop {
-        for q in 0..r.ops.len() {
-            let Some(range) = ascending_range(cx, &r.ops[q], true) else { continue };
-            let Some(p) = (0..q).rev().find(|&p| ascending_range(cx, &r.ops[p], false) == Some(range)) else {
-                continue;
-            };
-            if let Some(fusion) = fusable(cx, f, r, p, q) {
-                fuse(r, p, q, fusion);
-                fused = true;
-                continue 'again;
+        for reversed in [true, false] {
+            for q in 0..r.ops.len() {
+                let Some(range) = ascending_range(cx, &r.ops[q], reversed) else { continue };
+                let Some(p) = (0..q).rev().find(|&p| ascending_range(cx, &r.ops[p], false) == Some(range)) else {
+                    continue;
+                };
+                if let Some(fusion) = fusable(cx, f, r, p, q, reversed) {
+                    fuse(r, p, q, fusion);
+                    fused = true;
+                    continue 'again;
+                }
             }
         }
         break;
@@ -99,7 +128,8 @@ fn ascending_range(cx: &Cx, op: &Op, reverse: bool) -> Option<(Value, Value, boo
         OpKind::For { index, lo, hi, step: None, inclusive, reverse: rev, exit: None, .. }
             if *rev == reverse && !cx.par.contains(index) =>
         {
-            Some((*lo, *hi, *inclusive))
+            let same = |v: &Value| *cx.lens.get(v).unwrap_or(v);
+            Some((same(lo), same(hi), *inclusive))
         }
         _ => None,
     }
@@ -166,7 +196,10 @@ fn visit(cx: &Cx, op: &Op, e: &mut Effects) {
         OpKind::SetVar(v, _) | OpKind::DeclVar { var: v, .. } => {
             e.writes_vars.insert(*v);
         }
-        OpKind::Load { mem, .. } | OpKind::Len(mem) => {
+        OpKind::Load { mem, .. } => {
+            e.reads_mem.insert(cx.root(*mem));
+        }
+        OpKind::Len(mem) if cx.pushed.contains(&cx.root(*mem)) => {
             e.reads_mem.insert(cx.root(*mem));
         }
         OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => {
@@ -199,8 +232,13 @@ fn visit(cx: &Cx, op: &Op, e: &mut Effects) {
 
 /// Whether `a` (earlier) and `b` (later) must keep their order.
 fn conflict(a: &Effects, b: &Effects) -> bool {
+    conflict_except(a, b, &HashSet::default())
+}
+
+/// [`conflict`], but for memory `shared`.
+fn conflict_except(a: &Effects, b: &Effects, shared: &HashSet<Value>) -> bool {
     let meets = |x: &HashSet<Var>, y: &HashSet<Var>| x.iter().any(|v| y.contains(v));
-    let meets_mem = |x: &HashSet<Value>, y: &HashSet<Value>| x.iter().any(|v| y.contains(v));
+    let meets_mem = |x: &HashSet<Value>, y: &HashSet<Value>| x.iter().any(|v| y.contains(v) && !shared.contains(v));
     (a.ordered && b.ordered)
         || meets(&a.writes_vars, &b.reads_vars)
         || meets(&a.writes_vars, &b.writes_vars)
@@ -213,17 +251,31 @@ fn conflict(a: &Effects, b: &Effects) -> bool {
 
 /// Which ops between loops `p` and `q` the fused loop needs before it (true) and which go
 /// after it, if the loops can be fused.
-fn fusable(cx: &Cx, f: &Function, r: &Region, p: usize, q: usize) -> Option<Fusion> {
-    // What the first pushes and the second pops, one for one, becomes values passed from
-    // one body to the other.
-    let pairs = tape_pairs(f, &r.ops[p], &r.ops[q])?;
-    let first = loop_effects(cx, &r.ops[p]);
-    let second = loop_effects(cx, &r.ops[q]);
-    if first.ordered || second.ordered || conflict(&first, &second) || !commutes(cx, &r.ops[q]) {
+/// With `reversed`, loop `q` counts down: it runs in `p`'s order once fused. Else both count
+/// up (a buffer filled by one loop and read by the next at the same index).
+fn fusable(cx: &Cx, f: &Function, r: &Region, p: usize, q: usize, reversed: bool) -> Option<Fusion> {
+    // Memory both loops use at their own index only: iteration i of the second reads there
+    // what iteration i of the first left, fused or not.
+    let shared: HashSet<Value> =
+        own_elements(cx, &r.ops[p]).intersection(&own_elements(cx, &r.ops[q])).copied().collect();
+    let (first, second, pairs) = if reversed {
+        // What the first pushes and the second pops, one for one, becomes values passed
+        // from one body to the other.
+        let pairs = tape_pairs(f, &r.ops[p], &r.ops[q])?;
+        let (first, second) = (loop_effects(cx, &r.ops[p]), loop_effects(cx, &r.ops[q]));
+        if first.ordered || second.ordered || !commutes(cx, &r.ops[q]) {
+            return None;
+        }
+        (first, second, pairs)
+    } else {
+        let (first, second) = (effects(cx, &r.ops[p..=p]), effects(cx, &r.ops[q..=q]));
+        (first, second, vec![])
+    };
+    if conflict_except(&first, &second, &shared) {
         return None;
     }
     let middle: Vec<Effects> = r.ops[p + 1..q].iter().map(|op| effects(cx, std::slice::from_ref(op))).collect();
-    if !pairs.is_empty() && middle.iter().any(|m| m.ordered) {
+    if (!pairs.is_empty() || first.ordered || second.ordered) && middle.iter().any(|m| m.ordered) {
         return None;
     }
     let mut before = vec![false; middle.len()];
@@ -236,6 +288,32 @@ fn fusable(cx: &Cx, f: &Function, r: &Region, p: usize, q: usize) -> Option<Fusi
         return None;
     }
     Some(Fusion { before, pairs })
+}
+
+/// The memory loop `op` reads and writes only as element `i` in iteration `i` (not through a
+/// view, nor by a call, `fill` or a push).
+fn own_elements(cx: &Cx, op: &Op) -> HashSet<Value> {
+    let OpKind::For { index, body, .. } = &op.kind else { return HashSet::default() };
+    let (mut own, mut other) = (HashSet::default(), HashSet::default());
+    body.walk(&mut |o| match &o.kind {
+        OpKind::Load { mem, index: i } | OpKind::Store { mem, index: i, .. } => {
+            if cx.root(*mem) == *mem && *i == Some(*index) {
+                own.insert(*mem);
+            } else {
+                other.insert(cx.root(*mem));
+            }
+        }
+        OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => {
+            other.insert(cx.root(*mem));
+        }
+        OpKind::Call { args, .. } => other.extend(args.iter().map(|a| cx.root(a.0))),
+        OpKind::CopyRecords { src, .. } => {
+            other.insert(cx.root(*src));
+        }
+        _ => {}
+    });
+    own.retain(|m| !other.contains(m));
+    own
 }
 
 /// Whether the iterations of loop `op` may run in another order: every variable or memory
@@ -345,11 +423,14 @@ fn fuse(r: &mut Region, p: usize, q: usize, Fusion { before, pairs }: Fusion) {
     let OpKind::For { index: second_index, body: mut second_body, .. } = second.kind else { unreachable!() };
     let OpKind::For { index, body, .. } = &mut first.kind else { unreachable!() };
     rename(&mut second_body, second_index, *index);
-    for (pop, push) in pairs {
-        rename(&mut second_body, pop, push);
+    // (Each push directly in the first body is paired, and each pop in the second: or none.)
+    if !pairs.is_empty() {
+        for (pop, push) in pairs {
+            rename(&mut second_body, pop, push);
+        }
+        body.ops.retain(|o| !matches!(o.kind, OpKind::Push(_)));
+        second_body.ops.retain(|o| !matches!(o.kind, OpKind::Pop));
     }
-    body.ops.retain(|o| !matches!(o.kind, OpKind::Push(_)));
-    second_body.ops.retain(|o| !matches!(o.kind, OpKind::Pop));
     body.ops.extend(second_body.ops);
     ops.extend(ahead);
     ops.push(first);

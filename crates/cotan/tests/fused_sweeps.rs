@@ -63,8 +63,9 @@ slice_case!(
     a_buffer_filled_then_summed,
     [POINTS[0], POINTS[1]],
     fn f(x: &[f64]) -> f64 {
-        // The sum and its reverse fuse; the fill and its reverse cannot (the sum between
-        // them reads what the fill writes, and writes the adjoint the fill's reverse reads).
+        // The sum and its reverse fuse; then the fill with them (the sum reads `y[i]` where
+        // the fill writes it, at the same index, and writes `dy[i]`, which the fill's reverse
+        // reads at that index); then the fill's reverse: one loop.
         let n = x.len();
         let mut y = vec![0.0; n];
         for i in 0..n {
@@ -127,16 +128,43 @@ fn independent_sweeps_are_one_loop() {
         1
     );
     assert_eq!(one("let mut s = 0.0; for i in 0..x.len() - 1 { s += (x[i] * x[i + 1]).sin(); } s"), 1);
-    // Fill, fused sum, the fill's reverse.
     assert_eq!(
         one("let n = x.len(); let mut y = vec![0.0; n]; for i in 0..n { y[i] = (x[i] * x[(i + 1) % n]).sin(); } let mut s = 0.0; for i in 0..n { s += y[i]; } s"),
-        3
+        1
+    );
+    // Three stages of buffers, each read at the index the stage before wrote.
+    assert_eq!(
+        one("let n = x.len(); let mut a = vec![0.0; n]; let mut b = vec![0.0; n]; for i in 0..n { a[i] = x[i].exp(); } for i in 0..n { b[i] = a[i].cos(); } let mut s = 0.0; for i in 0..n { s += b[i].sin(); } s"),
+        1
     );
 }
+
+slice_case!(
+    a_buffer_read_at_its_neighbour,
+    [POINTS[0], POINTS[1]],
+    fn f(x: &[f64]) -> f64 {
+        // The second loop reads `y[i + 1]`, which the first writes an iteration later: the
+        // two forward loops stay apart (each may fuse with its own reverse).
+        let n = x.len();
+        let mut y = vec![0.0; n + 1];
+        for i in 0..n {
+            y[i] = (x[i] * x[i]).sin();
+        }
+        let mut s = 0.0;
+        for i in 0..n {
+            s += y[i] * y[i + 1] + x[i];
+        }
+        s
+    }
+);
 
 #[test]
 fn dependent_sweeps_stay_apart() {
     let two = |body: &str| top_loops(&format!("fn f(x: &[f64]) -> f64 {{ {body} }}"));
     assert_eq!(two("let mut s = 0.0; for i in 0..x.len() { s += x[i].sin(); } s * s"), 2);
     assert_eq!(two("let mut v = 0.0; for i in 0..x.len() { v = 0.9 * v + x[i].cos(); } v"), 2);
+    assert!(
+        two("let n = x.len(); let mut y = vec![0.0; n + 1]; for i in 0..n { y[i] = (x[i] * x[i]).sin(); } let mut s = 0.0; for i in 0..n { s += y[i] * y[i + 1] + x[i]; } s")
+            >= 2
+    );
 }
