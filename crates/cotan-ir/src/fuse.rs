@@ -77,6 +77,18 @@ struct Cx {
 }
 
 impl Cx {
+    /// `v`, or the length a buffer whose length `v` is was allocated with (`b.len()` of
+    /// `b = vec![0.0; a.len()]` is `a`'s length...).
+    fn length(&self, mut v: Value) -> Value {
+        for _ in 0..self.lens.len() {
+            match self.lens.get(&v) {
+                Some(&len) => v = len,
+                None => break,
+            }
+        }
+        v
+    }
+
     fn root(&self, mut m: Value) -> Value {
         while let Some(&b) = self.roots.get(&m) {
             m = b;
@@ -128,8 +140,7 @@ fn ascending_range(cx: &Cx, op: &Op, reverse: bool) -> Option<(Value, Value, boo
         OpKind::For { index, lo, hi, step: None, inclusive, reverse: rev, exit: None, .. }
             if *rev == reverse && !cx.par.contains(index) =>
         {
-            let same = |v: &Value| *cx.lens.get(v).unwrap_or(v);
-            Some((same(lo), same(hi), *inclusive))
+            Some((cx.length(*lo), cx.length(*hi), *inclusive))
         }
         _ => None,
     }
