@@ -114,6 +114,9 @@ fn fuse_in(cx: &Cx, f: &Function, r: &mut Region) -> bool {
                 let Some(p) = (0..q).rev().find(|&p| ascending_range(cx, &r.ops[p], false) == Some(range)) else {
                     continue;
                 };
+                if tape_copy(&r.ops[p]) || tape_copy(&r.ops[q]) {
+                    continue;
+                }
                 if let Some(fusion) = fusable(cx, f, r, p, q, reversed) {
                     fuse(r, p, q, fusion);
                     fused = true;
@@ -124,6 +127,16 @@ fn fuse_in(cx: &Cx, f: &Function, r: &mut Region) -> bool {
         break;
     }
     fused
+}
+
+/// A loop that copies a buffer to the tape or back (`push(m[i])`, `m[i] = pop()`), which
+/// code generation writes as one slice copy: left alone.
+fn tape_copy(op: &Op) -> bool {
+    let OpKind::For { body, .. } = &op.kind else { return false };
+    matches!(
+        body.ops.iter().map(|o| &o.kind).collect::<Vec<_>>()[..],
+        [OpKind::Load { .. }, OpKind::Push(_)] | [OpKind::Pop, OpKind::Store { .. }]
+    )
 }
 
 /// How two loops fuse: which ops between them go before the fused loop, and the values the

@@ -168,3 +168,43 @@ fn dependent_sweeps_stay_apart() {
             >= 2
     );
 }
+
+#[test]
+fn copies_of_buffers_to_the_tape_stay_copies() {
+    // The body's copy of `xc` at its end (`restored.rs`) is a loop of pushes that code
+    // generation writes as one slice copy: not fused with the loop over `j` before it.
+    let src = "fn f(x: &[f64]) -> f64 {
+        let d = 4;
+        let mut xc = vec![0.0; d];
+        let mut s = 0.0;
+        for c in 0..3 {
+            for j in 0..d { xc[j] = (x[j] - x[c + 4]).sin(); }
+            for j in 0..d { for jj in j + 1..d { s += x[j + jj] * xc[j] * xc[jj]; } }
+            for j in 0..d { s += xc[j] * xc[j]; }
+        }
+        s
+    }";
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let mut f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
+    cotan_ir::simplify::cse(&mut f);
+    let spec = Spec { mode: Mode::Reverse, inputs: vec![Activity::Duplicated], ret: Some(Activity::Active), width: 1 };
+    let mut g = cotan_ad::reverse(&f, &spec, "rev", &mut cotan_ad::NoCalls).unwrap();
+    cotan_ir::simplify::cse(&mut g);
+    cotan_ir::dead_stores::dead_stores(&mut g);
+    let copies = |g: &cotan_ir::Function| {
+        let mut n = 0;
+        g.walk(&mut |o| {
+            if let cotan_ir::OpKind::For { body, .. } = &o.kind {
+                n += usize::from(matches!(
+                    body.ops.iter().map(|o| &o.kind).collect::<Vec<_>>()[..],
+                    [cotan_ir::OpKind::Load { .. }, cotan_ir::OpKind::Push(_)]
+                ));
+            }
+        });
+        n
+    };
+    let before = copies(&g);
+    assert!(before > 0, "{}", cotan_ir::print(&g));
+    cotan_ir::fuse::fuse_sweeps(&mut g);
+    assert_eq!(copies(&g), before, "{}", cotan_ir::print(&g));
+}
