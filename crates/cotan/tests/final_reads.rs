@@ -25,50 +25,18 @@ fn saved(src: &str) -> Vec<usize> {
     common::bytes_per_iteration(&g).into_iter().take(n_loops).collect()
 }
 
-const CHOLESKY: &str = "
-fn f(x: &[f64]) -> f64 {
-    let n = 4;
-    let mut l = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..i + 1 {
-            let d = x[i] - x[j];
-            let mut v = (-0.5 * d * d).exp();
-            if i == j {
-                v += 1.0 + x[i] * x[i];
-            }
-            l[i * n + j] = v;
-        }
-    }
-    for i in 0..n {
-        for j in 0..i + 1 {
-            let mut acc = l[i * n + j];
-            for k in 0..j {
-                acc -= l[i * n + k] * l[j * n + k];
-            }
-            if i == j {
-                l[i * n + i] = acc.sqrt();
-            } else {
-                l[i * n + j] = acc / l[j * n + j];
-            }
-        }
-    }
-    let mut z = vec![0.0; n];
-    for i in 0..n {
-        let mut acc = x[i + 4];
-        for k in 0..i {
-            acc -= l[i * n + k] * z[k];
-        }
-        z[i] = acc / l[i * n + i];
-    }
-    let mut s = 0.0;
-    for i in 0..n {
-        s += z[i] * z[i] + l[i * n + i].ln();
-    }
-    s
-}";
+/// A `slice_case!` whose function's source is also the constant `$src`, for the checks of
+/// what it saves.
+macro_rules! in_place_case {
+    ($test:ident, $src:ident, [$($pt:expr),+ $(,)?], $($item:tt)*) => {
+        const $src: &str = stringify!($($item)*);
+        slice_case!($test, [$($pt),+], $($item)*);
+    };
+}
 
-slice_case!(
+in_place_case!(
     cholesky_in_place_then_solve,
+    CHOLESKY,
     [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1, 0.7, -0.2], [0.1, -0.2, 0.3, 0.45, 0.5, -0.6, 0.7, 0.8]],
     fn f(x: &[f64]) -> f64 {
         let n = 4;
@@ -123,8 +91,9 @@ fn cholesky_saves_nothing_in_its_inner_loops() {
     assert_eq!(bytes[6], 0, "the solve's inner loop: {bytes:?}");
 }
 
-slice_case!(
+in_place_case!(
     lu_in_place,
+    LU,
     [[2.0, 0.3, 0.5, 0.1, 0.2, 3.0, 0.4, 0.3, 0.5, 0.1, 4.0, 0.2, 0.3, 0.6, 0.1, 5.0]],
     fn f(x: &[f64]) -> f64 {
         // Doolittle's LU without pivoting, in place: `a[i * n + k]` and `a[k * n + j]` are
@@ -152,28 +121,16 @@ slice_case!(
 
 #[test]
 fn lu_saves_only_the_updated_elements() {
-    let src = "fn f(x: &[f64]) -> f64 {
-        let n = 4;
-        let mut a = vec![0.0; n * n];
-        for i in 0..n * n { a[i] = x[i] + 0.1 * x[i] * x[i]; }
-        for k in 0..n {
-            for i in k + 1..n {
-                a[i * n + k] = a[i * n + k] / a[k * n + k];
-                for j in k + 1..n { a[i * n + j] -= a[i * n + k] * a[k * n + j]; }
-            }
-        }
-        let mut s = 0.0;
-        for i in 0..n { s += a[i * n + i].ln() + 0.3 * a[i * n + (i + 1) % n]; }
-        s
-    }";
+    let src = LU;
     // Loops: fill, k, i, j, sum. The `-=` is linear in the element it updates: nothing of
     // the innermost loop is saved; the division saves its old numerator only.
     let bytes = saved(src);
     assert_eq!(bytes[3], 0, "{bytes:?}");
 }
 
-slice_case!(
+in_place_case!(
     recurrence_in_place,
+    RECURRENCE,
     [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6]],
     fn f(x: &[f64]) -> f64 {
         // `y[i - 1]` is final when read; `y[i]` is read before this iteration writes it.
@@ -191,19 +148,14 @@ slice_case!(
 
 #[test]
 fn recurrence_reads_the_previous_element_again() {
-    let src = "fn f(x: &[f64]) -> f64 {
-        let n = x.len();
-        let mut y = vec![0.0; n];
-        for i in 0..n { y[i] = x[i]; }
-        for i in 1..n { y[i] = (y[i] * y[i - 1]).sin() + y[i]; }
-        y[n - 1] * y[n - 2]
-    }";
+    let src = RECURRENCE;
     // The second loop saves the old `y[i]` (overwritten in the same iteration) only.
     assert_eq!(saved(src), [0, 8]);
 }
 
-slice_case!(
+in_place_case!(
     sweeps_that_write_again,
+    SWEEPS,
     [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6]],
     fn f(x: &[f64]) -> f64 {
         // Gauss-Seidel sweeps: `u[i - 1]` is written by this sweep and again by the next:
@@ -224,13 +176,7 @@ slice_case!(
 
 #[test]
 fn sweeps_that_write_again_save_their_reads() {
-    let src = "fn f(x: &[f64]) -> f64 {
-        let n = x.len();
-        let mut u = vec![0.0; n];
-        for i in 0..n { u[i] = x[i]; }
-        for _t in 0..3 { for i in 1..n - 1 { u[i] = 0.5 * (u[i - 1] * u[i + 1]).cos() + 0.25 * u[i]; } }
-        u[1] + u[n - 2] * u[2]
-    }";
+    let src = SWEEPS;
     // `u[i - 1]` and `u[i + 1]` are saved (or their product).
     assert!(saved(src)[2] >= 8, "{:?}", saved(src));
 }
@@ -278,8 +224,9 @@ slice_case!(
     }
 );
 
-slice_case!(
+in_place_case!(
     overwritten_by_a_later_loop,
+    LATER_LOOP,
     [[0.3, 0.5, 0.9, 0.2, -0.4, 1.1], [0.1, -0.2, 0.3, 0.4, 0.5, -0.6]],
     fn f(x: &[f64]) -> f64 {
         // `y[i]` is final in the first loop's own iterations, but the second loop writes it
@@ -329,14 +276,6 @@ slice_case!(
 
 #[test]
 fn a_later_loop_that_writes_again_keeps_the_reads_saved() {
-    let src = "fn f(x: &[f64]) -> f64 {
-        let n = x.len();
-        let mut y = vec![0.0; n];
-        for i in 0..n { y[i] = x[i].exp(); }
-        let mut s = 0.0;
-        for i in 0..n { s += (y[i] * x[(i + 1) % n]).sin(); }
-        for i in 0..n { y[i] = x[i] * s; }
-        s + y[0] * y[n - 1]
-    }";
+    let src = LATER_LOOP;
     assert!(saved(src)[1] >= 8, "{:?}", saved(src));
 }

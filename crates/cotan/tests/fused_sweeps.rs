@@ -12,9 +12,9 @@ mod common;
 
 use cotan_ad::{Activity, Mode, Spec};
 
-/// The number of loops at the top level of the reverse derivative of `src` (one slice in,
-/// `Active` result), as the macros simplify it.
-fn top_loops(src: &str) -> usize {
+/// The reverse derivative of `src` (one slice in, `Active` result), simplified as the macros
+/// do before fusing its loops.
+fn unfused(src: &str) -> cotan_ir::Function {
     let item: syn::ItemFn = syn::parse_str(src).unwrap();
     let mut f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
     cotan_ir::simplify::cse(&mut f);
@@ -22,6 +22,12 @@ fn top_loops(src: &str) -> usize {
     let mut g = cotan_ad::reverse(&f, &spec, "rev", &mut cotan_ad::NoCalls).unwrap();
     cotan_ir::simplify::cse(&mut g);
     cotan_ir::dead_stores::dead_stores(&mut g);
+    g
+}
+
+/// The number of loops at the top level of the reverse derivative of `src`, fused.
+fn top_loops(src: &str) -> usize {
+    let mut g = unfused(src);
     cotan_ir::fuse::fuse_sweeps(&mut g);
     cotan_ir::verify(&g).unwrap();
     g.body.ops.iter().filter(|o| matches!(o.kind, cotan_ir::OpKind::For { .. })).count()
@@ -184,13 +190,7 @@ fn copies_of_buffers_to_the_tape_stay_copies() {
         }
         s
     }";
-    let item: syn::ItemFn = syn::parse_str(src).unwrap();
-    let mut f = cotan_syntax::lower_fn(&item.sig, &item.block).unwrap().func;
-    cotan_ir::simplify::cse(&mut f);
-    let spec = Spec { mode: Mode::Reverse, inputs: vec![Activity::Duplicated], ret: Some(Activity::Active), width: 1 };
-    let mut g = cotan_ad::reverse(&f, &spec, "rev", &mut cotan_ad::NoCalls).unwrap();
-    cotan_ir::simplify::cse(&mut g);
-    cotan_ir::dead_stores::dead_stores(&mut g);
+    let mut g = unfused(src);
     let copies = |g: &cotan_ir::Function| {
         let mut n = 0;
         g.walk(&mut |o| {
