@@ -1,19 +1,21 @@
-//! Fusion of a loop with the reversed loop over the same range that comes after it: reverse
-//! mode's forward sweep of a loop and its reverse sweep, where they do not depend on each
-//! other (and of two loops over the same range that count up, where the second uses what
-//! the first leaves in a buffer at the same index only). `Σ sin(xᵢ)` with an `Active` result computes the sum in one loop and then adds
-//! `cos(xᵢ) · dret` to `dxᵢ` in a second, reversed one, which reads nothing the first
-//! writes: one loop doing both reads `xᵢ` once, and computes the sine and cosine of the
-//! same value side by side (as a hand-written adjoint does).
+//! Fusion of a loop with the reversed loop over the same range that comes after it:
+//! reverse mode's forward sweep of a loop and its reverse sweep, where they do not depend on
+//! each other; and of two loops over the same range that count up, where the second uses
+//! what the first leaves in a buffer at the same index only. `Σ sin(xᵢ)` with an `Active`
+//! result computes the sum in one loop and then adds `cos(xᵢ) · dret` to `dxᵢ` in a second,
+//! reversed one, which reads nothing the first writes: one loop doing both reads `xᵢ` once,
+//! and computes the sine and cosine of the same value side by side (as a hand-written
+//! adjoint does).
 //!
 //! The fused loop runs the first loop's body and then the second's, in the first's order.
 //! That is the same computation when:
 //! - neither loop reads or writes what the other writes (variables, memory; but memory both
-//!   use only at their own index, element `i` in iteration `i`, is passed from one to the
-//!   other at the same iteration either way), neither calls
-//!   a function or prints, and what the first pushes on the tape in each iteration the
-//!   second pops in the same iteration (those values then pass from one body to the other,
-//!   off the tape);
+//!   use only at their own index, element `i` in iteration `i`, passes from one to the
+//!   other at the same iteration either way);
+//! - of two loops counting up, at most one uses the tape, calls functions or prints; with a
+//!   reversed second loop, neither does, but for what the first pushes on the tape in each
+//!   iteration and the second pops in the same iteration (those values then pass from one
+//!   body to the other, off the tape);
 //! - the second loop's iterations commute: what it writes outside its body it only adds to
 //!   (`d[e] += v`, `dv += v`, whose additions may run in another order), or writes at its
 //!   own index only;
