@@ -1,6 +1,6 @@
 //! Generic simplification passes.
 
-use crate::{HashMap, HashSet};
+use crate::HashMap;
 
 use crate::{Const, Function, OpKind, Region, Value, Var};
 
@@ -11,24 +11,27 @@ pub fn dead_code(f: &mut Function) {
         // (A sub-slice or an offset only names memory: unused, it does nothing either.)
         op.kind.is_pure() || op.kind.view_base().is_some() || matches!(op.kind, OpKind::GetVar(_))
     };
-    // The operands of each removable op, by its result; the operands of the others are needed.
-    let mut defs: HashMap<Value, Vec<Value>> = HashMap::default();
+    // The operands of each removable op (a range of `operands`), by its result; the
+    // operands of the others are needed. (Dense vectors, not hash maps: the macros run
+    // unoptimized, where hashing is most of this pass's time.)
+    let mut defs = vec![0..0; f.values.len()];
+    let mut operands = vec![];
     let mut work = vec![];
     f.walk(&mut |op| match op.result {
         Some(r) if removable(op) => {
-            defs.insert(r, op.kind.operands());
+            let start = operands.len();
+            operands.extend(op.kind.operands());
+            defs[r.0 as usize] = start..operands.len();
         }
         _ => work.extend(op.kind.operands()),
     });
-    let mut needed = HashSet::default();
+    let mut needed = vec![false; f.values.len()];
     while let Some(v) = work.pop() {
-        if needed.insert(v) {
-            if let Some(operands) = defs.get(&v) {
-                work.extend(operands.iter().copied());
-            }
+        if !std::mem::replace(&mut needed[v.0 as usize], true) {
+            work.extend_from_slice(&operands[defs[v.0 as usize].clone()]);
         }
     }
-    prune(&mut f.body, &|op| removable(op) && op.result.is_some_and(|v| !needed.contains(&v)));
+    prune(&mut f.body, &|op| removable(op) && op.result.is_some_and(|v| !needed[v.0 as usize]));
 }
 
 fn prune(r: &mut Region, dead: &dyn Fn(&crate::Op) -> bool) {
@@ -52,7 +55,7 @@ pub fn use_counts(f: &Function) -> HashMap<Value, usize> {
 }
 
 /// What a remembered expression reads, so that a write can forget it.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Reads {
     Nothing,
     Var(Var),
@@ -61,7 +64,49 @@ enum Reads {
     AnyMem,
 }
 
-type Table = HashMap<String, (Value, Reads)>;
+/// The expressions CSE remembers, by key, and the keys by what they read: a write then
+/// forgets what it affects without a walk over the whole table.
+#[derive(Clone, Default)]
+struct Table {
+    values: HashMap<String, (Value, Reads)>,
+    readers: HashMap<Reads, Vec<String>>,
+}
+
+impl Table {
+    fn get(&self, key: &str) -> Option<Value> {
+        self.values.get(key).map(|e| e.0)
+    }
+
+    fn insert(&mut self, key: String, value: Value, reads: Reads) {
+        if reads != Reads::Nothing {
+            self.readers.entry(reads).or_default().push(key.clone());
+        }
+        self.values.insert(key, (value, reads));
+    }
+
+    /// Forgets what reads anything in `written`.
+    fn forget(&mut self, written: &[Reads]) {
+        for &w in written {
+            if w == Reads::AnyMem {
+                let mems: Vec<Reads> = self.readers.keys().filter(|r| matches!(r, Reads::Mem(_))).copied().collect();
+                for r in mems {
+                    self.forget_readers(r);
+                }
+            } else {
+                self.forget_readers(w);
+            }
+        }
+    }
+
+    fn forget_readers(&mut self, r: Reads) {
+        for key in self.readers.remove(&r).unwrap_or_default() {
+            // (A key may have been remembered again since, reading something else.)
+            if self.values.get(&key).is_some_and(|e| e.1 == r) {
+                self.values.remove(&key);
+            }
+        }
+    }
+}
 
 /// Common subexpression elimination over the region tree, with constant folding and
 /// forwarding of stored values to later reads of the same variable or element.
@@ -107,11 +152,11 @@ fn cse_region(
         }
         if !op.kind.regions().is_empty() {
             let written = writes(cx, &op);
-            forget(&mut table, &written);
+            table.forget(&written);
             for sub in op.kind.regions_mut() {
                 cse_region(cx, sub, table.clone(), rename, consts);
             }
-            forget(&mut table, &written);
+            table.forget(&written);
             keep.push(op);
             continue;
         }
@@ -123,30 +168,28 @@ fn cse_region(
         }
         match &op.kind {
             OpKind::SetVar(var, v) | OpKind::DeclVar { var, init: v } => {
-                forget(&mut table, &[Reads::Var(*var)]);
-                table.insert(format!("get {var:?}"), (*v, Reads::Var(*var)));
+                table.forget(&[Reads::Var(*var)]);
+                table.insert(format!("get {var:?}"), *v, Reads::Var(*var));
             }
             OpKind::Store { mem, index, value } => {
                 let root = Reads::Mem(cx.root(*mem));
-                forget(&mut table, &[root]);
-                table.insert(format!("load {mem:?} {index:?}"), (*value, root));
+                table.forget(&[root]);
+                table.insert(format!("load {mem:?} {index:?}"), *value, root);
             }
-            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => forget(&mut table, &[Reads::Mem(cx.root(*mem))]),
+            OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => table.forget(&[Reads::Mem(cx.root(*mem))]),
             OpKind::Call { .. } => {
                 let w = writes(cx, &op);
-                forget(&mut table, &w);
+                table.forget(&w);
             }
             _ => {}
         }
         if let (Some(key), Some(res)) = (key(cx, &op), op.result) {
             match table.get(&key.0) {
-                Some(&(v, _)) => {
+                Some(v) => {
                     rename.insert(res, v);
                     continue;
                 }
-                None => {
-                    table.insert(key.0, (res, key.1));
-                }
+                None => table.insert(key.0, res, key.1),
             }
         }
         keep.push(op);
@@ -164,13 +207,6 @@ fn key(cx: &Cx, op: &crate::Op) -> Option<(String, Reads)> {
         OpKind::Len(mem) => Some((format!("len {mem:?}"), Reads::Mem(cx.root(*mem)))),
         k if k.is_pure() => Some((format!("{k:?} {ty:?}"), Reads::Nothing)),
         _ => None,
-    }
-}
-
-fn forget(table: &mut Table, written: &[Reads]) {
-    if !written.is_empty() {
-        let any_mem = written.contains(&Reads::AnyMem);
-        table.retain(|_, (_, reads)| !(written.contains(reads) || any_mem && matches!(reads, Reads::Mem(_))));
     }
 }
 
