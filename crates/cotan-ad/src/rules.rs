@@ -102,8 +102,10 @@ pub fn partials(
                 BinOp::Div => {
                     let one = e.c(1.0);
                     let inv = e.div(one, c);
+                    // ∂/∂c = −r/c, as r · (1/c): one division per op, and none in a loop
+                    // whose divisor is invariant (the compiler hoists 1/c).
                     let r = get(result);
-                    let q = e.div(r, c);
+                    let q = e.mul(r, inv);
                     vec![Of(inv), Of(e.neg(q))]
                 }
                 BinOp::Rem => {
