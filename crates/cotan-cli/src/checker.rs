@@ -10,6 +10,10 @@
 //! Tolerances and finite-difference steps follow the precision the function computes in:
 //! a function with `f32` arguments or results is compared with `f32`'s (its finite
 //! differences take the steps that rounding to `f32` leaves, larger and extrapolated).
+//! Where those differences disagree with a derivative, the function is also run in `f64`
+//! (its text with `f32` read as `f64`) and differenced there: an `f32` function whose
+//! intermediate values are large, or that oscillates fast, has differences in `f32` that
+//! no step makes accurate, and a derivative is wrong only if the `f64` differences say so.
 
 use cotan_ad::Activity;
 use cotan_expand::tools::{all_active, derivation, primal, second_order, Derivation};
@@ -181,6 +185,16 @@ pub struct Prepared {
     /// or none when it is not all floats.
     seeds: usize,
     precision: Precision,
+    /// For an `f32` function: the same function computing in `f64`, whose differences
+    /// judge a derivative that the `f32` differences disagree with.
+    wide: Option<Wide>,
+}
+
+/// An `f32` function computing in `f64`: its primal, and its reverse derivative (for the
+/// differences of the gradient that judge second order).
+struct Wide {
+    primal: Derivation,
+    rev: Option<Derivation>,
 }
 
 /// Lowers `name` (an error here is bad input: exit 2) and differentiates it, with every
@@ -232,7 +246,43 @@ pub fn prepare(src: &Source, name: &str) -> Result<Prepared, CliError> {
         Ty::Mem(m) => m.elem == Scalar::F32,
     });
     let precision = if f32 { F32 } else { F64 };
-    Ok(Prepared { primal_run, primal, derivs, hvp, names, roles, seeds, precision })
+    let wide = f32.then(|| widened(src, name, &primal)).flatten();
+    Ok(Prepared { primal_run, primal, derivs, hvp, names, roles, seeds, precision, wide })
+}
+
+/// `name` computing in `f64`: the file's text with every `f32` (type or literal suffix)
+/// read as `f64`. `None` where that does not lower, or lowers to another signature (a
+/// function whose callees are in other files of a crate, or that depends on `f32` by name).
+fn widened(src: &Source, name: &str, narrow: &Function) -> Option<Wide> {
+    let text = widen_text(&prettyplease::unparse(&src.file));
+    let wide = Source::parse(&text).ok()?;
+    let item = wide.function(name).ok()?;
+    let run = guarded(|| primal(&wide.set, &item).map_err(|e| e.to_string())).ok()?;
+    let same_shape =
+        run.function.params.len() == narrow.params.len() && run.function.returns.len() == narrow.returns.len();
+    let spec = all_active(&run.function, Mode::Reverse);
+    let rev = guarded(|| derivation(&wide.set, &item, &spec, &format!("d_{name}")).map_err(|e| e.to_string())).ok();
+    same_shape.then_some(Wide { primal: run, rev })
+}
+
+/// `text` with the word `f32`, and the suffix `f32` of a number, replaced by `f64`.
+fn widen_text(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut k = 0;
+    while k < text.len() {
+        let word_before = k > 0 && (bytes[k - 1].is_ascii_alphabetic() || bytes[k - 1] == b'_');
+        let word_after = bytes.get(k + 3).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        if text[k..].starts_with("f32") && !word_before && !word_after {
+            out.push_str("f64");
+            k += 3;
+        } else {
+            let c = text[k..].chars().next().unwrap_or_default();
+            out.push(c);
+            k += c.len_utf8();
+        }
+    }
+    out
 }
 
 /// How an error reports a panic of cotan's pipeline.
@@ -507,7 +557,7 @@ impl Prepared {
         };
         let slots = self.slots(args);
         let mut failures = vec![];
-        let grad = match self.reverse(rev, args, &slots) {
+        let grad = match self.reverse(rev, args, &slots, false) {
             Ok(g) => g,
             Err(e) => {
                 return Ok(vec![Failure {
@@ -545,8 +595,14 @@ impl Prepared {
         let mut per_arg: Vec<(String, Kind, bool, bool, String)> = vec![];
         for (k, s) in slots.iter().enumerate() {
             let name = &self.names[s.param].0;
-            let fd = self.finite_difference(args, s, grad[k], fd_atol);
             let (g, t) = (grad[k], tangents[k]);
+            let mut fd = self.finite_difference(args, s, g, fd_atol);
+            // Differences of an `f32` function that disagree with a derivative: those of its
+            // `f64` version judge instead.
+            let disagree = fd.is_none_or(|(d, _)| [g, t].iter().any(|ad| !close(*ad, d, pr.fd_rtol, fd_atol)));
+            if self.wide.is_some() && disagree {
+                fd = self.wide_difference(args, s, g, fd_atol).or(fd);
+            }
             let what = slot_name(args, s, name);
             let mut note = |kind: Kind, rev: bool, fwd: bool, detail: String| match per_arg
                 .iter_mut()
@@ -657,48 +713,18 @@ impl Prepared {
             Ok(hv) => hv,
             Err(e) => return fail(Kind::Error, format!("second order: {e}")),
         };
-        // The gradient at x + h v, and the step taken (rounding to `f32` changes it).
-        let at = |h: f64| -> Option<(Vec<f64>, f64)> {
-            let mut a = args.to_vec();
-            for (s, d) in slots.iter().zip(&v) {
-                let x = get(args, s);
-                set(&mut a, s, x + h * d);
+        // Central differences of the gradient, with a Richardson step, at several steps: one
+        // must agree, and differences that do not converge cannot judge. For an `f32`
+        // function that they find wrong, its `f64` version's differences judge instead.
+        let mut verdict = self.gradient_differences(rev, args, slots, &v, &hv, pr.so_steps, false)?;
+        if verdict.0 && verdict.1 > 1.0 {
+            if let Some((Wide { rev: Some(rev), .. }, wide_args)) = self.wide_at(args) {
+                if let Some(w) = self.gradient_differences(rev, &wide_args, slots, &v, &hv, F64.so_steps, true) {
+                    verdict = w;
+                }
             }
-            // The step, measured on the largest component of the direction.
-            let k = (0..v.len()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()))?;
-            let taken = (get(&a, &slots[k]) - get(args, &slots[k])) / v[k];
-            Some((self.reverse(rev, &a, slots).ok()?, taken))
-        };
-        // Central differences of the gradient with a Richardson step, at several steps: one
-        // must agree, and differences that do not converge cannot judge.
-        let diff = |h: f64| -> Option<Vec<f64>> {
-            let ((gp, hp), (gm, hm)) = (at(h)?, at(-h)?);
-            Some(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (hp - hm)).collect())
-        };
-        let mut best = f64::INFINITY;
-        let mut worst_fd = vec![];
-        let mut previous: Option<Vec<f64>> = None;
-        let mut converged = false;
-        for &h in pr.so_steps {
-            let (Some(d1), Some(d2)) = (diff(h), diff(h / 2.0)) else { return None };
-            let fd: Vec<f64> = d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect();
-            if fd.iter().any(|d| !d.is_finite()) {
-                continue;
-            }
-            let distance = |a: &[f64], b: &[f64]| {
-                a.iter()
-                    .zip(b)
-                    .map(|(a, b)| (a - b).abs() / (pr.so_rtol * a.abs().max(b.abs()) + pr.so_atol))
-                    .fold(0.0, f64::max)
-            };
-            converged |= previous.as_deref().is_some_and(|p| distance(p, &fd) <= 1.0);
-            let err = distance(&hv, &fd);
-            if err < best {
-                best = err;
-                worst_fd = fd.clone();
-            }
-            previous = Some(fd);
         }
+        let (converged, best, worst_fd) = verdict;
         if !converged {
             return None;
         }
@@ -714,6 +740,65 @@ impl Prepared {
 
     /// H·v per slot from forward over reverse mode: every float argument and shadow with its
     /// tangent (the direction for arguments, zero for shadows), the seeds as in `reverse`.
+    /// Central differences of the gradient (from `rev`, the `f64` version's if `wide`)
+    /// along `v` at `steps`, each extrapolated with the half step: whether two neighbouring
+    /// steps agree, the distance to `hv` of the closest (in units of the tolerance; at most
+    /// 1 agrees), and that one. `None` where the gradient cannot be taken.
+    #[allow(clippy::too_many_arguments)]
+    fn gradient_differences(
+        &self,
+        rev: &Derivation,
+        args: &[Arg],
+        slots: &[Slot],
+        v: &[f64],
+        hv: &[f64],
+        steps: &[f64],
+        wide: bool,
+    ) -> Option<(bool, f64, Vec<f64>)> {
+        let pr = self.precision;
+        // The gradient at x + h v, and the step taken (rounding to `f32` changes it).
+        let at = |h: f64| -> Option<(Vec<f64>, f64)> {
+            let mut a = args.to_vec();
+            for (s, d) in slots.iter().zip(v) {
+                let x = get(args, s);
+                set(&mut a, s, x + h * d);
+            }
+            // The step, measured on the largest component of the direction.
+            let k = (0..v.len()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()))?;
+            let taken = (get(&a, &slots[k]) - get(args, &slots[k])) / v[k];
+            Some((self.reverse(rev, &a, slots, wide).ok()?, taken))
+        };
+        let diff = |h: f64| -> Option<Vec<f64>> {
+            let ((gp, hp), (gm, hm)) = (at(h)?, at(-h)?);
+            Some(gp.iter().zip(&gm).map(|(p, m)| (p - m) / (hp - hm)).collect())
+        };
+        let distance = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .map(|(a, b)| (a - b).abs() / (pr.so_rtol * a.abs().max(b.abs()) + pr.so_atol))
+                .fold(0.0, f64::max)
+        };
+        let mut best = f64::INFINITY;
+        let mut worst_fd = vec![];
+        let mut previous: Option<Vec<f64>> = None;
+        let mut converged = false;
+        for &h in steps {
+            let (d1, d2) = (diff(h)?, diff(h / 2.0)?);
+            let fd: Vec<f64> = d1.iter().zip(&d2).map(|(a, b)| (4.0 * b - a) / 3.0).collect();
+            if fd.iter().any(|d| !d.is_finite()) {
+                continue;
+            }
+            converged |= previous.as_deref().is_some_and(|p| distance(p, &fd) <= 1.0);
+            let err = distance(hv, &fd);
+            if err < best {
+                best = err;
+                worst_fd = fd.clone();
+            }
+            previous = Some(fd);
+        }
+        Some((converged, best, worst_fd))
+    }
+
     fn hessian_vector(&self, hvp: &Derivation, args: &[Arg], slots: &[Slot], v: &[f64]) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut tangent_pos = vec![None; args.len()];
@@ -760,7 +845,8 @@ impl Prepared {
     }
 
     /// The reverse sweep seeded with the weights: the gradient of J per slot.
-    fn reverse(&self, rev: &Derivation, args: &[Arg], slots: &[Slot]) -> Result<Vec<f64>, String> {
+    /// Reverse mode: the gradient of J at each slot. `wide`: `rev` is the `f64` version's.
+    fn reverse(&self, rev: &Derivation, args: &[Arg], slots: &[Slot], wide: bool) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut shadow_pos = vec![None; args.len()];
         let mut w = self.first_memory_weight();
@@ -772,6 +858,10 @@ impl Prepared {
             }
         }
         call.extend(self.seed_args());
+        if wide {
+            // The `f64` version of an `f32` function: seeds in `f64` too.
+            call = call.iter().map(widen_arg).collect();
+        }
         let outs =
             cotan_ir::exec_with(&rev.function, &mut call, DERIVATIVE_STEP_LIMIT, rev).map_err(|e| e.to_string())?;
         let returned = self.returned_gradients();
@@ -840,41 +930,99 @@ impl Prepared {
     /// converged and cannot judge a derivative). The step is the one the argument's type
     /// can hold: `x + h` rounds in `f32`.
     fn finite_difference(&self, args: &[Arg], s: &Slot, ad: f64, atol: f64) -> Option<(f64, bool)> {
-        let pr = self.precision;
-        let x = get(args, s);
-        let diff = |h: f64| -> Option<f64> {
-            let mut a = args.to_vec();
-            set(&mut a, s, x + h);
-            let xp = get(&a, s);
-            let Primal::Value(jp, _) = self.primal(&a) else { return None };
-            set(&mut a, s, x - h);
-            let xm = get(&a, s);
-            let Primal::Value(jm, _) = self.primal(&a) else { return None };
-            let d = (jp - jm) / (xp - xm);
-            d.is_finite().then_some(d)
-        };
-        let mut best: Option<f64> = None;
-        let mut previous: Option<f64> = None;
-        let mut converged = false;
-        for &h in pr.steps {
-            let h = h * x.abs().max(1.0);
-            let Some(mut fd) = diff(h) else { continue };
-            if pr.richardson {
-                let Some(half) = diff(h / 2.0) else { continue };
-                fd = (4.0 * half - fd) / 3.0;
-            }
-            converged |= previous.is_some_and(|p| close(p, fd, pr.fd_converged_rtol, pr.fd_converged_atol * atol));
-            previous = Some(fd);
-            let better = match best {
-                None => true,
-                Some(b) => (fd - ad).abs() < (b - ad).abs() || !ad.is_finite(),
-            };
-            if better {
-                best = Some(fd);
-            }
-        }
-        best.map(|b| (b, converged))
+        differences(args, s, ad, atol, self.precision, &|a| self.primal(a))
     }
+
+    /// The `f64` version of an `f32` function run on `args` (given in `f64`).
+    fn wide_primal(&self, wide: &Wide, args: &[Arg]) -> Primal {
+        let mut a = args.to_vec();
+        match cotan_ir::exec_with(&wide.primal.function, &mut a, STEP_LIMIT, &wide.primal) {
+            Ok(outs) => {
+                let (j, size) = self.objective(&outs, &a);
+                Primal::Value(j, size)
+            }
+            Err(e) => Primal::Failed(e.to_string()),
+        }
+    }
+
+    /// The `f64` version of an `f32` function, if it computes the same J at `args` (within
+    /// the `f32` tolerances): where rounding decides a branch, the two versions can take
+    /// different paths, and the `f64` one cannot judge the other's derivative.
+    fn wide_at(&self, args: &[Arg]) -> Option<(&Wide, Vec<Arg>)> {
+        let wide = self.wide.as_ref()?;
+        let pr = self.precision;
+        let Primal::Value(j, size) = self.primal(args) else { return None };
+        let wide_args: Vec<Arg> = args.iter().map(widen_arg).collect();
+        let Primal::Value(wide_j, _) = self.wide_primal(wide, &wide_args) else { return None };
+        close(j, wide_j, pr.fd_rtol, pr.fd_atol + pr.fd_jtol * size).then_some((wide, wide_args))
+    }
+
+    /// The differences of the `f64` version of an `f32` function at the same point, where
+    /// they have converged.
+    fn wide_difference(&self, args: &[Arg], s: &Slot, ad: f64, atol: f64) -> Option<(f64, bool)> {
+        let (wide, wide_args) = self.wide_at(args)?;
+        differences(&wide_args, s, ad, atol, F64, &|a| self.wide_primal(wide, a)).filter(|(_, converged)| *converged)
+    }
+}
+
+/// `a` with its `f32`s as `f64`s.
+fn widen_arg(a: &Arg) -> Arg {
+    let wide = |v: &Val| match v {
+        Val::F32(x) => Val::F64(f64::from(*x)),
+        v => *v,
+    };
+    match a {
+        Arg::Scalar(v) => Arg::Scalar(wide(v)),
+        Arg::Mem(m) => Arg::Mem(m.iter().map(wide).collect()),
+        Arg::Record(fields) => Arg::Record(fields.iter().map(|(n, f)| (n.clone(), widen_arg(f))).collect()),
+        Arg::Rows(rows) => Arg::Rows(rows.iter().map(widen_arg).collect()),
+    }
+}
+
+/// Central differences of `primal` in slot `s` at the precision's steps (extrapolated with
+/// the half step where it says so): the one closest to `ad`, and whether neighbouring steps
+/// agree (converged).
+fn differences(
+    args: &[Arg],
+    s: &Slot,
+    ad: f64,
+    atol: f64,
+    pr: Precision,
+    primal: &dyn Fn(&[Arg]) -> Primal,
+) -> Option<(f64, bool)> {
+    let x = get(args, s);
+    let diff = |h: f64| -> Option<f64> {
+        let mut a = args.to_vec();
+        set(&mut a, s, x + h);
+        let xp = get(&a, s);
+        let Primal::Value(jp, _) = primal(&a) else { return None };
+        set(&mut a, s, x - h);
+        let xm = get(&a, s);
+        let Primal::Value(jm, _) = primal(&a) else { return None };
+        let d = (jp - jm) / (xp - xm);
+        d.is_finite().then_some(d)
+    };
+    let mut best: Option<f64> = None;
+    let mut previous: Option<f64> = None;
+    let mut converged = false;
+    for &h in pr.steps {
+        let h = h * x.abs().max(1.0);
+        let Some(mut fd) = diff(h) else { continue };
+        if pr.richardson {
+            let Some(half) = diff(h / 2.0) else { continue };
+            fd = (4.0 * half - fd) / 3.0;
+        }
+        converged |= previous.is_some_and(|p| close(p, fd, pr.fd_converged_rtol, pr.fd_converged_atol * atol));
+        previous = Some(fd);
+        let better = match best {
+            None => true,
+            Some(b) => (fd - ad).abs() < (b - ad).abs() || !ad.is_finite(),
+        };
+        if better {
+            best = Some(fd);
+        }
+    }
+    best.map(|b| (b, converged))
 }
 
 fn zero_of(t: Ty) -> Val {
@@ -981,4 +1129,18 @@ pub fn render(r: &Report) -> String {
         s += &format!("at: {}\n", r.point);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widen_text;
+
+    #[test]
+    fn widening_replaces_the_type_and_literal_suffixes_only() {
+        assert_eq!(
+            widen_text("fn f(x: &[f32], k: f32) -> f32 { let f32x = 1.0f32; x[0] * k as f32 + my_f32 + f32::EPSILON }"),
+            "fn f(x: &[f64], k: f64) -> f64 { let f32x = 1.0f64; x[0] * k as f64 + my_f32 + f64::EPSILON }"
+        );
+        assert_eq!(widen_text("// ünïcode f32\nf32"), "// ünïcode f64\nf64");
+    }
 }
