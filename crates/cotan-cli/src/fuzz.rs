@@ -692,7 +692,12 @@ impl Gen {
                     self.helpers.iter().filter(|h| h.1 == Shape::InPlace).map(|h| h.0.clone()).collect();
                 let targets: Vec<Buf> = self.writable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
                 let (Some(h), Some(b)) = (self.pick(&inplace), self.pick(&targets)) else { return };
-                if self.rng.bool() {
+                if b.array {
+                    // `h(&mut st, e)`: a local array is borrowed explicitly, so the argument
+                    // may not read it.
+                    let e = self.without(&b.name, |g| g.expr(2));
+                    self.line(&format!("{h}(&mut {}, {e});", b.name));
+                } else if self.rng.bool() {
                     // `h(y, e)`: the argument may read `y` (a two-phase borrow).
                     let e = self.expr(2);
                     self.line(&format!("{h}({}, {e});", b.name));
