@@ -11,9 +11,10 @@
 //! a function with `f32` arguments or results is compared with `f32`'s (its finite
 //! differences take the steps that rounding to `f32` leaves, larger and extrapolated).
 //! Where those differences disagree with a derivative, the function is also run in `f64`
-//! (its text with `f32` read as `f64`) and differenced there: an `f32` function whose
-//! intermediate values are large, or that oscillates fast, has differences in `f32` that
-//! no step makes accurate, and a derivative is wrong only if the `f64` differences say so.
+//! (its text with `f32` read as `f64`): an `f32` function whose intermediate values are
+//! large, or that oscillates fast, has differences in `f32` that no step makes accurate.
+//! The `f64` version's derivative against its differences then says whether the transform
+//! is right, and the `f32` derivative must be the `f64` one to within `f32` rounding.
 
 use cotan_ad::Activity;
 use cotan_expand::tools::{all_active, derivation, primal, second_order, Derivation};
@@ -190,11 +191,17 @@ pub struct Prepared {
     wide: Option<Wide>,
 }
 
-/// An `f32` function computing in `f64`: its primal, and its reverse derivative (for the
-/// differences of the gradient that judge second order).
+/// An `f32` function computing in `f64`: its primal, and its reverse derivative.
 struct Wide {
     primal: Derivation,
     rev: Option<Derivation>,
+}
+
+/// The `f64` version at one point: the arguments in `f64` and its gradient there.
+struct WideAt<'p> {
+    wide: &'p Wide,
+    args: Vec<Arg>,
+    grad: Vec<f64>,
 }
 
 /// Lowers `name` (an error here is bad input: exit 2) and differentiates it, with every
@@ -258,11 +265,12 @@ fn widened(src: &Source, name: &str, narrow: &Function) -> Option<Wide> {
     let wide = Source::parse(&text).ok()?;
     let item = wide.function(name).ok()?;
     let run = guarded(|| primal(&wide.set, &item).map_err(|e| e.to_string())).ok()?;
-    let same_shape =
-        run.function.params.len() == narrow.params.len() && run.function.returns.len() == narrow.returns.len();
+    if run.function.params.len() != narrow.params.len() || run.function.returns.len() != narrow.returns.len() {
+        return None;
+    }
     let spec = all_active(&run.function, Mode::Reverse);
     let rev = guarded(|| derivation(&wide.set, &item, &spec, &format!("d_{name}")).map_err(|e| e.to_string())).ok();
-    same_shape.then_some(Wide { primal: run, rev })
+    Some(Wide { primal: run, rev })
 }
 
 /// `text` with the word `f32`, and the suffix `f32` of a number, replaced by `f64`.
@@ -530,8 +538,13 @@ impl Prepared {
     }
 
     fn primal(&self, args: &[Arg]) -> Primal {
+        self.run_primal(&self.primal_run, args)
+    }
+
+    /// J from a run of `run` (the function or its `f64` version) on `args`.
+    fn run_primal(&self, run: &Derivation, args: &[Arg]) -> Primal {
         let mut a = args.to_vec();
-        match cotan_ir::exec_with(&self.primal, &mut a, STEP_LIMIT, &self.primal_run) {
+        match cotan_ir::exec_with(&run.function, &mut a, STEP_LIMIT, run) {
             Ok(outs) => {
                 let (j, size) = self.objective(&outs, &a);
                 Primal::Value(j, size)
@@ -591,7 +604,7 @@ impl Prepared {
         }
         // Rounding in finite differences grows with the size of J's terms.
         let fd_atol = pr.fd_atol + pr.fd_jtol * j_size;
-        // The gradient of an `f32` function's `f64` version, where it is needed.
+        // The `f64` version of an `f32` function at this point, where it is needed.
         let wide_grad = std::cell::OnceCell::new();
         // Per parameter: which methods disagree, and the first disagreement seen.
         let mut per_arg: Vec<(String, Kind, bool, bool, String)> = vec![];
@@ -604,7 +617,7 @@ impl Prepared {
             let disagree = fd.is_none_or(|(d, _)| [g, t].iter().any(|ad| !close(*ad, d, pr.fd_rtol, fd_atol)));
             if self.wide.is_some() && disagree {
                 let wide = wide_grad.get_or_init(|| self.wide_gradient(args, &slots));
-                if let Some(verdict) = wide.as_ref().and_then(|w| self.wide_verdict(args, s, w[k], g, t, fd_atol)) {
+                if let Some(verdict) = wide.as_ref().and_then(|w| self.wide_verdict(w, k, s, g, t, fd_atol)) {
                     fd = Some(verdict);
                 }
             } else if disagree && !pr.richardson {
@@ -755,8 +768,6 @@ impl Prepared {
         )
     }
 
-    /// H·v per slot from forward over reverse mode: every float argument and shadow with its
-    /// tangent (the direction for arguments, zero for shadows), the seeds as in `reverse`.
     /// Central differences of the gradient (from `rev`, the `f64` version's if `wide`)
     /// along `v` at `steps`, each extrapolated with the half step: whether two neighbouring
     /// steps agree, the distance to `hv` of the closest (in units of the tolerance; at most
@@ -816,6 +827,8 @@ impl Prepared {
         Some((converged, best, worst_fd))
     }
 
+    /// H·v per slot from forward over reverse mode: every float argument and shadow with its
+    /// tangent (the direction for arguments, zero for shadows), the seeds as in `reverse`.
     fn hessian_vector(&self, hvp: &Derivation, args: &[Arg], slots: &[Slot], v: &[f64]) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut tangent_pos = vec![None; args.len()];
@@ -861,8 +874,8 @@ impl Prepared {
         Ok(hv)
     }
 
-    /// The reverse sweep seeded with the weights: the gradient of J per slot.
-    /// Reverse mode: the gradient of J at each slot. `wide`: `rev` is the `f64` version's.
+    /// The reverse sweep seeded with the weights: the gradient of J per slot. `wide`: `rev`
+    /// is the `f64` version's (the seeds are then `f64` too).
     fn reverse(&self, rev: &Derivation, args: &[Arg], slots: &[Slot], wide: bool) -> Result<Vec<f64>, String> {
         let mut call = vec![];
         let mut shadow_pos = vec![None; args.len()];
@@ -950,18 +963,6 @@ impl Prepared {
         differences(args, s, ad, atol, self.precision, &|a| self.primal(a))
     }
 
-    /// The `f64` version of an `f32` function run on `args` (given in `f64`).
-    fn wide_primal(&self, wide: &Wide, args: &[Arg]) -> Primal {
-        let mut a = args.to_vec();
-        match cotan_ir::exec_with(&wide.primal.function, &mut a, STEP_LIMIT, &wide.primal) {
-            Ok(outs) => {
-                let (j, size) = self.objective(&outs, &a);
-                Primal::Value(j, size)
-            }
-            Err(e) => Primal::Failed(e.to_string()),
-        }
-    }
-
     /// The `f64` version of an `f32` function, if it computes the same J at `args` (within
     /// the `f32` tolerances): where rounding decides a branch, the two versions can take
     /// different paths, and the `f64` one cannot judge the other's derivative.
@@ -970,26 +971,27 @@ impl Prepared {
         let pr = self.precision;
         let Primal::Value(j, size) = self.primal(args) else { return None };
         let wide_args: Vec<Arg> = args.iter().map(widen_arg).collect();
-        let Primal::Value(wide_j, _) = self.wide_primal(wide, &wide_args) else { return None };
+        let Primal::Value(wide_j, _) = self.run_primal(&wide.primal, &wide_args) else { return None };
         close(j, wide_j, pr.fd_rtol, pr.fd_atol + pr.fd_jtol * size).then_some((wide, wide_args))
     }
 
-    /// The reverse-mode gradient of the `f64` version of an `f32` function, at each slot.
-    fn wide_gradient(&self, args: &[Arg], slots: &[Slot]) -> Option<Vec<f64>> {
-        let (Wide { rev: Some(rev), .. }, wide_args) = self.wide_at(args)? else { return None };
-        self.reverse(rev, &wide_args, slots, true).ok()
+    /// The `f64` version of an `f32` function where it judges at `args` (`wide_at`), the
+    /// arguments in `f64`, and its reverse-mode gradient at each slot.
+    fn wide_gradient(&self, args: &[Arg], slots: &[Slot]) -> Option<WideAt<'_>> {
+        let (wide, wide_args) = self.wide_at(args)?;
+        let grad = self.reverse(wide.rev.as_ref()?, &wide_args, slots, true).ok()?;
+        Some(WideAt { wide, args: wide_args, grad })
     }
 
     /// Judges the derivatives `g` (reverse) and `t` (forward) of an `f32` function in slot
-    /// `s`, which its `f32` differences disagree with, by its `f64` version: the `f64`
-    /// gradient `wide_g` against the `f64` differences (converged). Where they agree, the
+    /// `s` (the `k`-th), which its `f32` differences disagree with, by its `f64` version:
+    /// the `f64` gradient the `f64` differences (converged). Where they agree, the
     /// transform is right and `g`, `t` are accepted if they are the `f64` derivative to
     /// within what `f32` rounding can do to a derivative (1%): the verdict is `g` itself.
-    /// Where they do not, the `f64` differences judge. `None` where the `f64` version
-    /// cannot judge.
-    fn wide_verdict(&self, args: &[Arg], s: &Slot, wide_g: f64, g: f64, t: f64, atol: f64) -> Option<(f64, bool)> {
-        let (wide, wide_args) = self.wide_at(args)?;
-        let (d, _) = differences(&wide_args, s, wide_g, atol, F64, &|a| self.wide_primal(wide, a))
+    /// Where they do not, the `f64` differences judge. `None` where they have not converged.
+    fn wide_verdict(&self, at: &WideAt, k: usize, s: &Slot, g: f64, t: f64, atol: f64) -> Option<(f64, bool)> {
+        let wide_g = at.grad[k];
+        let (d, _) = differences(&at.args, s, wide_g, atol, F64, &|a| self.run_primal(&at.wide.primal, a))
             .filter(|(_, converged)| *converged)?;
         let transform_right = close(wide_g, d, F64.fd_rtol, atol);
         let rounding_only = [g, t].iter().all(|ad| !ad.is_finite() || close(*ad, wide_g, 1e-2, atol));
