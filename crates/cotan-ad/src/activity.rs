@@ -5,15 +5,15 @@
 //! and bools are never active. The analysis is flow-insensitive for variables and memory
 //! (a variable is varied if any varied value is ever written to it), which is safe.
 
-use cotan_ir::HashSet;
+use cotan_ir::{HashSet, IdSet};
 
 use cotan_ir::{Function, MathFn, Op, OpKind, Scalar, Value, Var};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ActivityInfo {
-    pub values: HashSet<Value>,
-    pub vars: HashSet<Var>,
-    pub mems: HashSet<Value>,
+    pub values: IdSet<Value>,
+    pub vars: IdSet<Var>,
+    pub mems: IdSet<Value>,
     /// Float types whose tape stack carries derivatives (when differentiating a reverse
     /// sweep, as forward-over-reverse does): each such stack is one piece of memory.
     pub tapes: HashSet<Scalar>,
@@ -100,9 +100,9 @@ pub fn analyze(f: &Function, seeds: &[bool], ret_useful: bool, out_mems: &[Value
     let varied = forward_pass(f, seeds);
     let useful = backward_pass(f, ret_useful, out_mems);
     ActivityInfo {
-        values: varied.values.intersection(&useful.values).copied().collect(),
-        vars: varied.vars.intersection(&useful.vars).copied().collect(),
-        mems: varied.mems.intersection(&useful.mems).copied().collect(),
+        values: varied.values.intersection(&useful.values),
+        vars: varied.vars.intersection(&useful.vars),
+        mems: varied.mems.intersection(&useful.mems),
         tapes: varied.tapes.intersection(&useful.tapes).copied().collect(),
     }
 }

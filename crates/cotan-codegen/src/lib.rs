@@ -12,7 +12,7 @@ mod rows;
 mod sums;
 pub mod wgsl;
 
-use cotan_ir::{HashMap, HashSet};
+use cotan_ir::{HashMap, HashSet, IdMap, IdSet};
 
 use cotan_ir::{
     Access, BinOp, CmpOp, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, Ty, UnOp, Value, Var,
@@ -222,46 +222,46 @@ pub fn emit_without_value(f: &Function, name: &Ident, vis: TokenStream, target: 
 
 struct Gen<'f> {
     f: &'f Function,
-    names: HashMap<Value, Ident>,
-    var_names: HashMap<Var, Ident>,
-    inline: HashSet<Value>,
-    def: HashMap<Value, &'f Op>,
-    used: HashSet<Value>,
+    names: IdMap<Value, Ident>,
+    var_names: IdMap<Var, Ident>,
+    inline: IdSet<Value>,
+    def: IdMap<Value, &'f Op>,
+    used: IdSet<Value>,
     /// The function uses a tape: its own, or its caller's (`tape_param`).
     tape: bool,
     spans: Vec<Span>,
     /// The path of the `cotan` crate.
     krate: TokenStream,
     /// Buffers moved into nested memory as its rows.
-    moved: HashSet<Value>,
+    moved: IdSet<Value>,
     /// Memory whose use goes through a raw pointer (see `pointers.rs`).
-    unsafe_mem: HashSet<Value>,
+    unsafe_mem: IdSet<Value>,
     /// The code being written goes through a raw pointer: it goes in an `unsafe` block.
     touched: std::cell::Cell<bool>,
     /// Some code was written in an `unsafe` block.
     wrapped: std::cell::Cell<bool>,
     /// Inside a parallel loop (`par.rs`): its index and the memory it writes through
     /// `ParSlice` views.
-    par: std::cell::RefCell<Option<(Value, HashSet<Value>)>>,
+    par: std::cell::RefCell<Option<(Value, IdSet<Value>)>>,
     /// Loads and sums an atomic accumulation of a parallel loop replaces (`par.rs`).
-    par_skip: std::cell::RefCell<HashSet<Value>>,
+    par_skip: std::cell::RefCell<IdSet<Value>>,
     /// Stores of a parallel loop that leave their element as it was (`par.rs`).
     par_skip_ops: std::cell::RefCell<HashSet<*const Op>>,
     /// The views of the parallel loop being written that need atomic accumulations.
-    par_shared: std::cell::RefCell<HashSet<Value>>,
+    par_shared: std::cell::RefCell<IdSet<Value>>,
     /// How many operands name each value.
-    uses: HashMap<Value, usize>,
+    uses: IdMap<Value, usize>,
     /// Accesses served by a row slice or a local (`rows.rs`): (buffer, index) → place.
     rows: std::cell::RefCell<HashMap<(Value, Value), TokenStream>>,
     /// Indices that only accesses through row slices used: not written out.
-    dropped: std::cell::RefCell<HashSet<Value>>,
+    dropped: std::cell::RefCell<IdSet<Value>>,
     /// Memory that some view, field or row is taken of.
-    viewed: HashSet<Value>,
+    viewed: IdSet<Value>,
     /// Every local name in the function.
     taken: std::cell::RefCell<HashSet<String>>,
     /// Folded values written once into a local of this name instead (a loop's bounds
     /// that read memory it takes row slices of: `rows.rs`).
-    bound: std::cell::RefCell<HashMap<Value, Ident>>,
+    bound: std::cell::RefCell<IdMap<Value, Ident>>,
 }
 
 impl<'f> Gen<'f> {
@@ -273,26 +273,26 @@ impl<'f> Gen<'f> {
     fn new(f: &'f Function) -> Gen<'f> {
         let mut g = Gen {
             f,
-            names: HashMap::default(),
-            var_names: HashMap::default(),
-            inline: HashSet::default(),
-            def: HashMap::default(),
-            used: HashSet::default(),
+            names: IdMap::default(),
+            var_names: IdMap::default(),
+            inline: IdSet::default(),
+            def: IdMap::default(),
+            used: IdSet::default(),
             tape: false,
             spans: vec![],
             krate: quote!(::cotan),
-            moved: HashSet::default(),
+            moved: IdSet::default(),
             unsafe_mem: pointers::unsafe_memory(f),
             touched: std::cell::Cell::new(false),
             wrapped: std::cell::Cell::new(false),
             par: std::cell::RefCell::new(None),
-            par_skip: std::cell::RefCell::new(HashSet::default()),
+            par_skip: std::cell::RefCell::new(IdSet::default()),
             par_skip_ops: std::cell::RefCell::new(HashSet::default()),
-            par_shared: std::cell::RefCell::new(HashSet::default()),
-            uses: HashMap::default(),
+            par_shared: std::cell::RefCell::new(IdSet::default()),
+            uses: IdMap::default(),
             rows: Default::default(),
             dropped: Default::default(),
-            viewed: HashSet::default(),
+            viewed: IdSet::default(),
             taken: Default::default(),
             bound: Default::default(),
         };
@@ -318,7 +318,7 @@ impl<'f> Gen<'f> {
         g.tape |= f.tape_param;
         f.walk(&mut |op| g.viewed.extend(op.kind.view_base()));
         let uses = cotan_ir::simplify::use_counts(f);
-        g.used = uses.keys().copied().collect();
+        g.used = uses.keys().collect();
         g.choose_inlines(&f.body, &uses, None);
         g.uses = uses;
         g.limit_inlined_size();
@@ -328,12 +328,12 @@ impl<'f> Gen<'f> {
 
     /// Decides which values are folded into their single user.
     /// `terminal` is a value used right after the region (a `while` condition).
-    fn choose_inlines(&mut self, r: &'f Region, uses: &HashMap<Value, usize>, terminal: Option<Value>) {
+    fn choose_inlines(&mut self, r: &'f Region, uses: &IdMap<Value, usize>, terminal: Option<Value>) {
         // Position of each op's first use of a value in this region.
-        let mut user: HashMap<Value, usize> = HashMap::default();
+        let mut user: IdMap<Value, usize> = IdMap::default();
         for (j, op) in r.ops.iter().enumerate() {
             for v in op.kind.operands() {
-                user.entry(v).or_insert(j);
+                user.get_or_insert_with(v, || j);
             }
         }
         if let Some(t) = terminal {
@@ -393,7 +393,7 @@ impl<'f> Gen<'f> {
     /// are not copied again at every level).
     fn limit_inlined_size(&mut self) {
         const MAX_FOLDED: usize = 12;
-        let mut size: HashMap<Value, usize> = HashMap::default();
+        let mut size: IdMap<Value, usize> = IdMap::default();
         let inline = &mut self.inline;
         self.f.walk(&mut |op| {
             let Some(r) = op.result else { return };
@@ -1215,7 +1215,7 @@ impl<'f> Gen<'f> {
     }
 }
 
-fn collect_defs<'f>(r: &'f Region, defs: &mut HashMap<Value, &'f Op>) {
+fn collect_defs<'f>(r: &'f Region, defs: &mut IdMap<Value, &'f Op>) {
     for op in &r.ops {
         if let Some(v) = op.result {
             defs.insert(v, op);

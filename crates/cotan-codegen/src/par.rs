@@ -404,9 +404,9 @@ impl Gen<'_> {
             quote!(let mut #n: #t;)
         });
         *self.par.borrow_mut() = Some((index, plan.views.iter().copied().collect()));
-        *self.par_skip.borrow_mut() = plan.skip;
+        *self.par_skip.borrow_mut() = plan.skip.into_iter().collect();
         *self.par_skip_ops.borrow_mut() = plan.skip_ops;
-        *self.par_shared.borrow_mut() = plan.shared;
+        *self.par_shared.borrow_mut() = plan.shared.into_iter().collect();
         let b = self.region(body, false);
         *self.par.borrow_mut() = None;
         self.par_skip.borrow_mut().clear();

@@ -4,7 +4,7 @@
 //! `unsafe` block (so are calls and reads of record fields in a function whose source used
 //! `unsafe`: an `unsafe fn` callee, a union).
 
-use cotan_ir::HashSet;
+use cotan_ir::IdSet;
 
 use cotan_ir::{Access, Const, Function, MemKind, OpKind, Scalar, Ty, Value};
 use proc_macro2::TokenStream;
@@ -14,8 +14,8 @@ use crate::{scalar_tokens, Gen, Prec};
 
 /// The memory values whose use goes through a raw pointer: pointers, and the views
 /// (offsets, sub-slices) of them.
-pub(crate) fn unsafe_memory(f: &Function) -> HashSet<Value> {
-    let mut out: HashSet<Value> = f.params.iter().copied().filter(|p| is_ptr(f.ty(*p))).collect();
+pub(crate) fn unsafe_memory(f: &Function) -> IdSet<Value> {
+    let mut out: IdSet<Value> = f.params.iter().copied().filter(|p| is_ptr(f.ty(*p))).collect();
     f.walk(&mut |op| {
         let Some(r) = op.result else { return };
         if is_ptr(f.ty(r)) || op.kind.view_base().is_some_and(|b| out.contains(&b)) {

@@ -8,6 +8,7 @@
 //! This crate depends on nothing else of cotan's.
 
 pub mod dead_stores;
+pub mod dense;
 mod function;
 pub mod fuse;
 mod interp;
@@ -18,6 +19,7 @@ pub mod simplify;
 mod types;
 mod verify;
 
+pub use dense::{IdMap, IdSet};
 pub use function::*;
 pub use interp::{exec, exec_with, run, run_with_limit, Arg, Callees, InterpError, NoCallees, Val, DEFAULT_STEP_LIMIT};
 pub use ops::*;

@@ -1,8 +1,8 @@
 //! Generic simplification passes.
 
-use crate::HashMap;
+use crate::{HashMap, IdMap};
 
-use crate::{Const, Function, OpKind, Region, Value, Var};
+use crate::{Const, Function, OpKind, Region, Ty, Value, Var};
 
 /// Removes pure ops, sub-slices and reads of variables whose results nothing with an
 /// effect needs, directly or through other such ops.
@@ -44,11 +44,11 @@ fn prune(r: &mut Region, dead: &dyn Fn(&crate::Op) -> bool) {
 }
 
 /// How many times each value is used as an operand.
-pub fn use_counts(f: &Function) -> HashMap<Value, usize> {
-    let mut uses = HashMap::default();
+pub fn use_counts(f: &Function) -> IdMap<Value, usize> {
+    let mut uses = IdMap::default();
     f.walk(&mut |op| {
         for v in op.kind.operands() {
-            *uses.entry(v).or_insert(0) += 1;
+            *uses.entry_or_default(v) += 1;
         }
     });
     uses
@@ -64,20 +64,37 @@ enum Reads {
     AnyMem,
 }
 
+/// The identity of a value CSE remembers: what computes it, from which operands.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Get(Var),
+    Load(Value, Option<Value>),
+    Len(Value),
+    /// A literal by its bits (0.0 and -0.0 stay apart), and its type.
+    Const(u128, Ty),
+    Unary(crate::UnOp, Value, Ty),
+    Binary(crate::BinOp, Value, Value, Ty),
+    Cmp(crate::CmpOp, Value, Value, Ty),
+    Cast(Value, Ty),
+    Math(crate::MathFn, Vec<Value>, Ty),
+    Select(Value, Value, Value, Ty),
+    Matches(Value, String, Ty),
+}
+
 /// The expressions CSE remembers, by key, and the keys by what they read: a write then
 /// forgets what it affects without a walk over the whole table.
 #[derive(Clone, Default)]
 struct Table {
-    values: HashMap<String, (Value, Reads)>,
-    readers: HashMap<Reads, Vec<String>>,
+    values: HashMap<Key, (Value, Reads)>,
+    readers: HashMap<Reads, Vec<Key>>,
 }
 
 impl Table {
-    fn get(&self, key: &str) -> Option<Value> {
+    fn get(&self, key: &Key) -> Option<Value> {
         self.values.get(key).map(|e| e.0)
     }
 
-    fn insert(&mut self, key: String, value: Value, reads: Reads) {
+    fn insert(&mut self, key: Key, value: Value, reads: Reads) {
         if reads != Reads::Nothing {
             self.readers.entry(reads).or_default().push(key.clone());
         }
@@ -169,12 +186,12 @@ fn cse_region(
         match &op.kind {
             OpKind::SetVar(var, v) | OpKind::DeclVar { var, init: v } => {
                 table.forget(&[Reads::Var(*var)]);
-                table.insert(format!("get {var:?}"), *v, Reads::Var(*var));
+                table.insert(Key::Get(*var), *v, Reads::Var(*var));
             }
             OpKind::Store { mem, index, value } => {
                 let root = Reads::Mem(cx.root(*mem));
                 table.forget(&[root]);
-                table.insert(format!("load {mem:?} {index:?}"), *value, root);
+                table.insert(Key::Load(*mem, *index), *value, root);
             }
             OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } => table.forget(&[Reads::Mem(cx.root(*mem))]),
             OpKind::Call { .. } => {
@@ -198,14 +215,29 @@ fn cse_region(
 }
 
 /// The identity of an op's result, for ops whose result depends only on that identity.
-fn key(cx: &Cx, op: &crate::Op) -> Option<(String, Reads)> {
+fn key(cx: &Cx, op: &crate::Op) -> Option<(Key, Reads)> {
     let ty = op.result.map(|r| cx.f.ty(r))?;
+    let pure = |k: Key| Some((k, Reads::Nothing));
     match &op.kind {
-        OpKind::GetVar(var) => Some((format!("get {var:?}"), Reads::Var(*var))),
-        OpKind::Load { mem, index } => Some((format!("load {mem:?} {index:?}"), Reads::Mem(cx.root(*mem)))),
+        OpKind::GetVar(var) => Some((Key::Get(*var), Reads::Var(*var))),
+        OpKind::Load { mem, index } => Some((Key::Load(*mem, *index), Reads::Mem(cx.root(*mem)))),
         // A Vec's length changes when it is pushed to.
-        OpKind::Len(mem) => Some((format!("len {mem:?}"), Reads::Mem(cx.root(*mem)))),
-        k if k.is_pure() => Some((format!("{k:?} {ty:?}"), Reads::Nothing)),
+        OpKind::Len(mem) => Some((Key::Len(*mem), Reads::Mem(cx.root(*mem)))),
+        OpKind::Const(c) => pure(Key::Const(
+            match *c {
+                Const::Float(x) => x.to_bits() as u128,
+                Const::Int(i) => i as u128,
+                Const::Bool(b) => b as u128,
+            },
+            ty,
+        )),
+        OpKind::Unary(o, a) => pure(Key::Unary(*o, *a, ty)),
+        OpKind::Binary(o, a, b) => pure(Key::Binary(*o, *a, *b, ty)),
+        OpKind::Cmp(o, a, b) => pure(Key::Cmp(*o, *a, *b, ty)),
+        OpKind::Cast(a) => pure(Key::Cast(*a, ty)),
+        OpKind::Math(m, args) => pure(Key::Math(*m, args.clone(), ty)),
+        OpKind::Select(c, a, b) => pure(Key::Select(*c, *a, *b, ty)),
+        OpKind::Matches { value, pattern } => pure(Key::Matches(*value, pattern.clone(), ty)),
         _ => None,
     }
 }

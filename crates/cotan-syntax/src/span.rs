@@ -6,8 +6,11 @@
 //!
 //! Where spans cannot be joined (the compiler's spans on stable Rust), syn's answer is the
 //! first token's span, which `FirstToken::first_token` finds by walking down the left edge
-//! of the expression. Where they can (proc-macro2's own spans: the CLI, tests), or for a
-//! form this module does not walk, it asks syn: the answer is always syn's.
+//! of the expression. That is the answer everywhere, joined spans or not: a span is used
+//! for where it starts (a diagnostic's place, a line in a callee's file), which is where
+//! its first token starts, and the callees read from files (proc-macro2's own spans, which
+//! join) would otherwise be printed whole at every sub-expression. For a form this module
+//! does not walk it asks syn.
 
 use proc_macro2::Span;
 use syn::Expr;
@@ -23,10 +26,7 @@ trait FirstToken {
 }
 
 fn span_of<T: FirstToken + syn::spanned::Spanned>(e: &T) -> Span {
-    match e.first_token() {
-        Some(first) if first.join(first).is_none() => first,
-        _ => syn::spanned::Spanned::span(e),
-    }
+    e.first_token().unwrap_or_else(|| syn::spanned::Spanned::span(e))
 }
 
 /// The first token of a path with neither `::` in front nor a qualified self type.
@@ -307,7 +307,7 @@ mod tests {
         for text in ["#[allow(unused)] x", "'a: loop {}", "<T as Tr>::f(x)", "::std::f64::consts::PI", "|x| x"] {
             let e: Expr = syn::parse_str(text).unwrap();
             assert!(e.first_token().is_none(), "{text}");
-            // Outside a proc macro spans join: the answer is syn's either way.
+            // Outside a proc macro spans join: the answer is syn's.
             assert_eq!(start_end(Spanned::span(&e)), start_end(syn::spanned::Spanned::span(&e)), "{text}");
         }
     }
