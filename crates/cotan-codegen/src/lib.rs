@@ -492,7 +492,7 @@ impl<'f> Gen<'f> {
         if self.inline.contains(&v) {
             if let OpKind::Const(c) = &self.def[&v].kind {
                 let lit = literal(*c, self.f.ty(v), true);
-                return if lit.to_string().starts_with('-') { quote!((#lit)) } else { lit };
+                return if literal_is_negated(*c, self.f.ty(v)) { quote!((#lit)) } else { lit };
             }
         }
         self.operand(v, Prec::Atom)
@@ -544,9 +544,8 @@ impl<'f> Gen<'f> {
         let r = op.result.unwrap();
         match &op.kind {
             OpKind::Const(c) => {
-                let lit = literal(*c, self.f.ty(r), false);
-                let p = if lit.to_string().starts_with('-') { Prec::Unary } else { Prec::Atom };
-                (lit, p)
+                let p = if literal_is_negated(*c, self.f.ty(r)) { Prec::Unary } else { Prec::Atom };
+                (literal(*c, self.f.ty(r), false), p)
             }
             OpKind::Unary(u, a) => {
                 let a = self.operand(*a, Prec::Unary);
@@ -1399,6 +1398,18 @@ fn kind_tokens(kind: MemKind, e: TokenStream) -> TokenStream {
 }
 
 /// A literal of type `t`; `suffixed` forces the type suffix (for method receivers).
+/// Whether [`literal`] writes `c` with a leading `-` (not asking the tokens: in a proc
+/// macro, printing them is a call into the compiler).
+fn literal_is_negated(c: Const, t: Ty) -> bool {
+    let float = t.scalar().unwrap_or(Scalar::F64).is_float();
+    match c {
+        Const::Bool(_) => false,
+        Const::Int(i) if float => literal_is_negated(Const::Float(i as f64), t),
+        Const::Int(i) => i < 0,
+        Const::Float(x) => x.is_finite() && x.is_sign_negative(),
+    }
+}
+
 fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {
     let s = t.scalar().unwrap_or(Scalar::F64);
     match c {
@@ -1434,6 +1445,38 @@ fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {
                 quote!(-#lit)
             } else {
                 quote!(#lit)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `literal_is_negated` says what the printed literal starts with.
+    #[test]
+    fn negated_literals_are_known_without_printing() {
+        let consts = [
+            Const::Float(-1.5),
+            Const::Float(1.5),
+            Const::Float(-0.0),
+            Const::Float(0.0),
+            Const::Float(f64::NAN),
+            Const::Float(f64::INFINITY),
+            Const::Float(f64::NEG_INFINITY),
+            Const::Int(-3),
+            Const::Int(3),
+            Const::Int(0),
+            Const::Bool(true),
+        ];
+        for c in consts {
+            for t in [Ty::F64, Ty::F32, Ty::USIZE, Ty::Scalar(Scalar::I32), Ty::Scalar(Scalar::I64), Ty::BOOL] {
+                if matches!(c, Const::Bool(_)) != (t == Ty::BOOL) || (matches!(c, Const::Float(_)) && !t.is_float()) {
+                    continue;
+                }
+                let printed = literal(c, t, false).to_string().starts_with('-');
+                assert_eq!(literal_is_negated(c, t), printed, "{c:?} as {t:?}");
             }
         }
     }
