@@ -650,8 +650,8 @@ impl<'f> Gen<'f> {
                 }
             }
             OpKind::AllocRecords { len, fields } => {
-                let MemKind::Records(_, id) = self.f.ty(r).mem().expect("verified: memory").kind else {
-                    unreachable!("verified: a vector of structs")
+                let MemKind::Records(dim, id) = self.f.ty(r).mem().expect("verified: memory").kind else {
+                    unreachable!("verified: a vector or an array of structs")
                 };
                 let ty: TokenStream = self.f.records[id as usize].parse().expect("lowering wrote a Rust type");
                 let len = self.expr(*len).0;
@@ -672,7 +672,14 @@ impl<'f> Gen<'f> {
                         }
                     }
                 });
-                (quote!((0..#len).map(|_| #ty { #(#fields),* }).collect::<Vec<#ty>>()), Prec::Atom)
+                match dim {
+                    // (On the stack: a struct lent to a call, `lend.rs`.)
+                    cotan_ir::Dim::Array(n) => {
+                        let n = proc_macro2::Literal::u64_unsuffixed(n);
+                        (quote!([(); #n].map(|_| #ty { #(#fields),* })), Prec::Atom)
+                    }
+                    _ => (quote!((0..#len).map(|_| #ty { #(#fields),* }).collect::<Vec<#ty>>()), Prec::Atom),
+                }
             }
             OpKind::ZeroRecord(v) => {
                 let n = self.mem_ref(*v);

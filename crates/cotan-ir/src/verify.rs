@@ -581,9 +581,10 @@ impl Verifier<'_> {
             AllocRecords { len, .. } => {
                 self.expect(*len, Ty::USIZE, "length")?;
                 if !r.mem().is_some_and(|m| {
-                    matches!(m.kind, MemKind::Records(crate::Dim::Vec, _)) && m.access == crate::Access::Owned
+                    matches!(m.kind, MemKind::Records(crate::Dim::Vec | crate::Dim::Array(_), _))
+                        && m.access == crate::Access::Owned
                 }) {
-                    return Err("structs made in the function are an owned vector of them".into());
+                    return Err("structs made in the function are an owned vector or array of them".into());
                 }
             }
             ZeroRecord(v) => {

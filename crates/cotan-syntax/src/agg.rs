@@ -311,6 +311,16 @@ impl Lower {
             (syn::Pat::Ident(pi), a) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let name = pi.ident.to_string();
                 let slots = if pi.mutability.is_some() {
+                    if let Tree::Struct(ty, fields) = &a {
+                        let array =
+                            fields.iter().find(|(_, f)| matches!(f, Tree::Leaf(v) if self.mem_ty(*v).is_some()));
+                        if let Some((field, _)) = array {
+                            return err(
+                                pi.span(),
+                                format!("cotan cannot make a local struct with array fields mutable (`{ty}` has `{field}`); take it as a `&mut {ty}` parameter (`Duplicated`), or keep its arrays in local arrays of their own"),
+                            );
+                        }
+                    }
                     self.declare_vars(&name, &a, pi.span())?.map(&mut Slot::Var)
                 } else {
                     a.map(&mut Slot::Value)

@@ -1178,6 +1178,7 @@ impl Lower {
     ) -> syn::Result<Vec<Value>> {
         let written = quote::ToTokens::to_token_stream(path).to_string().replace(' ', "");
         let callee = self.env.home_path(path).unwrap_or(written);
+        let lent = self.lent.len();
         let args = match shape {
             Some(s) => self.flat_args(args, s, span)?,
             None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,
@@ -1203,6 +1204,7 @@ impl Lower {
             outs: outs.iter().map(|o| o.0).collect(),
             tape: false,
         });
+        self.return_lent(lent, span);
         let results: Vec<Value> = outs.into_iter().map(|(var, t)| self.emit_s(OpKind::GetVar(var), t)).collect();
         for &r in &results {
             self.call_results.insert(r, (callee.clone(), span));
@@ -1216,6 +1218,11 @@ impl Lower {
             syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
             e => (e, false),
         };
+        if let (syn::Expr::Reference(_), syn::Expr::Path(p)) = (a, crate::lower::strip_parens(inner)) {
+            if let Some(lent) = p.path.get_ident().and_then(|n| self.lend_struct(&n.to_string(), by_mut, a.span())) {
+                return lent;
+            }
+        }
         if let syn::Expr::Reference(_) = a {
             if let syn::Expr::Reference(r) = a {
                 if self.is_pointer_deref(&r.expr) {

@@ -14,6 +14,7 @@ mod generic;
 mod infer;
 mod inline;
 mod iter;
+mod lend;
 mod lower;
 mod matching;
 mod nested;

@@ -130,6 +130,8 @@ pub(crate) struct Lower {
     pub(crate) none_payloads: cotan_ir::HashSet<Value>,
     /// The results of calls, with the callee (for messages).
     pub(crate) call_results: HashMap<Value, (String, Span)>,
+    /// Local structs lent `&mut` to the call whose arguments are being lowered (`lend.rs`).
+    pub(crate) lent: Vec<crate::lend::Lent>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
     /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far: `(base, offset)`.
@@ -270,6 +272,7 @@ impl Lower {
             variants: vec![],
             none_payloads: Default::default(),
             call_results: HashMap::default(),
+            lent: vec![],
             views: HashMap::default(),
             env,
             flatten,

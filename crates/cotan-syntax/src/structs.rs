@@ -339,8 +339,17 @@ impl Lower {
     pub(crate) fn struct_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
         let ty = self.struct_type_of(&m.receiver)?;
         let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
-        let shape = self.flat_shape(&path)?;
+        let Some(shape) = self.flat_shape(&path) else { return self.lent_receiver_call(m, &ty) };
+        // A `&mut self` method (its receiver not taken field by field): the struct is lent.
+        let lent: syn::Expr;
         let mut args: Vec<&syn::Expr> = vec![&m.receiver];
+        if let (Some(None), Some(false), syn::Expr::Path(p)) =
+            (shape.params.first(), shape.by_ref.first().copied(), crate::lower::strip_parens(&m.receiver))
+        {
+            let at = m.receiver.span();
+            lent = syn::parse_quote_spanned!(at=> &mut #p);
+            args[0] = &lent;
+        }
         args.extend(m.args.iter());
         Some(self.flat_call(&path, &args, &shape, m.method.span()))
     }

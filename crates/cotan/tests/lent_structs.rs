@@ -1,0 +1,192 @@
+//! Local structs of numbers lent to calls: `step(&mut p, dt)`, `p.kick(dt)` with a
+//! `&mut self` method, `show(&p)`, methods of trait impls, structs lent in loops, lent
+//! twice to one call's arguments, returned from a `&mut self` method, copied before they
+//! are lent (the copy keeps its value). Every derivative is checked against finite
+//! differences, forward mode against reverse mode (dot-product test), and second order
+//! against finite differences of the gradient.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+use common::{check_hvp_against_gradient, check_scalar};
+use cotan::{autodiff_forward, autodiff_reverse, hvp};
+
+#[derive(Clone, Copy)]
+struct State {
+    x: f64,
+    v: f64,
+}
+
+fn step(s: &mut State, dt: f64) {
+    s.v -= dt * s.x;
+    s.x += dt * s.v;
+}
+
+fn spring_energy(s: &State, k: f64) -> f64 {
+    0.5 * (k * s.x * s.x + s.v * s.v)
+}
+
+fn read_x(s: &State) -> f64 {
+    s.x
+}
+
+impl State {
+    /// `&mut self` with a result.
+    fn kick(&mut self, dt: f64) -> f64 {
+        self.v -= dt * self.x.sin();
+        self.v
+    }
+
+    fn drift(&mut self, dt: f64) {
+        self.x += dt * self.v;
+    }
+
+    /// `&mut self` calling another `&mut self` method and a free function on itself.
+    fn leapfrog(&mut self, dt: f64) {
+        self.kick(0.5 * dt);
+        self.drift(dt);
+        step(self, 0.1 * dt);
+        self.kick(0.5 * dt);
+    }
+
+    /// `&mut self` returning a struct.
+    fn advanced(&mut self, dt: f64) -> State {
+        self.drift(dt);
+        State { x: self.x * self.v, v: self.v }
+    }
+}
+
+trait Integrator {
+    fn advance(&mut self, dt: f64, k: f64);
+}
+
+impl Integrator for State {
+    fn advance(&mut self, dt: f64, k: f64) {
+        self.v -= dt * k * self.x;
+        self.x += dt * self.v;
+    }
+}
+
+#[autodiff_reverse(d_free_and_methods, Active, Active, Active)]
+#[autodiff_forward(t_free_and_methods, Dual, Dual, Dual)]
+fn free_and_methods(x0: f64, k: f64) -> f64 {
+    let mut s = State { x: x0, v: 0.1 * k };
+    let mut total = 0.0;
+    for _ in 0..20 {
+        step(&mut s, 0.1);
+        total += s.kick(0.05 * k);
+        s.drift(0.1);
+    }
+    // A copy taken before the next borrow keeps the value it had.
+    let before = s;
+    step(&mut s, 0.2);
+    total + spring_energy(&s, k) + read_x(&s) * before.x
+}
+
+#[autodiff_reverse(d_nested_methods, Active, Active, Active)]
+#[autodiff_forward(t_nested_methods, Dual, Dual, Dual)]
+fn nested_methods(x0: f64, dt: f64) -> f64 {
+    let mut s = State { x: x0, v: -x0 };
+    let mut i = 0;
+    while i < 8 {
+        s.leapfrog(dt);
+        s.advance(dt, 1.5);
+        i += 1;
+    }
+    let t = s.advanced(dt);
+    t.x + s.x * s.v
+}
+
+/// Two structs lent `&mut` to one call, one of them only in a branch.
+fn exchange(a: &mut State, b: &mut State, w: f64) {
+    let d = w * (a.x - b.x);
+    a.v -= d;
+    b.v += d;
+}
+
+#[autodiff_reverse(d_two_lent, Duplicated, Active)]
+#[autodiff_forward(t_two_lent, Dual, Dual)]
+fn two_lent(p: &[f64]) -> f64 {
+    let mut a = State { x: p[0], v: p[1] };
+    let mut b = State { x: p[2], v: p[3] };
+    for k in 0..6 {
+        exchange(&mut a, &mut b, p[4]);
+        if k % 2 == 0 {
+            a.drift(0.1);
+        } else {
+            exchange(&mut b, &mut a, 0.5 * p[4]);
+        }
+        b.drift(0.1);
+    }
+    a.x * b.v + (a.v - b.x).sin()
+}
+
+#[hvp(hvp_two_lent)]
+#[autodiff_reverse(d_two_lent_h, Duplicated, Active)]
+#[autodiff_forward(t_two_lent_h, Dual, Dual)]
+fn two_lent_h(p: &[f64]) -> f64 {
+    let mut a = State { x: p[0], v: p[1] };
+    let mut b = State { x: p[2], v: p[3] };
+    for _ in 0..4 {
+        exchange(&mut a, &mut b, p[4]);
+        a.leapfrog(p[5]);
+    }
+    a.x * b.v + (a.v - b.x).sin()
+}
+
+#[test]
+fn free_functions_and_mut_self_methods() {
+    let f = |x: &[f64]| free_and_methods(x[0], x[1]);
+    let jvp = |x: &[f64], u: &[f64]| t_free_and_methods(x[0], u[0], x[1], u[1]).1;
+    let grad = |x: &[f64]| {
+        let (v, g0, g1) = d_free_and_methods(x[0], x[1], 1.0);
+        assert_eq!(v, free_and_methods(x[0], x[1]));
+        vec![g0, g1]
+    };
+    check_scalar("free_and_methods", &f, &jvp, &grad, &[0.7, 1.3], 3);
+}
+
+#[test]
+fn methods_calling_methods_and_trait_methods() {
+    let f = |x: &[f64]| nested_methods(x[0], x[1]);
+    let jvp = |x: &[f64], u: &[f64]| t_nested_methods(x[0], u[0], x[1], u[1]).1;
+    let grad = |x: &[f64]| {
+        let (_, g0, g1) = d_nested_methods(x[0], x[1], 1.0);
+        vec![g0, g1]
+    };
+    check_scalar("nested_methods", &f, &jvp, &grad, &[0.4, 0.15], 3);
+}
+
+#[test]
+fn two_structs_lent_to_one_call() {
+    let jvp = |x: &[f64], u: &[f64]| t_two_lent(x, u).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        d_two_lent(x, &mut g, 1.0);
+        g
+    };
+    check_scalar("two_lent", &|x| two_lent(x), &jvp, &grad, &[0.3, -0.2, 1.1, 0.5, 0.7], 3);
+}
+
+#[test]
+fn second_order_through_lent_structs() {
+    let jvp = |x: &[f64], u: &[f64]| t_two_lent_h(x, u).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        d_two_lent_h(x, &mut g, 1.0);
+        g
+    };
+    let x = [0.3, -0.2, 1.1, 0.5, 0.7, 0.2];
+    check_scalar("two_lent_h", &|x| two_lent_h(x), &jvp, &grad, &x, 3);
+    check_hvp_against_gradient(
+        &|x, g| {
+            g.fill(0.0);
+            d_two_lent_h(x, g, 1.0);
+        },
+        &|x, v, g, hv| {
+            hvp_two_lent(x, v, g, hv);
+        },
+    );
+}
