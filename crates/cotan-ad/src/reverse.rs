@@ -3016,8 +3016,18 @@ impl<'a> Rev<'a> {
                                 return;
                             }
                             let zero = self.zero(Ty::Scalar(mt.elem));
-                            let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
-                            let t = self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)));
+                            let t = if mt.kind == MemKind::Cell {
+                                // A cell (a number lent `&f64`, a field): a cell of its own.
+                                let one = self.usize_const(1);
+                                let array = cotan_ir::MemTy { kind: MemKind::Array(1), ..owned(mt) };
+                                let buf = self.e.emit(OpKind::Alloc { len: one, init: zero }, Ty::Mem(array));
+                                let first = self.usize_const(0);
+                                let cell = cotan_ir::MemTy { access: cotan_ir::Access::Mut, ..mt };
+                                self.e.emit(OpKind::Offset { base: buf, offset: first }, Ty::Mem(cell))
+                            } else {
+                                let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+                                self.e.emit(OpKind::Alloc { len, init: zero }, Ty::Mem(owned(mt)))
+                            };
                             call_args.push((t, true));
                             extra.push((s, t));
                         }
@@ -3088,6 +3098,13 @@ impl<'a> Rev<'a> {
     /// `s[i] += t[i]` for every element.
     fn add_into(&mut self, s: Value, t: Value) {
         let ty = Ty::Scalar(self.e.out.ty(s).mem().unwrap().elem);
+        if self.e.out.ty(s).mem().unwrap().kind == MemKind::Cell {
+            let old = self.e.emit(OpKind::Load { mem: s, index: None }, ty);
+            let g = self.e.emit(OpKind::Load { mem: t, index: None }, ty);
+            let new = self.e.emit(OpKind::Binary(BinOp::Add, old, g), ty);
+            self.e.effect(OpKind::Store { mem: s, index: None, value: new });
+            return;
+        }
         let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
         self.index_loop(len, false, |r, i| {
             let old = r.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);

@@ -1218,8 +1218,18 @@ impl Lower {
             syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
             e => (e, false),
         };
-        if let (syn::Expr::Reference(_), syn::Expr::Path(p)) = (a, crate::lower::strip_parens(inner)) {
-            if let Some(lent) = p.path.get_ident().and_then(|n| self.lend_struct(&n.to_string(), by_mut, a.span())) {
+        if let syn::Expr::Reference(_) = a {
+            // A local struct or number, or an element of a buffer, lent (`lend.rs`).
+            let lent = match crate::lower::strip_parens(inner) {
+                syn::Expr::Index(ix) => self.lend_element(ix, by_mut, a.span()),
+                e @ syn::Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .and_then(|n| self.lend_struct(&n.to_string(), by_mut, a.span()))
+                    .or_else(|| self.lend_number(e, by_mut, a.span())),
+                e => self.lend_number(e, by_mut, a.span()),
+            };
+            if let Some(lent) = lent {
                 return lent;
             }
         }
@@ -1243,9 +1253,9 @@ impl Lower {
             let v = self.expr(inner)?;
             if self.mem_ty(v).is_none() {
                 let msg = if by_mut {
-                    "cotan cannot pass a local number by `&mut` to a call yet; return it from the callee instead (`let (a, b) = two(x);` works)"
+                    "cotan lends a call locals, their fields and elements of buffers by `&mut`, not the value of an expression; bind it to a `let mut` first and lend that"
                 } else {
-                    "cotan passes numbers to calls by value; write the value, not a reference to it"
+                    "cotan lends a call locals, their fields and elements of buffers by `&`, not the value of an expression; bind it to a `let` first and lend that"
                 };
                 return err_at(a, msg);
             }

@@ -1,12 +1,15 @@
-//! Local structs of numbers lent to calls: `step(&mut p, dt)`, `p.advance(dt)` with a
-//! `&mut self` method, `show(&p)`.
+//! Local structs of numbers and local numbers lent to calls: `step(&mut p, dt)`,
+//! `p.advance(dt)` with a `&mut self` method, `show(&p)`, `add_to(&mut acc, x)`, and
+//! elements of buffers of numbers (`bump(&mut w[i], x)`).
 //!
 //! A local struct of numbers is a value (a tree of its fields, see `structs.rs`), but a
 //! callee that takes `&S` or `&mut S` takes memory. For the call, the struct is copied into
 //! a struct of its own (an array of one element, on the stack), and after a call that took it `&mut`, its fields are read back. The callee sees
-//! the same numbers and the caller gets what it wrote, as with the borrow.
+//! the same numbers and the caller gets what it wrote, as with the borrow. A local number
+//! goes the same way through an array of one element; an element of a buffer is lent as
+//! itself (a cell of the buffer, which the callee writes in place).
 
-use cotan_ir::{Access, Const, Dim, MemKind, OpKind, Scalar, Value, Var, ZeroField};
+use cotan_ir::{Access, Const, Dim, MemKind, MemTy, OpKind, Scalar, Value, Var, ZeroField};
 use proc_macro2::Span;
 
 use crate::agg::{Slot, Tree};
@@ -16,11 +19,11 @@ use crate::lower::{err, mem, Binding, Lower};
 
 const USIZE: STy = STy::Known(Scalar::Usize);
 
-/// A struct lent `&mut` to the call being lowered: the copy, and the variables its fields
-/// go back to.
-pub(crate) struct Lent {
-    copy: Value,
-    fields: Vec<(String, Var)>,
+/// What was lent `&mut` to the call being lowered: a struct's copy and the variables its
+/// fields go back to, or a number's copy (a cell) and its variable.
+pub(crate) enum Lent {
+    Struct { copy: Value, fields: Vec<(String, Var)> },
+    Number { copy: Value, var: Var },
 }
 
 impl Lower {
@@ -89,20 +92,130 @@ impl Lower {
             if back.len() != fields.len() {
                 return err(span, format!("`{name}` is not `mut`: it cannot be lent `&mut`"));
             }
-            self.lent.push(Lent { copy, fields: back });
+            self.lent.push(Lent::Struct { copy, fields: back });
         }
         Ok((copy, by_mut))
     }
 
-    /// After a call: the fields of the structs lent to it `&mut` since `mark` (the length
-    /// of `lent` before its arguments), read back from their copies.
+    /// `&e` or `&mut e` (`by_mut`) as an argument, when `e` is a local number, or a number
+    /// field of a local struct or tuple (`&mut s.x`, `&mut t.0`): a cell holding a copy of
+    /// it, lent. `None` when `e` is something else.
+    pub(crate) fn lend_number(
+        &mut self,
+        e: &syn::Expr,
+        by_mut: bool,
+        span: Span,
+    ) -> Option<syn::Result<(Value, bool)>> {
+        let slot = match e {
+            syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string())? {
+                Binding::Var(var) => Slot::Var(var),
+                Binding::Value(v) => Slot::Value(v),
+                _ => return None,
+            },
+            syn::Expr::Field(f) => match self.slots_of(e) {
+                Some(Ok(Tree::Leaf(slot))) => slot,
+                Some(_) => return None,
+                // A number field of a struct in memory (`&mut p.x` of `p: &mut P`): its cell.
+                None => return self.lend_field_cell(f, by_mut, span),
+            },
+            _ => return None,
+        };
+        let name = quote::ToTokens::to_token_stream(e).to_string().replace(' ', "");
+        let (value, var) = match slot {
+            Slot::Var(var) => {
+                let t = self.var_sty(var);
+                self.at(span);
+                (self.emit_s(OpKind::GetVar(var), t), Some(var))
+            }
+            Slot::Value(v) if self.mem_ty(v).is_none() => (v, None),
+            Slot::Value(_) => return None,
+        };
+        Some((|| {
+            let t = self.scalar_sty(value, span)?;
+            // (A float of a type not known yet is settled with the rest: `set_elem_sty`.)
+            let s = match t {
+                STy::Known(s) => s,
+                _ => Scalar::F64,
+            };
+            if by_mut && var.is_none() {
+                return err(span, format!("`{name}` is not `mut`: it cannot be lent `&mut`"));
+            }
+            self.at(span);
+            let one = self.emit_s(OpKind::Const(Const::Int(1)), USIZE);
+            let buf = self.emit(OpKind::Alloc { len: one, init: value }, mem(s, MemKind::Array(1), Access::Owned));
+            self.set_elem_sty(buf, t);
+            let first = self.emit_s(OpKind::Const(Const::Int(0)), USIZE);
+            let access = if by_mut { Access::Mut } else { Access::Shared };
+            let copy = self.offset_of(buf, first, MemTy { kind: MemKind::Cell, elem: s, access });
+            if let (true, Some(var)) = (by_mut, var) {
+                self.lent.push(Lent::Number { copy, var });
+            }
+            Ok((copy, by_mut))
+        })())
+    }
+
+    /// `&p.x` or `&mut p.x` with `p` a struct in memory and `x` a number: the field's cell,
+    /// lent as itself. `None` for other fields (arrays, structs, enums: lent as they are).
+    fn lend_field_cell(&mut self, f: &syn::ExprField, by_mut: bool, span: Span) -> Option<syn::Result<(Value, bool)>> {
+        if !self.is_record_receiver(&f.base) {
+            return None;
+        }
+        let cell = self.field(f).ok()?;
+        let m = self.mem_ty(cell).filter(|m| m.kind == MemKind::Cell)?;
+        Some(match m.is_writable() || !by_mut {
+            true => Ok((cell, by_mut)),
+            false => err(span, "this field cannot be lent `&mut`: its struct is not `&mut`; take it as `&mut S`"),
+        })
+    }
+
+    /// `&x[i]` or `&mut x[i]` as an argument, with `x` a buffer of numbers: the element,
+    /// lent as a cell of `x`. `None` for other buffers (whose elements are rows or structs).
+    pub(crate) fn lend_element(
+        &mut self,
+        ix: &syn::ExprIndex,
+        by_mut: bool,
+        span: Span,
+    ) -> Option<syn::Result<(Value, bool)>> {
+        if matches!(crate::lower::strip_parens(&ix.index), syn::Expr::Range(_)) || !self.is_memory(&ix.expr) {
+            return None;
+        }
+        let x = match self.memory(&ix.expr) {
+            Ok(x) => x,
+            Err(e) => return Some(Err(e)),
+        };
+        let mt = self.mem_ty(x)?;
+        if !matches!(mt.kind, MemKind::Slice | MemKind::Array(_) | MemKind::Vec) {
+            return None;
+        }
+        Some((|| {
+            if by_mut && !mt.is_writable() {
+                return err(span, "this element cannot be lent `&mut`: its buffer is not `&mut`");
+            }
+            let i = self.index_value(&ix.index)?;
+            let access = if by_mut { Access::Mut } else { Access::Shared };
+            self.at(span);
+            Ok((self.offset_of(x, i, MemTy { kind: MemKind::Cell, access, ..mt }), by_mut))
+        })())
+    }
+
+    /// After a call: what was lent to it `&mut` since `mark` (the length of `lent` before
+    /// its arguments), read back from the copies.
     pub(crate) fn return_lent(&mut self, mark: usize, span: Span) {
-        for Lent { copy, fields } in self.lent.split_off(mark) {
-            for (field, var) in fields {
-                let place = self.field_of(copy, field, String::new(), span);
-                let t = self.elem_sty(place);
-                let v = self.emit_s(OpKind::Load { mem: place, index: None }, t);
-                self.effect(OpKind::SetVar(var, v));
+        for lent in self.lent.split_off(mark) {
+            match lent {
+                Lent::Struct { copy, fields } => {
+                    for (field, var) in fields {
+                        let place = self.field_of(copy, field, String::new(), span);
+                        let t = self.elem_sty(place);
+                        let v = self.emit_s(OpKind::Load { mem: place, index: None }, t);
+                        self.effect(OpKind::SetVar(var, v));
+                    }
+                }
+                Lent::Number { copy, var } => {
+                    let t = self.elem_sty(copy);
+                    let v = self.emit_s(OpKind::Load { mem: copy, index: None }, t);
+                    self.effect(OpKind::SetVar(var, v));
+                }
             }
         }
     }

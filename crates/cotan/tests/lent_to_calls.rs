@@ -1,9 +1,12 @@
-//! Local structs of numbers lent to calls: `step(&mut p, dt)`, `p.kick(dt)` with a
+//! Locals lent to calls. Structs of numbers: `step(&mut p, dt)`, `p.kick(dt)` with a
 //! `&mut self` method, `show(&p)`, methods of trait impls, structs lent in loops, lent
 //! twice to one call's arguments, returned from a `&mut self` method, copied before they
-//! are lent (the copy keeps its value). Every derivative is checked against finite
-//! differences, forward mode against reverse mode (dot-product test), and second order
-//! against finite differences of the gradient.
+//! are lent (the copy keeps its value). Numbers: `add_to(&mut acc, x)`, `&x` of a
+//! parameter, `&mut s.x` and `&mut t.0` of local structs and tuples, `&mut p.x` of a
+//! struct parameter. Elements: `bump(&mut w[i], x)` of local arrays and of `Duplicated`
+//! slices. Every derivative is checked against finite differences, forward mode against
+//! reverse mode (dot-product test), and second order against finite differences of the
+//! gradient.
 
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
@@ -187,6 +190,107 @@ fn second_order_through_lent_structs() {
         },
         &|x, v, g, hv| {
             hvp_two_lent(x, v, g, hv);
+        },
+    );
+}
+
+fn add_to(acc: &mut f64, x: f64) {
+    *acc += x.sin() * x;
+}
+
+fn add_scaled(acc: &mut f64, x: &f64, w: f64) {
+    *acc += w * x.cos();
+}
+
+fn twice(a: &f64) -> f64 {
+    2.0 * *a
+}
+
+/// Numbers, elements and fields lent: accumulators, elements of a local array and of the
+/// argument, a field of a local struct and of a local tuple, a shared reference to a
+/// parameter.
+#[autodiff_reverse(d_numbers, Duplicated, Active, Active)]
+#[autodiff_forward(t_numbers, Dual, Dual, Dual)]
+fn numbers(v: &mut [f64], x: f64) -> f64 {
+    let mut w = [0.0; 3];
+    let mut acc = 0.0;
+    let mut s = State { x: 0.5 * x, v: 1.0 };
+    let mut pair = (x, 0.0);
+    for i in 0..v.len() {
+        add_to(&mut w[i % 3], x * v[i]);
+        add_to(&mut v[i], x);
+        add_scaled(&mut acc, &v[i], x);
+        add_scaled(&mut acc, &x, w[i % 3]);
+        add_to(&mut s.v, v[i]);
+        add_to(&mut pair.1, s.v);
+    }
+    let y = acc * 0.5;
+    w[0] + w[1] * w[2] + v[0] + acc + twice(&y) + twice(&x) + s.v * pair.1
+}
+
+/// A number field of a struct parameter lent `&mut`.
+#[autodiff_reverse(d_param_field, Duplicated, Active, Active)]
+#[autodiff_forward(t_param_field, Dual, Dual, Dual)]
+fn param_field(s: &mut State, k: f64) -> f64 {
+    for _ in 0..3 {
+        add_to(&mut s.x, k * s.v);
+        add_scaled(&mut s.v, &s.x, k);
+    }
+    s.x * s.v
+}
+
+#[hvp(hvp_numbers)]
+#[autodiff_reverse(d_numbers_h, Duplicated, Active)]
+fn numbers_h(p: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    let mut w = [p[0], p[1]];
+    for i in 0..p.len() {
+        add_to(&mut acc, p[i]);
+        add_to(&mut w[i % 2], acc);
+    }
+    acc * w[0] + w[1]
+}
+
+#[test]
+fn numbers_elements_and_fields_lent() {
+    let n = 4;
+    let f = |x: &[f64]| numbers(&mut x[..n].to_vec(), x[n]);
+    let jvp = |x: &[f64], u: &[f64]| t_numbers(&mut x[..n].to_vec(), &mut u[..n].to_vec(), x[n], u[n]).1;
+    let grad = |x: &[f64]| {
+        let (mut v, mut dv) = (x[..n].to_vec(), vec![0.0; n]);
+        let (value, dx) = d_numbers(&mut v, &mut dv, x[n], 1.0);
+        let mut v2 = x[..n].to_vec();
+        assert_eq!(value, numbers(&mut v2, x[n]));
+        assert_eq!(v, v2, "the argument is left as the primal leaves it");
+        dv.push(dx);
+        dv
+    };
+    check_scalar("numbers", &f, &jvp, &grad, &[0.3, -0.5, 0.8, 1.2, 0.7], 3);
+}
+
+#[test]
+fn a_field_of_a_struct_parameter_lent() {
+    let f = |x: &[f64]| param_field(&mut State { x: x[0], v: x[1] }, x[2]);
+    let jvp = |x: &[f64], u: &[f64]| {
+        t_param_field(&mut State { x: x[0], v: x[1] }, &mut State { x: u[0], v: u[1] }, x[2], u[2]).1
+    };
+    let grad = |x: &[f64]| {
+        let mut ds = State { x: 0.0, v: 0.0 };
+        let (_, dk) = d_param_field(&mut State { x: x[0], v: x[1] }, &mut ds, x[2], 1.0);
+        vec![ds.x, ds.v, dk]
+    };
+    check_scalar("param_field", &f, &jvp, &grad, &[0.4, -0.3, 0.9], 3);
+}
+
+#[test]
+fn second_order_through_lent_numbers() {
+    check_hvp_against_gradient(
+        &|x, g| {
+            g.fill(0.0);
+            d_numbers_h(x, g, 1.0);
+        },
+        &|x, v, g, hv| {
+            hvp_numbers(x, v, g, hv);
         },
     );
 }
