@@ -1,7 +1,8 @@
 //! Functions of the crate lowered in place of their calls: those that take a closure
-//! (`fn rk4<F: Fn(State) -> State>(f: F, ..)`, `f: &impl Fn(f64) -> f64`) and those that
-//! return memory (`-> Vec<f64>`, `-> &[f64]`). No derivative signature can carry a closure
-//! or hand back a buffer, so such a call is lowered as the callee's body with its
+//! (`fn rk4<F: Fn(State) -> State>(f: F, ..)`, `f: &impl Fn(f64) -> f64`), those that
+//! return memory (`-> Vec<f64>`, `-> &[f64]`) and those that return an `Option`. No
+//! derivative signature can carry a closure, hand back a buffer or say whether there is a
+//! result, so such a call is lowered as the callee's body with its
 //! parameters bound to the arguments, as a local closure is. Calls inside that body are
 //! named as the caller's module names them (`Env::home_path`).
 
@@ -16,8 +17,8 @@ use crate::lower::{err, err_at, strip_parens, Binding, Lower};
 /// Inlined calls nest at most this deep (a deeper chain is recursion in disguise).
 const MAX_DEPTH: usize = 16;
 
-/// Why a function is inlined at its calls, if it is: its signature takes a closure or
-/// returns memory. Other type parameters than closures keep it out (they are
+/// Why a function is inlined at its calls, if it is: its signature takes a closure,
+/// returns memory or returns an `Option`. Other type parameters than closures keep it out (they are
 /// differentiated as generic functions, or refused, elsewhere).
 pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
     let closures = closure_params(&sig.generics)?;
@@ -33,7 +34,17 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
     }
     match &sig.output {
         syn::ReturnType::Type(_, t) if returns_memory(t) => Some("it returns a vector or a slice"),
+        syn::ReturnType::Type(_, t) if returns_option(t) => Some("it returns an `Option`"),
         _ => None,
+    }
+}
+
+/// `Option<..>`.
+fn returns_option(t: &syn::Type) -> bool {
+    match t {
+        syn::Type::Paren(p) => returns_option(&p.elem),
+        syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+        _ => false,
     }
 }
 

@@ -136,3 +136,69 @@ fn results_of_f32_helpers_keep_their_type() {
         assert!((t - d).abs() < 1e-5 * d.abs().max(1.0), "forward {t} vs reverse {d}");
     }
 }
+
+/// Helpers returning an `Option` (lowered at their calls): an index found in a loop, a
+/// number that may be missing; used with `match`, `if let` and `unwrap_or`.
+fn safe_sqrt(x: f64) -> Option<f64> {
+    if x >= 0.0 {
+        Some(x.sqrt())
+    } else {
+        None
+    }
+}
+
+fn peak(xs: &[f64]) -> Option<usize> {
+    let mut best = None;
+    let mut top = f64::NEG_INFINITY;
+    for (i, &x) in xs.iter().enumerate() {
+        if x > top {
+            top = x;
+            best = Some(i);
+        }
+    }
+    best
+}
+
+fn scaled_peak(xs: &[f64], t: f64) -> Option<(usize, f64)> {
+    match peak(xs) {
+        Some(i) if xs[i] > t => Some((i, xs[i] * t)),
+        _ => None,
+    }
+}
+
+#[cotan::autodiff_reverse(d_with_options, Duplicated, Active, Active)]
+#[cotan::autodiff_forward(t_with_options, Dual, Dual, Dual)]
+fn with_options(xs: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    for &x in xs {
+        s += safe_sqrt(x * a).unwrap_or(0.0);
+        if let Some(r) = safe_sqrt(x - a) {
+            s += r * r * r;
+        }
+    }
+    let top = match peak(xs) {
+        Some(i) => xs[i],
+        None => 0.0,
+    };
+    match scaled_peak(xs, a) {
+        Some((i, v)) => s + v * (i as f64 + 1.0) + top,
+        None => s - top,
+    }
+}
+
+#[test]
+fn helpers_returning_options() {
+    let n = 5;
+    let f = |x: &[f64]| with_options(&x[..n], x[n]);
+    let jvp = |x: &[f64], u: &[f64]| t_with_options(&x[..n], &u[..n], x[n], u[n]).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; n];
+        let (v, da) = d_with_options(&x[..n], &mut g, x[n], 1.0);
+        assert_eq!(v, with_options(&x[..n], x[n]));
+        g.push(da);
+        g
+    };
+    // The peak above `a`, and (a = 2.5) none.
+    common::check_scalar("with_options", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 0.8], 3);
+    common::check_scalar("with_options, no peak above", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 2.5], 3);
+}
