@@ -292,10 +292,18 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         (0..rev.params.len()).map(|k| if k < 2 { Activity::Dual } else { Activity::Const }).collect();
     // Hessians take HESSIAN_LANES directions per call (batched forward mode), sharing the
     // gradient's primal work and partial derivatives between them.
-    let width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
-    let fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
-    let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of", &mut program)
-        .map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
+    let mut width = if kind == SecondOrder::Hessian { HESSIAN_LANES } else { 1 };
+    let mut fwd_spec = Spec { mode: Mode::Forward, inputs: fwd_inputs, ret: Some(Activity::Const), width };
+    let mut inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of", &mut program);
+    if inner.is_err() && width > 1 {
+        // Batched forward mode does not pass through every call (the sweeps a trait's impls
+        // export write through `&mut`): one direction per call then. (What the failed try
+        // generated is not reachable from the result, so it is not emitted.)
+        width = 1;
+        fwd_spec.width = 1;
+        inner = cotan_ad::forward(&rev, &fwd_spec, "hvp_of", &mut program);
+    }
+    let mut inner = inner.map_err(|e| syn::Error::new(lowered.span(e.span), e.message))?;
     internal_check(&inner, "differentiation")?;
     cotan_ir::simplify::cse(&mut inner);
     internal_check(&inner, "simplification")?;

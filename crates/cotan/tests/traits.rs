@@ -82,6 +82,7 @@ fn prior(b: f64) -> f64 {
 #[autodiff_reverse(d_objective, Duplicated, Const, Active)]
 #[autodiff_forward(t_objective, Dual, Const, Dual)]
 #[hvp(h_objective)]
+#[cotan::hessian(hess_objective)]
 fn objective<M: Model>(x: &[f64], m: &M) -> f64 {
     m.logp(x) + 0.1 * x[0]
 }
@@ -130,6 +131,20 @@ fn check_model<M: Model + Clone + Differentiable>(m: &M, x: &[f64]) {
             grad(&y)[k]
         });
         assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
+    // The Hessian (its batched directions fall back to one per call through the trait's
+    // sweeps): its columns against Hessian-vector products along unit directions.
+    let n = x.len();
+    let mut hess = vec![0.0; n * n];
+    let value_h = hess_objective(x, m, &mut g, &mut hess);
+    assert_eq!(value_h, value);
+    for j in 0..n {
+        let e: Vec<f64> = (0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect();
+        h_objective(x, &e, m, &mut g, &mut hv);
+        for i in 0..n {
+            let (a, b) = (hess[i * n + j], hv[i]);
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "hess[{i}][{j}]: {a} vs {b}");
+        }
     }
 }
 
