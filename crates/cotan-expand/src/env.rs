@@ -303,7 +303,7 @@ pub(crate) fn flat_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
 /// parameters), takes and returns its values.
 fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
     let def = &src.fns[f];
-    if src.exports(f) || def.item.sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
+    if def.item.sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
         return None;
     }
     let of_type = |ty: &syn::Type| -> Option<Structure> {

@@ -100,6 +100,13 @@ pub(crate) fn monomorphic(sig: &syn::Signature, body: &syn::Block) -> syn::Resul
     Ok(Some(Generic { float: Some(name), others, sig, body }))
 }
 
+/// Whether `sig` is generic over a type bound by a trait (`M: Model`) and not over its
+/// float type: a function whose calls are lowered in place, with the caller's types.
+pub(crate) fn over_trait_types(sig: &syn::Signature) -> bool {
+    let empty = syn::Block { brace_token: Default::default(), stmts: vec![] };
+    matches!(monomorphic(sig, &empty), Ok(Some(Generic { float: None, ref others, .. })) if !others.is_empty())
+}
+
 /// Bounds of std's arithmetic traits and markers, at least one arithmetic.
 fn number_bounds(bounds: &[syn::TypeParamBound]) -> bool {
     let names: Vec<String> = bounds

@@ -21,7 +21,11 @@ const MAX_DEPTH: usize = 16;
 /// returns memory or returns an `Option`. Other type parameters than closures keep it out (they are
 /// differentiated as generic functions, or refused, elsewhere).
 pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
-    let closures = closure_params(&sig.generics)?;
+    let Some(closures) = closure_params(&sig.generics) else {
+        // (Generic over a model's type, `fn objective<M: Model>(m: &M, ..)`: its calls
+        // lowered in place know `M`, from the arguments.)
+        return crate::generic::over_trait_types(sig).then_some("it is generic over a type bound by a trait");
+    };
     let takes_closure = sig.inputs.iter().any(|a| match a {
         syn::FnArg::Typed(pt) => closure_arity(&pt.ty, &closures).is_some(),
         syn::FnArg::Receiver(_) => false,

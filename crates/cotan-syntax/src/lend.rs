@@ -221,26 +221,33 @@ impl Lower {
     }
 
     /// `name.method(args)` on a local struct of numbers, for a method of the crate that does
-    /// not take it field by field (`&mut self`): `Type::method(&mut name, args)`.
+    /// not take it field by field (`&mut self`, a trait's method): `Type::method(&mut name,
+    /// args)`, or `&name` when `name` is not `mut` (a `&self` method then).
     pub(crate) fn lent_receiver_call(
         &mut self,
         m: &syn::ExprMethodCall,
         ty: &str,
     ) -> Option<syn::Result<Option<crate::agg::Agg>>> {
         let syn::Expr::Path(recv) = crate::lower::strip_parens(&m.receiver) else { return None };
-        recv.path.get_ident()?;
+        let name = recv.path.get_ident()?.to_string();
+        let Some(Binding::Agg(slots)) = self.lookup(&name) else { return None };
+        let mutable = slots.leaves().iter().all(|s| matches!(s, Slot::Var(_)));
         let mut path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
-        let shape = self.env.callee(&path)?;
+        // (A trait's method has no shape here: like a struct parameter's, it gives one value.)
+        let shape = self.env.callee(&path);
         for seg in path.segments.iter_mut() {
             seg.ident.set_span(m.method.span());
         }
         let at = crate::span::Spanned::span(&*m.receiver);
-        let receiver: syn::Expr = syn::parse_quote_spanned!(at=> &mut #recv);
+        let receiver: syn::Expr = match mutable {
+            true => syn::parse_quote_spanned!(at=> &mut #recv),
+            false => syn::parse_quote_spanned!(at=> &#recv),
+        };
         let mut args: Vec<syn::Expr> = vec![receiver];
         args.extend(m.args.iter().cloned());
         let args: Vec<&syn::Expr> = args.iter().collect();
-        let n = shape.results;
-        let types = shape.ret_scalars.filter(|t| t.len() == n);
+        let n = shape.as_ref().map_or(1, |s| s.results);
+        let types = shape.and_then(|s| s.ret_scalars).filter(|t| t.len() == n);
         let vals = match self.call_path(&path, &args, None, n, types.as_deref(), m.method.span()) {
             Ok(v) => v,
             Err(e) => return Some(Err(e)),

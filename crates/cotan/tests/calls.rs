@@ -202,3 +202,35 @@ fn helpers_returning_options() {
     common::check_scalar("with_options", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 0.8], 3);
     common::check_scalar("with_options, no peak above", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 2.5], 3);
 }
+
+/// Marked functions (`#[cotan::differentiable]`, which export their derivatives to other
+/// crates) take arrays and structs of numbers by value from callers in the crate as
+/// unmarked ones do (they were refused before).
+#[derive(Clone, Copy)]
+struct Cfg {
+    k: f64,
+}
+
+#[cotan::differentiable]
+fn by_value_term(c: Cfg, p: [f64; 2], x: f64) -> f64 {
+    c.k * x * x + p[0] * p[1]
+}
+
+#[cotan::autodiff_reverse(d_by_value_caller, Const, Active, Active)]
+#[cotan::autodiff_forward(t_by_value_caller, Const, Dual, Dual)]
+fn by_value_caller(c: Cfg, x: f64) -> f64 {
+    by_value_term(c, [x, 2.0 * x], x.sin())
+}
+
+#[test]
+fn marked_functions_take_arrays_and_structs_by_value() {
+    let c = Cfg { k: 1.5 };
+    let x = 0.7;
+    let (v, g) = d_by_value_caller(c, x, 1.0);
+    assert_eq!(v, by_value_caller(c, x));
+    // d/dx (k sin²x + 2x²) = 2k sin x cos x + 4x.
+    let want = 2.0 * c.k * x.sin() * x.cos() + 4.0 * x;
+    assert!((g - want).abs() <= 1e-14 * want.abs(), "{g} vs {want}");
+    let (_, t) = t_by_value_caller(c, x, 1.0);
+    assert!((t - want).abs() <= 1e-14 * want.abs(), "{t} vs {want}");
+}

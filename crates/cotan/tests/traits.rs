@@ -305,3 +305,69 @@ fn trait_methods_called_by_qualified_paths() {
     let (_, t) = t_qualified(&h, &x, &u);
     assert!((t - (g[0] * u[0] + g[1] * u[1])).abs() < 1e-12);
 }
+
+/// A generic helper over the trait, called with a concrete model and from a generic root:
+/// lowered at its calls with the caller's type.
+fn penalized<M: Model>(m: &M, x: &[f64], w: f64) -> f64 {
+    m.logp(x) - w * x.iter().map(|v| v * v).sum::<f64>()
+}
+
+#[autodiff_reverse(d_banana_objective, Duplicated, Const, Const, Active)]
+#[autodiff_forward(t_banana_objective, Dual, Const, Const, Dual)]
+#[hvp(h_banana_objective)]
+fn banana_objective(x: &[f64], b: &Banana, g: &Gauss) -> f64 {
+    penalized(b, x, 0.1) + penalized(g, x, 0.2)
+}
+
+#[autodiff_reverse(d_generic_root, Duplicated, Const, Active)]
+#[autodiff_forward(t_generic_root, Dual, Const, Dual)]
+fn generic_root<M: Model>(x: &[f64], m: &M) -> f64 {
+    penalized(m, x, 0.3).exp()
+}
+
+#[test]
+fn generic_helpers_over_a_marked_trait() {
+    let b = Banana { b: 0.4 };
+    let gauss = Gauss { mu: 0.5, s: 2.0 };
+    let x = [0.5, -1.0];
+    let u = [0.3, 0.7];
+    let mut dx = [0.0; 2];
+    let value = d_banana_objective(&x, &mut dx, &b, &gauss, 1.0);
+    assert_eq!(value, banana_objective(&x, &b, &gauss));
+    for k in 0..2 {
+        let want = fd(&|e| {
+            let mut y = x;
+            y[k] += e;
+            banana_objective(&y, &b, &gauss)
+        });
+        assert!((dx[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dx[{k}]: {} vs {want}", dx[k]);
+    }
+    let (_, jv) = t_banana_objective(&x, &u, &b, &gauss);
+    let want: f64 = dx.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((jv - want).abs() <= 1e-10 * want.abs().max(1.0), "{jv} vs {want}");
+    let (mut g, mut hv) = ([0.0; 2], [0.0; 2]);
+    h_banana_objective(&x, &u, &b, &gauss, &mut g, &mut hv);
+    for k in 0..2 {
+        let want = fd(&|e| {
+            let y = [x[0] + e * u[0], x[1] + e * u[1]];
+            let mut d = [0.0; 2];
+            d_banana_objective(&y, &mut d, &b, &gauss, 1.0);
+            d[k]
+        });
+        assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
+    }
+    // The generic root.
+    let mut dx = [0.0; 2];
+    d_generic_root(&x, &mut dx, &gauss, 1.0);
+    let (_, jv) = t_generic_root(&x, &u, &gauss);
+    let want: f64 = dx.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((jv - want).abs() <= 1e-10 * want.abs().max(1.0), "{jv} vs {want}");
+    for k in 0..2 {
+        let want = fd(&|e| {
+            let mut y = x;
+            y[k] += e;
+            generic_root(&y, &gauss)
+        });
+        assert!((dx[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "generic root d/dx[{k}]: {} vs {want}", dx[k]);
+    }
+}
