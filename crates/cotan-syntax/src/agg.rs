@@ -135,39 +135,78 @@ impl<L: Copy> Tree<L> {
 }
 
 /// The variables a choice between aggregates assigns (the result of an `if` or `match`),
-/// declared in the region at `depth` when the first branch gives its value.
+/// declared in the region at `depth` when the first branch gives its value. An array of
+/// numbers by value (`if c { [a, b] } else { f(x) }`) is a local array of its own instead,
+/// into which each branch copies its value.
 pub(crate) struct Merge {
     depth: usize,
     vars: Option<Tree<Var>>,
+    /// The array and its length, when the value is an array by value.
+    array: Option<(Value, u64)>,
 }
 
 impl Merge {
     pub(crate) fn new(depth: usize) -> Merge {
-        Merge { depth, vars: None }
+        Merge { depth, vars: None, array: None }
     }
 
-    /// Declares the variables, of the shape of `a`, if they are not yet.
+    /// Declares the variables (or the array), of the shape of `a`, if they are not yet.
     pub(crate) fn declare(&mut self, l: &mut Lower, a: &Agg, span: Span) -> syn::Result<()> {
-        if self.vars.is_none() {
-            let depth = self.depth;
-            self.vars = Some(l.result_vars(depth, a, span)?);
+        if self.vars.is_some() || self.array.is_some() {
+            return Ok(());
         }
+        if let Some((src, n)) = owned_array(l, a) {
+            self.array = Some((l.array_at(self.depth, src, n), n));
+            return Ok(());
+        }
+        let depth = self.depth;
+        self.vars = Some(l.result_vars(depth, a, span)?);
         Ok(())
     }
 
     /// Assigns a branch's value.
     pub(crate) fn set(&mut self, l: &mut Lower, a: &Agg, span: Span) -> syn::Result<()> {
         self.declare(l, a, span)?;
+        if let Some((buf, n)) = self.array {
+            let Some((src, m)) = owned_array(l, a).filter(|(_, m)| *m == n) else {
+                return err(
+                    span,
+                    format!("mismatched types: expected an array of {n} numbers, found {}", a.describe()),
+                );
+            };
+            let (bt, st) = (l.elem_sty(buf), l.elem_sty(src));
+            l.unify(bt, st, span)?;
+            let len = l.emit_s(OpKind::Const(cotan_ir::Const::Int(m as i128)), STy::Known(cotan_ir::Scalar::Usize));
+            l.copy_loop(buf, src, len);
+            return Ok(());
+        }
         l.set_vars(self.vars.as_ref().unwrap(), a, span)
     }
 
     /// The value assigned so far (read where the code is now).
     pub(crate) fn current(&self, l: &mut Lower) -> Option<Agg> {
+        if let Some((buf, _)) = self.array {
+            return Some(Tree::Leaf(buf));
+        }
         self.vars.as_ref().map(|v| l.get_vars(v))
     }
 
     pub(crate) fn get(self, l: &mut Lower) -> Option<Agg> {
+        if let Some((buf, _)) = self.array {
+            return Some(Tree::Leaf(buf));
+        }
         self.vars.map(|v| l.get_vars(&v))
+    }
+}
+
+/// `a` when it is an array of numbers by value (a local or a copy, `[f64; N]`), and its
+/// length.
+fn owned_array(l: &Lower, a: &Agg) -> Option<(Value, u64)> {
+    let Tree::Leaf(v) = a else { return None };
+    let m = l.mem_ty(*v)?;
+    match (m.kind, m.access) {
+        (cotan_ir::MemKind::Array(n), cotan_ir::Access::Owned) => Some((*v, n)),
+        _ => None,
     }
 }
 

@@ -331,6 +331,19 @@ impl Lower {
         v
     }
 
+    /// A local array of `n` zeros of `like`'s element type, made in the region at `depth`
+    /// (the value of an `if` or `match` that gives arrays).
+    pub(crate) fn array_at(&mut self, depth: usize, like: Value, n: u64) -> Value {
+        let elem = self.elem_sty(like);
+        let zero = self.zero_at(depth, elem);
+        let len = self.emit_at(depth, OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+        let ty = self.mem_ty(like).expect("an array");
+        let v = self.func.new_value(Ty::Mem(ty), None, self.span);
+        self.stack[depth - 1].push(Op { kind: OpKind::Alloc { len, init: zero }, result: Some(v), span: self.span });
+        self.set_elem_sty(v, elem);
+        v
+    }
+
     pub(crate) fn push_region(&mut self) {
         self.stack.push(vec![]);
     }
