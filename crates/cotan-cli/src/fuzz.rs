@@ -112,7 +112,7 @@ struct Index {
     over: Option<String>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Scope {
     /// Floats readable here: (name, mutable). Names may be places (`t3.0`, `*e4`).
     floats: Vec<(String, bool)>,
@@ -208,11 +208,16 @@ impl Gen {
     /// Runs `f` with slice or nested memory `name` out of scope (borrowed mutably elsewhere
     /// meanwhile).
     fn without<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> R) -> R {
-        let (bufs, mats) = (self.bufs.clone(), self.mats.clone());
+        let (bufs, mats, scopes) = (self.bufs.clone(), self.mats.clone(), self.scopes.clone());
         self.bufs.retain(|b| b.name != name);
         self.mats.retain(|m| m.name != name);
+        // (A number too, and the fields of a tuple of that name.)
+        let field = format!("{name}.");
+        for s in self.scopes.iter_mut() {
+            s.floats.retain(|v| v.0 != name && !v.0.starts_with(&field));
+        }
         let r = f(self);
-        (self.bufs, self.mats) = (bufs, mats);
+        (self.bufs, self.mats, self.scopes) = (bufs, mats, scopes);
         r
     }
 
@@ -408,8 +413,38 @@ impl Gen {
             self.out,
             "fn twice_ho<F: Fn({t}) -> {t}>(f: F, x: {t}) -> {t} {{\n    f(f(x)) * 0.5 + f(x * 0.5)\n}}\n\n\
              fn sum_ho<F>(x: &[{t}], f: &F) -> {t}\nwhere\n    F: Fn({t}) -> {t},\n{{\n    let mut s = 0.0;\n    for v in x {{\n        s += f(*v);\n    }}\n    s\n}}\n\n\
-             fn scaled_ho(x: &[{t}], s: {t}) -> Vec<{t}> {{\n    x.iter().map(|v| v * s).collect()\n}}\n\n"
+             fn scaled_ho(x: &[{t}], s: {t}) -> Vec<{t}> {{\n    x.iter().map(|v| v * s).collect()\n}}\n\n\
+             fn acc_into(acc: &mut {t}, x: {t}, w: &{t}) {{\n    *acc = 0.5 * *acc + (x * *w).sin();\n}}\n\n"
         );
+    }
+
+    /// `acc_into(&mut m, e, &w)`: a local number, a field of a local tuple or an element of a
+    /// buffer lent `&mut`, and a number lent `&`. False if there is nothing to lend.
+    fn lend_stmt(&mut self) -> bool {
+        let names: Vec<(String, bool)> = self.floats().into_iter().filter(|v| !v.0.contains('*')).collect();
+        let targets: Vec<String> = names.iter().filter(|v| v.1).map(|v| v.0.clone()).collect();
+        let place = match (self.pick(&targets), self.pick(&self.writable())) {
+            (Some(m), _) if self.rng.bool() => m,
+            (_, Some(b)) => {
+                let i = self.index_into_with(&b, !b.vec);
+                format!("{}[{i}]", b.name)
+            }
+            (Some(m), None) => m,
+            (None, None) => return false,
+        };
+        // The other arguments may not read what is lent `&mut` (the whole buffer for an
+        // element: its index is read before the borrow).
+        let root = place.split(['[', '.']).next().unwrap_or_default().to_string();
+        let whole = if place.contains('[') { root.clone() } else { place.clone() };
+        let shared: Vec<String> = names
+            .iter()
+            .map(|v| v.0.clone())
+            .filter(|n| n != &place && n.split('.').next() != Some(root.as_str()))
+            .collect();
+        let Some(w) = self.pick(&shared) else { return false };
+        let e = self.without(&whole, |g| g.expr(2));
+        self.line(&format!("acc_into(&mut {place}, {e}, &{w});"));
+        true
     }
 
     /// An expression of known type, in parentheses unless it is a name or an element.
@@ -964,6 +999,7 @@ impl Gen {
                     vec: false,
                 });
             }
+            _ if !self.in_closure && self.rng.u8(0..4) == 0 && self.lend_stmt() => {}
             _ => {
                 if self.in_for && self.rng.u8(0..6) == 0 {
                     let c = self.expr(2);

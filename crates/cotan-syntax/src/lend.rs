@@ -107,10 +107,26 @@ impl Lower {
         span: Span,
     ) -> Option<syn::Result<(Value, bool)>> {
         let slot = match e {
-            syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string())? {
-                Binding::Var(var) => Slot::Var(var),
-                Binding::Value(v) => Slot::Value(v),
-                _ => return None,
+            syn::Expr::Path(p) => match p.path.get_ident().and_then(|n| self.lookup(&n.to_string())) {
+                Some(Binding::Var(var)) => Slot::Var(var),
+                Some(Binding::Value(v)) => Slot::Value(v),
+                Some(_) => return None,
+                // A constant (`&K`): a copy of its value, as the temporary Rust makes.
+                None if !by_mut => match self.expr(e) {
+                    Ok(v) if self.mem_ty(v).is_none() => Slot::Value(v),
+                    // (Memory, a constant table: lent as it is.)
+                    Ok(v) => return Some(Ok((v, by_mut))),
+                    Err(err) => return Some(Err(err)),
+                },
+                None => return None,
+            },
+            // The value of an expression (`&(a * b)`, `&mut 0.0`): a copy, the temporary Rust
+            // makes, which nothing reads after the call.
+            e if !is_place(e) => match self.expr(e) {
+                Ok(v) if self.mem_ty(v).is_none() => return Some(self.lend_copy(v, None, by_mut, span)),
+                // (Memory an expression gives: lent as it is.)
+                Ok(v) => return Some(Ok((v, by_mut))),
+                Err(err) => return Some(Err(err)),
             },
             syn::Expr::Field(f) => match self.slots_of(e) {
                 Some(Ok(Tree::Leaf(slot))) => slot,
@@ -120,7 +136,6 @@ impl Lower {
             },
             _ => return None,
         };
-        let name = quote::ToTokens::to_token_stream(e).to_string().replace(' ', "");
         let (value, var) = match slot {
             Slot::Var(var) => {
                 let t = self.var_sty(var);
@@ -130,28 +145,33 @@ impl Lower {
             Slot::Value(v) if self.mem_ty(v).is_none() => (v, None),
             Slot::Value(_) => return None,
         };
-        Some((|| {
-            let t = self.scalar_sty(value, span)?;
-            // (A float of a type not known yet is settled with the rest: `set_elem_sty`.)
-            let s = match t {
-                STy::Known(s) => s,
-                _ => Scalar::F64,
-            };
-            if by_mut && var.is_none() {
-                return err(span, format!("`{name}` is not `mut`: it cannot be lent `&mut`"));
-            }
-            self.at(span);
-            let one = self.emit_s(OpKind::Const(Const::Int(1)), USIZE);
-            let buf = self.emit(OpKind::Alloc { len: one, init: value }, mem(s, MemKind::Array(1), Access::Owned));
-            self.set_elem_sty(buf, t);
-            let first = self.emit_s(OpKind::Const(Const::Int(0)), USIZE);
-            let access = if by_mut { Access::Mut } else { Access::Shared };
-            let copy = self.offset_of(buf, first, MemTy { kind: MemKind::Cell, elem: s, access });
-            if let (true, Some(var)) = (by_mut, var) {
-                self.lent.push(Lent::Number { copy, var });
-            }
-            Ok((copy, by_mut))
-        })())
+        if by_mut && var.is_none() {
+            let name = quote::ToTokens::to_token_stream(e).to_string().replace(' ', "");
+            return Some(err(span, format!("`{name}` is not `mut`: it cannot be lent `&mut`")));
+        }
+        Some(self.lend_copy(value, var, by_mut, span))
+    }
+
+    /// A cell holding a copy of the number `value`, lent; after a `&mut` borrow, its
+    /// content goes back to `back` (none for a temporary).
+    fn lend_copy(&mut self, value: Value, back: Option<Var>, by_mut: bool, span: Span) -> syn::Result<(Value, bool)> {
+        let t = self.scalar_sty(value, span)?;
+        // (A float of a type not known yet is settled with the rest: `set_elem_sty`.)
+        let s = match t {
+            STy::Known(s) => s,
+            _ => Scalar::F64,
+        };
+        self.at(span);
+        let one = self.emit_s(OpKind::Const(Const::Int(1)), USIZE);
+        let buf = self.emit(OpKind::Alloc { len: one, init: value }, mem(s, MemKind::Array(1), Access::Owned));
+        self.set_elem_sty(buf, t);
+        let first = self.emit_s(OpKind::Const(Const::Int(0)), USIZE);
+        let access = if by_mut { Access::Mut } else { Access::Shared };
+        let copy = self.offset_of(buf, first, MemTy { kind: MemKind::Cell, elem: s, access });
+        if let (true, Some(var)) = (by_mut, back) {
+            self.lent.push(Lent::Number { copy, var });
+        }
+        Ok((copy, by_mut))
     }
 
     /// `&p.x` or `&mut p.x` with `p` a struct in memory and `x` a number: the field's cell,
@@ -257,5 +277,16 @@ impl Lower {
             [v] => Some(Tree::Leaf(*v)),
             _ => Some(Tree::Tuple(vals.into_iter().map(Tree::Leaf).collect())),
         }))
+    }
+}
+
+/// Whether `e` names a place (a variable, a field, an element, a dereference), which a
+/// borrow lends, rather than computing a value, which it copies into a temporary.
+fn is_place(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Paren(p) => is_place(&p.expr),
+        syn::Expr::Path(_) | syn::Expr::Field(_) | syn::Expr::Index(_) => true,
+        syn::Expr::Unary(u) => matches!(u.op, syn::UnOp::Deref(_)),
+        _ => false,
     }
 }
