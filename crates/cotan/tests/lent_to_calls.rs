@@ -206,6 +206,8 @@ fn twice(a: &f64) -> f64 {
     2.0 * *a
 }
 
+const SCALE: f64 = 1.5;
+
 /// Numbers, elements and fields lent: accumulators, elements of a local array and of the
 /// argument, a field of a local struct and of a local tuple, a shared reference to a
 /// parameter.
@@ -225,7 +227,11 @@ fn numbers(v: &mut [f64], x: f64) -> f64 {
         add_to(&mut pair.1, s.v);
     }
     let y = acc * 0.5;
-    w[0] + w[1] * w[2] + v[0] + acc + twice(&y) + twice(&x) + s.v * pair.1
+    // A constant and values of expressions, lent: copies (the temporaries Rust makes).
+    let mut scratch = 0.0;
+    add_scaled(&mut scratch, &SCALE, x);
+    add_to(&mut (x * 2.0), 1.0);
+    w[0] + w[1] * w[2] + v[0] + acc + twice(&y) + twice(&x) + s.v * pair.1 + twice(&(x * y)) + scratch
 }
 
 /// A number field of a struct parameter lent `&mut`.
