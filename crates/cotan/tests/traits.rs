@@ -371,3 +371,30 @@ fn generic_helpers_over_a_marked_trait() {
         assert!((dx[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "generic root d/dx[{k}]: {} vs {want}", dx[k]);
     }
 }
+
+/// Local struct values (a literal, a `let`) with a marked impl's method called on them and
+/// lent to a generic helper.
+#[autodiff_reverse(d_local_models, Duplicated, Active, Active)]
+fn local_models(x: &[f64], mu: f64) -> f64 {
+    let g = Gauss { mu, s: 2.0 };
+    g.logp(x) * 2.0 + penalized(&Gauss { mu: 0.1, s: 1.0 }, x, 0.3) + penalized(&g, x, 0.1)
+}
+
+#[test]
+fn local_struct_values_as_models() {
+    let x = [1.0, -0.5];
+    let mu = 0.5;
+    let mut dx = [0.0; 2];
+    let (v, dmu) = d_local_models(&x, &mut dx, mu, 1.0);
+    assert_eq!(v, local_models(&x, mu));
+    for k in 0..2 {
+        let want = fd(&|e| {
+            let mut y = x;
+            y[k] += e;
+            local_models(&y, mu)
+        });
+        assert!((dx[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dx[{k}]: {} vs {want}", dx[k]);
+    }
+    let want = fd(&|e| local_models(&x, mu + e));
+    assert!((dmu - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dmu: {dmu} vs {want}");
+}
