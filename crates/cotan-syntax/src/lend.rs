@@ -1,13 +1,16 @@
-//! Local structs of numbers and local numbers lent to calls: `step(&mut p, dt)`,
-//! `p.advance(dt)` with a `&mut self` method, `show(&p)`, `add_to(&mut acc, x)`, and
-//! elements of buffers of numbers (`bump(&mut w[i], x)`).
+//! Locals lent to calls: structs of numbers (`step(&mut p, dt)`, `p.advance(dt)` with a
+//! `&mut self` method, `show(&p)`), numbers and their fields (`add_to(&mut acc, x)`,
+//! `&mut s.x`), elements of buffers of numbers (`bump(&mut w[i], x)`), and values of
+//! expressions (`&K`, `&(a * b)`).
 //!
-//! A local struct of numbers is a value (a tree of its fields, see `structs.rs`), but a
-//! callee that takes `&S` or `&mut S` takes memory. For the call, the struct is copied into
-//! a struct of its own (an array of one element, on the stack), and after a call that took it `&mut`, its fields are read back. The callee sees
-//! the same numbers and the caller gets what it wrote, as with the borrow. A local number
-//! goes the same way through an array of one element; an element of a buffer is lent as
-//! itself (a cell of the buffer, which the callee writes in place).
+//! A local struct of numbers is a value (a tree of its fields, see `structs.rs`), and a
+//! local number a variable, but a callee that takes `&S` or `&mut f64` takes memory. For
+//! the call, the local is copied into an array of one element on the stack, and after a
+//! call that took it `&mut`, read back: the callee sees the same numbers and the caller
+//! gets what it wrote, as with the borrow. A value of an expression is copied the same way
+//! and not read back (the temporary Rust makes). An element of a buffer, or a field of a
+//! struct parameter, is lent as itself (a cell of its memory, which the callee writes in
+//! place).
 
 use cotan_ir::{Access, Const, Dim, MemKind, MemTy, OpKind, Scalar, Value, Var, ZeroField};
 use proc_macro2::Span;
