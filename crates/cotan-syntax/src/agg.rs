@@ -159,6 +159,9 @@ impl Merge {
             self.array = Some((l.array_at(self.depth, src, n), n));
             return Ok(());
         }
+        if matches!(a, Tree::Leaf(v) if l.mem_ty(*v).is_some()) {
+            return err(span, CHOSEN_BUFFERS);
+        }
         let depth = self.depth;
         self.vars = Some(l.result_vars(depth, a, span)?);
         Ok(())
@@ -198,6 +201,9 @@ impl Merge {
         self.vars.map(|v| l.get_vars(&v))
     }
 }
+
+/// Why an `if`, a `match` or a helper's `return` cannot give a vector or a slice.
+pub(crate) const CHOSEN_BUFFERS: &str = "cotan chooses numbers, tuples, structs of numbers and arrays by value (in an `if`, a `match` or by `return` from a helper it lowers at its call), not vectors or slices, whose lengths may differ; choose per element instead (`x.iter().map(|&v| if c { .. } else { .. }).collect()`)";
 
 /// `a` when it is an array of numbers by value (a local or a copy, `[f64; N]`), and its
 /// length.
@@ -304,7 +310,7 @@ impl Lower {
     }
 
     /// `let best: Option<(usize, f64)> = None;`: the type gives a `None` its shape.
-    fn shape_none_by_type(&mut self, ty: &syn::Type, a: Agg) -> Agg {
+    pub(crate) fn shape_none_by_type(&mut self, ty: &syn::Type, a: Agg) -> Agg {
         fn shape_of(ty: &syn::Type) -> Tree<()> {
             match ty {
                 syn::Type::Tuple(t) if !t.elems.is_empty() => Tree::Tuple(t.elems.iter().map(shape_of).collect()),

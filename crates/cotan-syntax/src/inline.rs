@@ -173,12 +173,29 @@ impl Lower {
                 None => Arg::Item(self.inline_arg(p, a)?),
             });
         }
-        let body = syn::Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block: (*inl.item.block).clone() });
-        if exits_of_expr(&body).contains(&Exit::Return) {
-            return err(
-                span,
-                format!("cotan lowers {} here ({}) and does not support `return` in it yet; make its result its last expression", inl.shown, inl.reason),
-            );
+        let mut block = (*inl.item.block).clone();
+        if let (syn::ReturnType::Type(_, ty), Some(syn::Stmt::Expr(tail, None))) = (&sig.output, block.stmts.last_mut())
+        {
+            // A final `None`: of the declared type (a `return Some(..)` before it gives the
+            // `Option` its shape otherwise).
+            if matches!(tail, syn::Expr::Path(p) if p.path.is_ident("None")) {
+                let at = tail.span();
+                *tail = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
+            }
+        }
+        let body = syn::Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block });
+        // `return` in the body: a flag that guards what follows it, as in a function's
+        // body, and the value each `return` gives (`Lower::inline_ret`).
+        let returns = exits_of_expr(&body).contains(&Exit::Return);
+        let outer_ret = (self.ret_flag.take(), self.inline_ret.take());
+        if returns {
+            let depth = self.stack.len();
+            self.ret_flag = Some(self.flag_at(depth, "returned"));
+            let ty = match &sig.output {
+                syn::ReturnType::Type(_, t) => Some((**t).clone()),
+                syn::ReturnType::Default => None,
+            };
+            self.inline_ret = Some((crate::agg::Merge::new(depth), ty));
         }
         let outer_scopes = std::mem::take(&mut self.scopes);
         let outer_loops = std::mem::take(&mut self.loops);
@@ -189,7 +206,24 @@ impl Lower {
             for (p, a) in sig.inputs.iter().zip(bound) {
                 self.bind_param(p, a)?;
             }
-            let v = self.agg_opt(&body)?;
+            let mut v = self.agg_opt(&body)?;
+            if let (Some(flag), Some((mut merge, ty))) = (self.ret_flag, self.inline_ret.take()) {
+                // The tail is the result only if no `return` ran.
+                if let Some(tail) = v {
+                    let tail = match &ty {
+                        Some(t) => self.shape_none_by_type(t, tail),
+                        None => tail,
+                    };
+                    let b = crate::infer::STy::Known(cotan_ir::Scalar::Bool);
+                    let returned = self.emit_s(cotan_ir::OpKind::GetVar(flag), b);
+                    let not = self.emit_s(cotan_ir::OpKind::Unary(cotan_ir::UnOp::Not, returned), b);
+                    self.push_region();
+                    merge.set(self, &tail, span)?;
+                    let then_region = self.pop_region();
+                    self.effect(cotan_ir::OpKind::If { cond: not, then_region, else_region: Default::default() });
+                }
+                v = merge.get(self);
+            }
             if let (syn::ReturnType::Type(_, ty), Some(v)) = (&sig.output, &v) {
                 if crate::signature::scalar_type(ty).is_some() || matches!(**ty, syn::Type::Tuple(_)) {
                     self.annotate(ty, v)?;
@@ -198,6 +232,7 @@ impl Lower {
             Ok(v)
         })();
         self.pop_scope();
+        (self.ret_flag, self.inline_ret) = outer_ret;
         self.inline_stack.pop();
         self.env = outer_env;
         self.loops = outer_loops;

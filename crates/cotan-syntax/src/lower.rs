@@ -116,7 +116,7 @@ pub(crate) struct Lower {
     pending_ones: cotan_ir::HashSet<Value>,
     pub(crate) loops: Vec<LoopCtx>,
     /// Flag and value of an early `return`, when the body has one.
-    ret_flag: Option<Var>,
+    pub(crate) ret_flag: Option<Var>,
     /// The variables of an early `return`'s value (one per result).
     ret_vars: Vec<Var>,
     /// The types of the results: none for `()`, several for a tuple or an array.
@@ -132,6 +132,9 @@ pub(crate) struct Lower {
     pub(crate) call_results: HashMap<Value, (String, Span)>,
     /// Local structs lent `&mut` to the call whose arguments are being lowered (`lend.rs`).
     pub(crate) lent: Vec<crate::lend::Lent>,
+    /// The values a helper lowered at its call gives by `return` (`inline.rs`), and its
+    /// declared result type (which shapes a `None`).
+    pub(crate) inline_ret: Option<(crate::agg::Merge, Option<syn::Type>)>,
     /// Sub-slices made so far: `(base, start, end)`.
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
     /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far: `(base, offset)`.
@@ -273,6 +276,7 @@ impl Lower {
             none_payloads: Default::default(),
             call_results: HashMap::default(),
             lent: vec![],
+            inline_ret: None,
             views: HashMap::default(),
             env,
             flatten,
@@ -380,7 +384,7 @@ impl Lower {
     }
 
     /// Declares a bool flag, initially false, in the region at `depth`.
-    fn flag_at(&mut self, depth: usize, name: &str) -> Var {
+    pub(crate) fn flag_at(&mut self, depth: usize, name: &str) -> Var {
         let var = self.new_var(name, STy::Known(Scalar::Bool));
         let f = self.emit_at(depth, OpKind::Const(Const::Bool(false)), STy::Known(Scalar::Bool));
         self.effect_at(depth, OpKind::DeclVar { var, init: f });
@@ -1246,6 +1250,36 @@ impl Lower {
     }
 
     pub(crate) fn return_expr(&mut self, e: &syn::ExprReturn) -> syn::Result<()> {
+        if let Some((mut merge, ty)) = self.inline_ret.take() {
+            // In a helper lowered at its call: its value, and what follows skipped.
+            let r = match &e.expr {
+                Some(value) => self
+                    .agg(value)
+                    .map(|a| match &ty {
+                        Some(t) => self.shape_none_by_type(t, a),
+                        None => a,
+                    })
+                    .and_then(|a| match &a {
+                        // (A vector or a slice, whose length each `return` may choose.)
+                        Tree::Leaf(m)
+                            if self
+                                .mem_ty(*m)
+                                .is_some_and(|t| !matches!(t.kind, MemKind::Array(_)) || t.access != Access::Owned) =>
+                        {
+                            err_at(value, crate::agg::CHOSEN_BUFFERS)
+                        }
+                        _ => merge.set(self, &a, value.span()),
+                    }),
+                None => Ok(()),
+            };
+            self.inline_ret = Some((merge, ty));
+            r?;
+            self.set_flag(self.ret_flag);
+            for k in 0..self.loops.len() {
+                self.set_flag(self.loops[k].brk);
+            }
+            return Ok(());
+        }
         if let Some(value) = &e.expr {
             let a = self.agg(value)?;
             if self.ret_vars.is_empty() {

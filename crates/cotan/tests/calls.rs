@@ -234,3 +234,59 @@ fn marked_functions_take_arrays_and_structs_by_value() {
     let (_, t) = t_by_value_caller(c, x, 1.0);
     assert!((t - want).abs() <= 1e-14 * want.abs(), "{t} vs {want}");
 }
+
+/// Helpers lowered at their calls that `return` early: an `Option` helper whose first
+/// `return` is `None` (the declared type shapes it), and a helper that takes a closure.
+fn first_above(xs: &[f64], t: f64) -> Option<(usize, f64)> {
+    if xs.is_empty() {
+        return None;
+    }
+    for i in 0..xs.len() {
+        if xs[i] > t {
+            return Some((i, xs[i] * t));
+        }
+    }
+    None
+}
+
+fn apply_clamped<F: Fn(f64) -> f64>(f: F, x: f64) -> f64 {
+    if x < 0.0 {
+        return f(-x) * 0.5;
+    }
+    let y = f(x);
+    if y > 2.0 {
+        return 2.0 + (y - 2.0).tanh();
+    }
+    y
+}
+
+#[cotan::autodiff_reverse(d_early_returns, Duplicated, Active, Active)]
+#[cotan::autodiff_forward(t_early_returns, Dual, Dual, Dual)]
+fn early_returns(xs: &[f64], a: f64) -> f64 {
+    let mut s = 0.0;
+    for &v in xs {
+        s += apply_clamped(|z| z * a + z.sin(), v - 0.5);
+    }
+    match first_above(xs, a) {
+        Some((i, v)) => s + v * (i as f64 + 1.0),
+        None => s,
+    }
+}
+
+#[test]
+fn helpers_lowered_at_their_calls_return_early() {
+    let n = 5;
+    let f = |x: &[f64]| early_returns(&x[..n], x[n]);
+    let jvp = |x: &[f64], u: &[f64]| t_early_returns(&x[..n], &u[..n], x[n], u[n]).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; n];
+        let (v, da) = d_early_returns(&x[..n], &mut g, x[n], 1.0);
+        assert_eq!(v, early_returns(&x[..n], x[n]));
+        g.push(da);
+        g
+    };
+    // A value above `a` is found at index 1, at index 4, and (a = 2.5) none is.
+    for a in [0.8, 1.7, 2.5] {
+        common::check_scalar("early_returns", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, a], 3);
+    }
+}
