@@ -199,7 +199,12 @@ impl Lower {
         by_mut: bool,
         span: Span,
     ) -> Option<syn::Result<(Value, bool)>> {
-        if matches!(crate::lower::strip_parens(&ix.index), syn::Expr::Range(_)) || !self.is_memory(&ix.expr) {
+        // (Only a buffer named by a place: when the element is not a number, the caller
+        // lowers the expression again, which must not repeat a call's work.)
+        if matches!(crate::lower::strip_parens(&ix.index), syn::Expr::Range(_))
+            || !is_place(&ix.expr)
+            || !self.is_memory(&ix.expr)
+        {
             return None;
         }
         let x = match self.memory(&ix.expr) {
