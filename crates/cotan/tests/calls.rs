@@ -186,21 +186,39 @@ fn with_options(xs: &[f64], a: f64) -> f64 {
     }
 }
 
-#[test]
-fn helpers_returning_options() {
-    let n = 5;
-    let f = |x: &[f64]| with_options(&x[..n], x[n]);
-    let jvp = |x: &[f64], u: &[f64]| t_with_options(&x[..n], &u[..n], x[n], u[n]).1;
+/// `f(xs, a)` checked with its reverse derivative `rev` (`Duplicated, Active, Active`) and
+/// forward derivative `fwd` (`Dual, Dual, Dual`) at `x`, which is `xs` followed by `a`.
+fn check_slice_and_number(
+    what: &str,
+    f: fn(&[f64], f64) -> f64,
+    rev: fn(&[f64], &mut [f64], f64, f64) -> (f64, f64),
+    fwd: fn(&[f64], &[f64], f64, f64) -> (f64, f64),
+    x: &[f64],
+) {
+    let n = x.len() - 1;
     let grad = |x: &[f64]| {
         let mut g = vec![0.0; n];
-        let (v, da) = d_with_options(&x[..n], &mut g, x[n], 1.0);
-        assert_eq!(v, with_options(&x[..n], x[n]));
+        let (v, da) = rev(&x[..n], &mut g, x[n], 1.0);
+        assert_eq!(v, f(&x[..n], x[n]));
         g.push(da);
         g
     };
+    let jvp = |x: &[f64], u: &[f64]| fwd(&x[..n], &u[..n], x[n], u[n]).1;
+    common::check_scalar(what, &|x| f(&x[..n], x[n]), &jvp, &grad, x, 3);
+}
+
+#[test]
+fn helpers_returning_options() {
     // The peak above `a`, and (a = 2.5) none.
-    common::check_scalar("with_options", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 0.8], 3);
-    common::check_scalar("with_options, no peak above", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, 2.5], 3);
+    for a in [0.8, 2.5] {
+        check_slice_and_number(
+            "with_options",
+            with_options,
+            d_with_options,
+            t_with_options,
+            &[0.3, 1.2, -0.4, 0.9, 2.0, a],
+        );
+    }
 }
 
 /// Marked functions (`#[cotan::differentiable]`, which export their derivatives to other
@@ -275,18 +293,14 @@ fn early_returns(xs: &[f64], a: f64) -> f64 {
 
 #[test]
 fn helpers_lowered_at_their_calls_return_early() {
-    let n = 5;
-    let f = |x: &[f64]| early_returns(&x[..n], x[n]);
-    let jvp = |x: &[f64], u: &[f64]| t_early_returns(&x[..n], &u[..n], x[n], u[n]).1;
-    let grad = |x: &[f64]| {
-        let mut g = vec![0.0; n];
-        let (v, da) = d_early_returns(&x[..n], &mut g, x[n], 1.0);
-        assert_eq!(v, early_returns(&x[..n], x[n]));
-        g.push(da);
-        g
-    };
     // A value above `a` is found at index 1, at index 4, and (a = 2.5) none is.
     for a in [0.8, 1.7, 2.5] {
-        common::check_scalar("early_returns", &f, &jvp, &grad, &[0.3, 1.2, -0.4, 0.9, 2.0, a], 3);
+        check_slice_and_number(
+            "early_returns",
+            early_returns,
+            d_early_returns,
+            t_early_returns,
+            &[0.3, 1.2, -0.4, 0.9, 2.0, a],
+        );
     }
 }
