@@ -275,6 +275,43 @@ impl Lower {
         Ok(())
     }
 
+    /// Assigns an aggregate to a binding's slots (`t = (a, b)`, `s = S { .. }`): numbers to
+    /// its variables, arrays copied into the arrays a `let mut` binding owns.
+    pub(crate) fn set_slots(&mut self, slots: &Tree<Slot>, a: Agg, target: &syn::Expr) -> syn::Result<()> {
+        let immutable = || err_at(target, "cannot assign twice to an immutable tuple; declare it with `let mut`");
+        if slots.leaves().iter().all(|s| matches!(s, Slot::Var(_))) {
+            let vars = slots.map(&mut |s| match s {
+                Slot::Var(var) => var,
+                Slot::Value(_) => unreachable!("all variables"),
+            });
+            return self.set_vars(&vars, &a, target.span());
+        }
+        let a = self.fit_none(a, slots);
+        if !slots.same_shape(&a) {
+            let (have, found) = (slots.shape_text(), a.shape_text());
+            return err_at(target, format!("mismatched types: expected `{have}`, found `{found}`"));
+        }
+        for (slot, v) in slots.leaves().into_iter().zip(a.leaves()) {
+            match slot {
+                Slot::Var(var) => {
+                    let t = self.scalar_sty(v, target.span())?;
+                    let have = self.var_sty(var);
+                    self.unify(have, t, target.span())?;
+                    self.effect(OpKind::SetVar(var, v));
+                }
+                Slot::Value(m) => {
+                    let (Some(dst), Some(src)) = (self.mem_ty(m), self.mem_ty(v)) else { return immutable() };
+                    if !dst.is_writable() || !matches!(dst.kind, MemKind::Array(_)) || dst.kind != src.kind {
+                        return immutable();
+                    }
+                    let n = self.emit_s(OpKind::Len(m), STy::Known(cotan_ir::Scalar::Usize));
+                    self.copy_loop(m, v, n);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `None`: its payload's type is known from where it meets a `Some`.
     pub(crate) fn none(&mut self) -> Agg {
         let flag = self.bool_const(false);
@@ -356,17 +393,17 @@ impl Lower {
             (syn::Pat::Ident(pi), a) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let name = pi.ident.to_string();
                 let slots = if pi.mutability.is_some() {
-                    if let Tree::Struct(ty, fields) = &a {
-                        let array =
-                            fields.iter().find(|(_, f)| matches!(f, Tree::Leaf(v) if self.mem_ty(*v).is_some()));
-                        if let Some((field, _)) = array {
-                            return err(
-                                pi.span(),
-                                format!("cotan cannot make a local struct with array fields mutable (`{ty}` has `{field}`); take it as a `&mut {ty}` parameter (`Duplicated`), or keep its arrays in local arrays of their own"),
-                            );
+                    // Numbers in variables; arrays stay the memory the binding owns (`let`
+                    // copied what it read out of places: `copies.rs`).
+                    a.try_map(&mut |v| match self.mem_ty(v) {
+                        Some(_) => Ok(Slot::Value(v)),
+                        None => {
+                            let t = self.scalar_sty(v, pi.span())?;
+                            let var = self.new_var(&name, t);
+                            self.effect(OpKind::DeclVar { var, init: v });
+                            Ok(Slot::Var(var))
                         }
-                    }
-                    self.declare_vars(&name, &a, pi.span())?.map(&mut Slot::Var)
+                    })?
                 } else {
                     a.map(&mut Slot::Value)
                 };

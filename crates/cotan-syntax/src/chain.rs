@@ -439,7 +439,14 @@ pub(crate) fn bind_item(l: &mut Lower, pat: &syn::Pat, item: Item) -> syn::Resul
             Ok(())
         }
         (syn::Pat::Slice(s), Item::Val(v)) if l.is_mut_array(v) => l.bind_elem_refs(s, v),
-        (syn::Pat::Ident(pi), Item::Val(v)) if pi.subpat.is_none() => l.bind_pat(pat, v),
+        (syn::Pat::Ident(pi), Item::Val(v)) if pi.subpat.is_none() => {
+            // `|mut v: [f64; 2]|` called with an array: the closure writes its own copy.
+            let v = match pi.mutability.is_some() && l.is_owned_array(v) {
+                true => l.array_copy(v, pi.span())?,
+                false => v,
+            };
+            l.bind_pat(pat, v)
+        }
         (syn::Pat::Ident(pi), Item::Place(mem, index)) if pi.subpat.is_none() => {
             l.bind(pi.ident.to_string(), Binding::Place(mem, index));
             Ok(())

@@ -97,7 +97,12 @@ impl Lower {
             E::Match(m) => self.match_expr(m),
             E::Tuple(t) if t.elems.is_empty() => Ok(None),
             E::Tuple(t) => {
-                let es = t.elems.iter().map(|e| self.agg(e)).collect::<syn::Result<Vec<_>>>()?;
+                // (The tuple holds copies of the arrays it is made of.)
+                let es = t
+                    .elems
+                    .iter()
+                    .map(|e| self.agg(e).and_then(|a| self.own_arrays(e, a, false)))
+                    .collect::<syn::Result<Vec<_>>>()?;
                 Ok(Some(Tree::Tuple(es)))
             }
             E::Field(f) => self.field_expr(f).map(Some),
@@ -651,13 +656,19 @@ impl Lower {
             syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => &**expr,
             e => e,
         };
-        let syn::Expr::Path(p) = e else { return None };
-        match self.lookup(&p.path.get_ident()?.to_string()) {
-            Some(Binding::Value(v)) => {
-                self.mem_ty(v).filter(|m| matches!(m.kind, MemKind::Array(_)) && m.is_writable()).map(|_| v)
-            }
-            _ => None,
-        }
+        let v = match e {
+            syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string()) {
+                Some(Binding::Value(v)) => v,
+                _ => return None,
+            },
+            // `s.pos = [..]` of a `let mut` struct or tuple.
+            syn::Expr::Field(_) => match self.slots_of(e)? {
+                Ok(Tree::Leaf(Slot::Value(v))) => v,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        self.mem_ty(v).filter(|m| matches!(m.kind, MemKind::Array(_)) && m.is_writable()).map(|_| v)
     }
 
     /// Assigns an aggregate to a destructuring target or a tuple local, part by part.
@@ -681,13 +692,7 @@ impl Lower {
             (e, v) => match self.slots_of(e) {
                 Some(t) => {
                     let slots = t?;
-                    let vars = slots.try_map(&mut |s| match s {
-                        Slot::Var(var) => Ok(var),
-                        Slot::Value(_) => {
-                            err_at(e, "cannot assign twice to an immutable tuple; declare it with `let mut`")
-                        }
-                    })?;
-                    self.set_vars(&vars, &v, e.span())
+                    self.set_slots(&slots, v, e)
                 }
                 None => err_at(e, format!("cotan cannot assign {} here", v.describe())),
             },
@@ -1064,6 +1069,7 @@ impl Lower {
             match (std_fn(p).as_deref(), c.args.len()) {
                 (Some("Some"), 1) => {
                     let v = self.agg(&c.args[0])?;
+                    let v = self.own_arrays(&c.args[0], v, false)?;
                     let some = self.bool_const(true);
                     return Ok(Some(Tree::Option(some, Box::new(v))));
                 }

@@ -84,7 +84,7 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
     // Method calls applied to the base, innermost first.
     let mut methods = vec![];
     let mut base = e;
-    let mut mut_ref = false;
+    let (mut mut_ref, mut by_ref) = (false, false);
     loop {
         match base {
             syn::Expr::MethodCall(m) => {
@@ -94,6 +94,7 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             syn::Expr::Paren(p) => base = &p.expr,
             syn::Expr::Reference(r) => {
                 mut_ref |= r.mutability.is_some();
+                by_ref = true;
                 base = &r.expr
             }
             _ => break,
@@ -155,7 +156,15 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
     if !slice_form {
         return Ok(None);
     }
-    let m = l.memory(base)?;
+    let mut m = l.memory(base)?;
+    if !by_ref && matches!(names.as_slice(), [] | ["into_iter"]) {
+        // `for x in a` of an array iterates over a copy of it, which the body's writes to
+        // `a` do not reach.
+        m = match l.own_arrays(base, crate::agg::Tree::Leaf(m), false)? {
+            crate::agg::Tree::Leaf(copy) => copy,
+            _ => unreachable!("a leaf"),
+        };
+    }
     let access = l.mem_ty(m).unwrap().access;
     let writable = match names.as_slice() {
         ["iter_mut"] => true,

@@ -57,8 +57,14 @@ impl Lower {
         let mut zero = vec![];
         let mut slots = vec![];
         for (field, ft) in defs {
-            let (FieldType::Number(s), Some((_, Tree::Leaf(slot)))) = (ft, fields.iter().find(|(n, _)| *n == field))
+            let (&FieldType::Number(s), Some((_, Tree::Leaf(slot)))) = (&ft, fields.iter().find(|(n, _)| *n == field))
             else {
+                if let FieldType::Memory(..) = ft {
+                    return err(
+                        span,
+                        format!("cotan lends a local struct to a call when its fields are numbers, and `{ty}` has the array field `{field}`; take the struct as a `&mut {ty}` parameter (`Duplicated`) of the differentiated function, or keep its arrays in local arrays of their own"),
+                    );
+                }
                 return refuse(&format!("`{ty}` has the field `{field}`"));
             };
             zero.push((field.clone(), ZeroField::Number(s)));

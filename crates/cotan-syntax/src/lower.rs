@@ -877,14 +877,9 @@ impl Lower {
                 // `let [x, y] = r;` of `r: &mut [f64; 2]`: `x` and `y` are `&mut f64`.
                 return self.bind_elem_refs(s, *m);
             }
-        } else if let (syn::Expr::Index(_), Tree::Leaf(m)) = (strip_parens(&init.expr), &a) {
-            // `let r = x[i];` copies the array `x[i]`, which later writes to `x` must not change.
-            if self.mem_ty(*m).is_some_and(|t| t.is_writable() && matches!(t.kind.dim(), Some(cotan_ir::Dim::Array(_))))
-            {
-                let copy = self.array_copy(*m, init.expr.span())?;
-                return self.bind_agg(&local.pat, Tree::Leaf(copy));
-            }
         }
+        // `let b = a;`, `let r = x[i];`: `b` and `r` are arrays of their own.
+        let a = self.own_arrays(&init.expr, a, binds_mut(&local.pat))?;
         self.bind_agg(&local.pat, a)
     }
 
@@ -1486,4 +1481,19 @@ fn branch_bindings(e: &syn::ExprIf) -> Vec<String> {
         }
     }
     names.0.into_iter().collect()
+}
+
+/// Whether a pattern binds a name `mut`.
+fn binds_mut(p: &syn::Pat) -> bool {
+    match p {
+        syn::Pat::Ident(pi) => pi.mutability.is_some() || pi.subpat.as_ref().is_some_and(|(_, p)| binds_mut(p)),
+        syn::Pat::Type(t) => binds_mut(&t.pat),
+        syn::Pat::Paren(p) => binds_mut(&p.pat),
+        syn::Pat::Reference(r) => binds_mut(&r.pat),
+        syn::Pat::Tuple(t) => t.elems.iter().any(binds_mut),
+        syn::Pat::TupleStruct(t) => t.elems.iter().any(binds_mut),
+        syn::Pat::Slice(s) => s.elems.iter().any(binds_mut),
+        syn::Pat::Struct(s) => s.fields.iter().any(|f| binds_mut(&f.pat)),
+        _ => false,
+    }
 }
