@@ -537,6 +537,15 @@ impl Prepared {
         (j, size)
     }
 
+    /// The primal's results and its arguments after the call (what its `&mut` memory then
+    /// holds), as the interpreter runs the lowered function.
+    pub fn run_lowered(&self, args: &[Arg]) -> Result<(Vec<Arg>, Vec<Arg>), String> {
+        let mut a = args.to_vec();
+        let run = &self.primal_run;
+        let outs = cotan_ir::exec_with(&run.function, &mut a, STEP_LIMIT, run).map_err(|e| e.to_string())?;
+        Ok((outs, a))
+    }
+
     fn primal(&self, args: &[Arg]) -> Primal {
         self.run_primal(&self.primal_run, args)
     }

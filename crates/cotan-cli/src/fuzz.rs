@@ -13,7 +13,8 @@
 //! program in six. Their bodies mix loops with dynamic trip counts, `while`, branches,
 //! early `break`/`continue`/`return`, in-place updates, guarded math functions, tuples
 //! (locals, fields, destructuring, helpers returning them, kept whole), arrays by value
-//! (`let mut st: [T; 2]`, assigned whole from a helper), sub-slices (`&x[a..b]` passed to
+//! (`let mut st: [T; 2]`, assigned whole from a helper, its old value kept in a copy
+//! `let old = st;`), sub-slices (`&x[a..b]` passed to
 //! helpers, `split_at`, `split_at_mut`, `split_first`, `chunks`, `chunks_exact`,
 //! `windows`, `chunks_mut`), local matrices (`[[0.0; 2]; 3]`, `vec![vec![0.0; 3]; 2]`)
 //! and rows (read, written, iterated, passed to helpers), closures (called, and in
@@ -34,6 +35,7 @@ use std::io::IsTerminal;
 use std::time::Instant;
 
 use crate::checker::{self, Points};
+use crate::oracle::Oracle;
 use crate::source::Source;
 use crate::CliError;
 
@@ -379,13 +381,13 @@ impl Gen {
                 // A closure passed to a helper that takes one (`F: Fn(T) -> T`, `&F`).
                 let closure = self.closure_literal(d);
                 match self.pick(&self.readable()).filter(|_| self.rng.bool()) {
-                    Some(b) => typed(format!("sum_ho(&{}, &{closure})", b.name)),
+                    Some(b) => typed(format!("sum_ho({}, &{closure})", Self::as_slice_ref(&b))),
                     None => typed(format!("twice_ho({closure}, {})", self.expr(d))),
                 }
             }
             21 => match self.pick(&self.readable()).filter(|b| b.min >= 1) {
                 // A helper returning a new vector, indexed.
-                Some(b) => typed(format!("scaled_ho(&{}, {})[0]", b.name, self.expr(d))),
+                Some(b) => typed(format!("scaled_ho({}, {})[0]", Self::as_slice_ref(&b), self.expr(d))),
                 None => typed(self.call_expr(d)),
             },
             _ => typed(self.call_expr(d)),
@@ -470,6 +472,16 @@ impl Gen {
 
     /// A slice to pass to a helper as `&[T]`: a slice in scope (at least `MIN_SUB` long), a
     /// sub-slice of one, the constant `c`, or a constant array.
+    /// `b` where a `&[T]` is expected: arrays (`c`, `w`, a local `[T; 2]`) by reference,
+    /// slices and rows (already references) as they are (`&row` of a `&[T; 2]` is not one).
+    fn as_slice_ref(b: &Buf) -> String {
+        if b.array {
+            format!("&{}", b.name)
+        } else {
+            b.name.clone()
+        }
+    }
+
     fn slice_arg(&mut self) -> String {
         let bufs: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
         let mats: Vec<Mat> = self.readable_mats().into_iter().filter(|m| m.cols >= MIN_SUB).collect();
@@ -487,9 +499,7 @@ impl Gen {
                 None => "&c".to_string(),
             },
             _ => match self.pick(&bufs) {
-                // Arrays (`c`, `w`) are passed by reference; slices as they are.
-                Some(b) if b.array => format!("&{}", b.name),
-                Some(b) => b.name,
+                Some(b) => Self::as_slice_ref(&b),
                 None => "&c".to_string(),
             },
         }
@@ -964,12 +974,20 @@ impl Gen {
                 let steps: Vec<String> =
                     self.helpers.iter().filter(|h| h.1 == Shape::Step).map(|h| h.0.clone()).collect();
                 let e = self.expr(2);
+                // The value before: a copy, which the assignment must not change.
+                let old = self.name("old");
+                self.line(&format!("let {old} = {};", b.name));
+                self.bufs.push(Buf { name: old.clone(), min: 2, max: 2, writable: false, array: true, vec: false });
                 match self.pick(&steps) {
                     Some(h) => self.line(&format!("{} = {h}({}, {e});", b.name, b.name)),
                     None => {
                         let e2 = self.expr(2);
                         self.line(&format!("{} = [0.5 * {}[1] + 0.25 * ({e}).tanh(), {e2}.sin()];", b.name, b.name))
                     }
+                }
+                // Old and new values meet (`self.mutable()` draws no number when none is in scope).
+                if let Some(m) = self.mutable() {
+                    self.update(&m, &format!("{old}[0] * {}[1] - {old}[1]", b.name));
                 }
             }
             37 => {
@@ -1434,12 +1452,25 @@ enum Outcome {
     GeneratorBug(String),
 }
 
-fn check_program(text: &str, seed: u64) -> Outcome {
+/// Checks one program: its derivatives (the gradient check), and, with an oracle, that its
+/// lowering computes what rustc's build of it computes (at one random point).
+fn check_program(text: &str, seed: u64, index: usize, oracle: Option<&Oracle>) -> Outcome {
     let run = || -> Result<Outcome, CliError> {
         let src = Source::parse(text)?;
         let p = checker::prepare(&src, "f")?;
         let r = checker::check(&p, &Points { at: None, trials: 3, seed, len: LEN })?;
-        Ok(if r.passed() { Outcome::Pass } else { Outcome::Fail(checker::render(&r)) })
+        if !r.passed() {
+            return Ok(Outcome::Fail(checker::render(&r)));
+        }
+        let Some(oracle) = oracle else { return Ok(Outcome::Pass) };
+        let mut rng = fastrand::Rng::with_seed(seed ^ (index as u64).rotate_left(32));
+        let args = crate::inputs::random(&p.primal, &mut rng, LEN);
+        let f = src.function("f")?;
+        match oracle.compare(text, &p, &f, &args, &format!("p{seed}_{index}")) {
+            Ok(None) => Ok(Outcome::Pass),
+            Ok(Some(why)) => Ok(Outcome::Fail(why)),
+            Err(why) => Ok(Outcome::GeneratorBug(format!("the comparison with rustc could not be made: {why}"))),
+        }
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(o)) => o,
@@ -1448,7 +1479,13 @@ fn check_program(text: &str, seed: u64) -> Outcome {
     }
 }
 
-pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
+/// Generates and checks `count` programs of `seed`; with `rustc`, each is also compiled by
+/// rustc and its lowering's results compared with the compiled program's (see `oracle.rs`).
+pub fn fuzz(count: usize, seed: u64, out: &str, rustc: bool) -> Result<Summary, CliError> {
+    let oracle = if rustc { Oracle::find() } else { None };
+    if rustc && oracle.is_none() {
+        eprintln!("fuzz: no rustc runs here (`RUSTC` or `rustc`): lowering is not compared with it");
+    }
     let start = Instant::now();
     let bar = crate::progress::bar(count as u64, "{bar:40} {pos}/{len} programs, {msg} [{elapsed}]");
     let previous_hook = std::panic::take_hook();
@@ -1459,7 +1496,7 @@ pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
     for index in 0..count {
         let text = program(seed, index);
         summary.programs += 1;
-        match check_program(&text, seed) {
+        match check_program(&text, seed, index, oracle.as_ref()) {
             Outcome::Pass => {}
             Outcome::GeneratorBug(msg) => {
                 summary.generator_bugs += 1;
@@ -1507,12 +1544,13 @@ pub fn fuzz(count: usize, seed: u64, out: &str) -> Result<Summary, CliError> {
     std::panic::set_hook(previous_hook);
     bar.finish_and_clear();
     println!(
-        "fuzz: {} programs in {:.1} s (seed {seed}): {} passed, {} failed, {} generator bugs",
+        "fuzz: {} programs in {:.1} s (seed {seed}): {} passed, {} failed, {} generator bugs{}",
         summary.programs,
         start.elapsed().as_secs_f64(),
         summary.programs - summary.failures - summary.generator_bugs,
         summary.failures,
-        summary.generator_bugs
+        summary.generator_bugs,
+        if oracle.is_some() { " (each also compiled by rustc, its results compared)" } else { "" }
     );
     for p in saved.iter().take(20) {
         println!("  wrote {p}");

@@ -148,6 +148,29 @@ impl cotan_syntax::Env for SourceEnv {
     }
 
     fn inline(&self, path: &syn::Path) -> Option<Result<cotan_syntax::Inlined, String>> {
+        self.inline_for(path, None)
+    }
+
+    fn inline_as(&self, path: &syn::Path, reason: &'static str) -> Option<Result<cotan_syntax::Inlined, String>> {
+        self.inline_for(path, Some(reason))
+    }
+
+    fn home_path(&self, path: &syn::Path) -> Option<String> {
+        if self.home.is_none() && self.krate.is_none() {
+            return None;
+        }
+        self.fn_path_from_home(self.resolve_fn(path)?)
+    }
+}
+
+impl SourceEnv {
+    /// The function `path` names, to be lowered at its calls: for `reason` (the caller's),
+    /// or when its signature needs it (`cotan_syntax::inline_reason`).
+    fn inline_for(
+        &self,
+        path: &syn::Path,
+        forced: Option<&'static str>,
+    ) -> Option<Result<cotan_syntax::Inlined, String>> {
         let (src, f, krate) = match self.resolve_fn(path) {
             Some(f) => (self.src.clone(), f, self.krate.clone()),
             // Another crate's function that exports no derivatives: its body, read from that
@@ -175,8 +198,9 @@ impl cotan_syntax::Env for SourceEnv {
                 **t = without_aliases(&src, def.module, t);
             }
             let generic = sig.generics.params.iter().any(|g| !matches!(g, syn::GenericParam::Lifetime(_)));
-            let reason = match (foreign, generic) {
-                (true, false) => "it is another crate's function that exports no derivatives",
+            let reason = match (foreign, generic, forced) {
+                (true, false, _) => "it is another crate's function that exports no derivatives",
+                (_, _, Some(reason)) => reason,
                 _ => cotan_syntax::inline_reason(&sig)?,
             };
             let item = crate::constants::substitute(&def.item, &src, def.scope, def.imp).map(|mut item| {
@@ -209,15 +233,6 @@ impl cotan_syntax::Env for SourceEnv {
         }))
     }
 
-    fn home_path(&self, path: &syn::Path) -> Option<String> {
-        if self.home.is_none() && self.krate.is_none() {
-            return None;
-        }
-        self.fn_path_from_home(self.resolve_fn(path)?)
-    }
-}
-
-impl SourceEnv {
     /// The fields of struct `t` and what lowering can use of their types.
     fn fields(&self, t: TypeId) -> Option<Vec<(String, FieldType)>> {
         let def = &self.src.types[t];

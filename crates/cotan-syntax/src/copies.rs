@@ -6,9 +6,9 @@
 //! stays the same memory. A struct read out of memory (`let old = *p;`, `let b = bodies[i];`
 //! of `&mut` structs) is copied into a one-element buffer of its own the same way.
 
+use crate::span::Spanned;
 use cotan_ir::{Access, Const, Dim, MemKind, OpKind, Scalar, Value, ZeroField};
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 use crate::agg::{Agg, Slot};
 use crate::env::FieldType;

@@ -83,6 +83,11 @@ pub trait Env {
     fn inline(&self, _path: &syn::Path) -> Option<Result<Inlined, String>> {
         None
     }
+    /// The function a call names, to be lowered at the call for `reason` (the call passes
+    /// what no derivative signature can carry), if its body can be read.
+    fn inline_as(&self, _path: &syn::Path, _reason: &'static str) -> Option<Result<Inlined, String>> {
+        None
+    }
     /// The path, as the function being lowered names it, of the function a call inside an
     /// inlined body names (which is written for the inlined function's own module).
     fn home_path(&self, _path: &syn::Path) -> Option<String> {

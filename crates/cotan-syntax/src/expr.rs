@@ -91,7 +91,11 @@ impl Lower {
                 leaf(self.ref_of_deref(r).map(|v| v.expect("checked: a pointer's deref")))
             }
             E::Reference(r) if r.mutability.is_none() => self.agg_opt(&r.expr),
+            // `let r = &mut a;` of an array or a slice: `r` is `a`'s memory.
+            E::Reference(r) if self.is_memory(&r.expr) => self.agg_opt(&r.expr),
+            E::Reference(r) => err_at(&e, format!("cotan takes `&mut` of arrays and slices as values (`let r = &mut a;`), and lends other places only to calls (`f(&mut {})`); write to `{}` directly here", quote::ToTokens::to_token_stream(&r.expr), quote::ToTokens::to_token_stream(&r.expr))),
             E::Repeat(r) => leaf(self.repeat(r)),
+            E::Array(a) if self.is_rows_literal(a) => leaf(self.rows_literal(a)),
             E::Array(a) => leaf(self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span())),
             E::Closure(_) => err_at(&e, "cotan inlines closures where they are called: bind the closure with `let f = |x| ..;` and call it (`f(a)`), or pass it to an iterator method"),
             E::Match(m) => self.match_expr(m),
@@ -1110,8 +1114,8 @@ impl Lower {
             }
         }
         if let syn::Expr::Path(p) = &*c.func {
-            if let Some(inl) = self.inlined(&p.path) {
-                let args: Vec<&syn::Expr> = c.args.iter().collect();
+            let args: Vec<&syn::Expr> = c.args.iter().collect();
+            if let Some(inl) = self.inlined_for(&p.path, &args) {
                 return self.inline_call(inl?, &args, c.span());
             }
         }
@@ -1150,7 +1154,7 @@ impl Lower {
     pub(crate) fn user_call_n(&mut self, c: &syn::ExprCall, n: usize) -> syn::Result<Vec<Value>> {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
         let args: Vec<&syn::Expr> = c.args.iter().collect();
-        if let Some(inl) = self.inlined(&p.path) {
+        if let Some(inl) = self.inlined_for(&p.path, &args) {
             return match (self.inline_call(inl?, &args, c.span())?, n) {
                 (_, 0) => Ok(vec![]),
                 (Some(Tree::Leaf(v)), 1) => Ok(vec![v]),
@@ -1391,10 +1395,10 @@ impl Lower {
         let Some(n) = crate::signature::array_len(&r.len) else {
             return err_at(&r.len, "cotan needs the length of `[x; N]` to be a literal");
         };
-        if self.makes_row(&r.expr) {
+        if self.makes_row(&r.expr) || self.is_memory(&r.expr) {
             let row = self.memory(&r.expr)?;
             let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
-            return self.nested_alloc(row, len, cotan_ir::Dim::Array(n), r.span());
+            return self.repeated_rows(&r.expr, row, len, cotan_ir::Dim::Array(n), r.span());
         }
         let (init, t) = self.scalar(&r.expr)?;
         let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
@@ -1508,11 +1512,11 @@ impl Lower {
                 Ok((init, input.parse()?))
             };
             if let Ok((init_e, len_e)) = mac.parse_body_with(repeat) {
-                if self.makes_row(&init_e) {
+                if self.makes_row(&init_e) || self.is_memory(&init_e) {
                     let row = self.memory(&init_e)?;
                     let (len, lt) = self.scalar(&len_e)?;
                     self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
-                    return self.nested_alloc(row, len, cotan_ir::Dim::Vec, mac.span()).map(Some);
+                    return self.repeated_rows(&init_e, row, len, cotan_ir::Dim::Vec, mac.span()).map(Some);
                 }
                 let (init, t) = self.scalar(&init_e)?;
                 let (len, lt) = self.scalar(&len_e)?;

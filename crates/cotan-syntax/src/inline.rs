@@ -127,12 +127,51 @@ fn closure_arity(t: &syn::Type, closures: &[(String, usize)]) -> Option<usize> {
 enum Arg {
     Item(Item),
     Closure(usize),
+    /// A local struct lent by reference (`&mut b`, a `&mut self` receiver): the callee's
+    /// parameter names the caller's own variables and arrays.
+    Slots(crate::agg::Tree<crate::agg::Slot>),
 }
+
+/// Why a function is lowered at a call that lends it a local struct with arrays.
+const LENDS_STRUCT_WITH_ARRAYS: &str = "the call lends it a local struct with arrays";
 
 impl Lower {
     /// The inlined function a call names, if lowering inlines it.
     pub(crate) fn inlined(&self, path: &syn::Path) -> Option<syn::Result<Inlined>> {
         Some(self.env.inline(path)?.map_err(|e| syn::Error::new(path.span(), e)))
+    }
+
+    /// [`Lower::inlined`], or the function a call lends a local struct with arrays to: no
+    /// derivative signature carries such a struct, so the callee is lowered at the call.
+    pub(crate) fn inlined_for(&self, path: &syn::Path, args: &[&syn::Expr]) -> Option<syn::Result<Inlined>> {
+        if let Some(inl) = self.inlined(path) {
+            return Some(inl);
+        }
+        if !args.iter().any(|a| self.lent_struct_with_arrays(a).is_some() || self.local_struct_with_arrays(a).is_some())
+        {
+            return None;
+        }
+        Some(self.env.inline_as(path, LENDS_STRUCT_WITH_ARRAYS)?.map_err(|e| syn::Error::new(path.span(), e)))
+    }
+
+    /// The slots of the local struct with arrays that `a` lends (`&b`, `&mut b`, `b` as a
+    /// receiver made `&mut b`).
+    pub(crate) fn lent_struct_with_arrays(&self, a: &syn::Expr) -> Option<crate::agg::Tree<crate::agg::Slot>> {
+        let syn::Expr::Reference(r) = strip_parens(a) else { return None };
+        self.local_struct_with_arrays(&r.expr)
+    }
+
+    /// The slots of the local struct with arrays that `e` names.
+    fn local_struct_with_arrays(&self, e: &syn::Expr) -> Option<crate::agg::Tree<crate::agg::Slot>> {
+        let syn::Expr::Path(p) = strip_parens(e) else { return None };
+        match self.lookup(&p.path.get_ident()?.to_string())? {
+            Binding::Agg(t @ crate::agg::Tree::Struct(..))
+                if t.leaves().iter().any(|s| matches!(s, crate::agg::Slot::Value(v) if self.mem_ty(*v).is_some())) =>
+            {
+                Some(t)
+            }
+            _ => None,
+        }
     }
 
     /// Lowers a call of `inl` with `args` (the receiver first for a method) in place.
@@ -168,9 +207,10 @@ impl Lower {
                 syn::FnArg::Typed(pt) => closure_arity(&pt.ty, &closures),
                 syn::FnArg::Receiver(_) => None,
             };
-            bound.push(match arity {
-                Some(n) => Arg::Closure(self.closure_arg(a, n)?),
-                None => Arg::Item(self.inline_arg(p, a)?),
+            bound.push(match (arity, self.lent_struct_with_arrays(a)) {
+                (Some(n), _) => Arg::Closure(self.closure_arg(a, n)?),
+                (None, Some(slots)) => Arg::Slots(slots),
+                (None, None) => Arg::Item(self.inline_arg(p, a)?),
             });
         }
         let mut block = (*inl.item.block).clone();
@@ -300,6 +340,11 @@ impl Lower {
             return self.passed(a);
         }
         let v = self.agg(a)?;
+        // A struct or tuple taken by value owns copies of its arrays.
+        let v = match v {
+            crate::agg::Tree::Leaf(_) => v,
+            v => self.own_arrays(a, v, true)?,
+        };
         // An array taken by value is the callee's own copy.
         if let (syn::FnArg::Typed(pt), crate::agg::Tree::Leaf(m)) = (p, &v) {
             if matches!(&*pt.ty, syn::Type::Array(_)) && self.mem_ty(*m).is_some() {
@@ -336,6 +381,17 @@ impl Lower {
                 crate::chain::bind_item(self, &pt.pat, item)
             }
             (syn::FnArg::Receiver(r), Arg::Closure(_)) => err_at(r, "a receiver is not a closure"),
+            (syn::FnArg::Receiver(_), Arg::Slots(t)) => {
+                self.bind("self".to_string(), Binding::Agg(t));
+                Ok(())
+            }
+            (syn::FnArg::Typed(pt), Arg::Slots(t)) => match &*pt.pat {
+                syn::Pat::Ident(pi) => {
+                    self.bind(pi.ident.to_string(), Binding::Agg(t));
+                    Ok(())
+                }
+                p => err_at(p, "cotan binds a struct lent to this function to a name; write `s: &mut S`"),
+            },
         }
     }
 }

@@ -280,6 +280,10 @@ impl Lower {
         let mut args: Vec<syn::Expr> = vec![receiver];
         args.extend(m.args.iter().cloned());
         let args: Vec<&syn::Expr> = args.iter().collect();
+        if let Some(inl) = self.inlined_for(&path, &args) {
+            // (A struct with arrays: the method is lowered here, on the struct's own slots.)
+            return Some(inl.and_then(|inl| self.inline_call(inl, &args, m.method.span())));
+        }
         let n = shape.as_ref().map_or(1, |s| s.results);
         let types = shape.and_then(|s| s.ret_scalars).filter(|t| t.len() == n);
         let vals = match self.call_path(&path, &args, None, n, types.as_deref(), m.method.span()) {

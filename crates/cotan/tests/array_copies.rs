@@ -167,6 +167,11 @@ fn references_stay(p: &[f64]) -> f64 {
     let mut a = [p[0], 3.0 * p[1]];
     let b = a;
     set_first(&mut a, p[1] * p[0]);
+    {
+        let r = &mut a;
+        let s = r;
+        s[1] *= p[2];
+    }
     let r = &a;
     r[0] + a[1] * b[0]
 }

@@ -300,3 +300,88 @@ fn second_order_through_lent_numbers() {
         },
     );
 }
+
+/// A local struct with arrays, lent to `&mut self` and `&self` methods and to functions
+/// taking `&mut Body` and `&Body`, and passed by value (`b = pushed(b, f)`): these
+/// callees are lowered at their calls, on the caller's own variables and arrays (a
+/// by-value struct gets copies).
+#[derive(Clone, Copy)]
+struct Body {
+    pos: [f64; 2],
+    vel: [f64; 2],
+    m: f64,
+}
+
+impl Body {
+    fn push(&mut self, f: f64) {
+        self.vel[0] += f / self.m;
+        self.m *= 1.01;
+    }
+
+    fn step(&mut self, dt: f64) {
+        for i in 0..2 {
+            self.pos[i] += dt * self.vel[i];
+        }
+    }
+
+    fn energy(&self) -> f64 {
+        0.5 * self.m * (self.vel[0] * self.vel[0] + self.vel[1] * self.vel[1])
+    }
+}
+
+fn kick(b: &mut Body, g: f64) {
+    b.vel[1] -= g;
+    b.step(0.1);
+}
+
+fn height(b: &Body) -> f64 {
+    b.pos[1]
+}
+
+fn pushed(mut b: Body, f: f64) -> Body {
+    b.pos[0] += f / b.m;
+    b
+}
+
+fn moved(b: Body, other: &mut Body) -> f64 {
+    other.pos[0] = 10.0;
+    b.pos[0]
+}
+
+#[hvp(hvp_struct_with_arrays)]
+#[autodiff_reverse(d_struct_with_arrays, Duplicated, Active)]
+#[autodiff_forward(t_struct_with_arrays, Dual, Dual)]
+fn struct_with_arrays(p: &[f64]) -> f64 {
+    let mut b = Body { pos: [p[0], 0.0], vel: [0.0, p[1]], m: 2.0 };
+    let mut e = 0.0;
+    for _ in 0..5 {
+        b.push(p[2]);
+        kick(&mut b, 0.3 * p[0]);
+        e += b.energy() + height(&b);
+    }
+    let c = b;
+    b = pushed(b, p[1]);
+    let mut o = Body { pos: [0.0; 2], vel: [0.0; 2], m: 1.0 };
+    let keep = moved(c, &mut o);
+    e + b.pos[0] * b.m + c.pos[0] * keep + o.pos[0] * p[0]
+}
+
+#[test]
+fn local_structs_with_arrays_lent_to_methods_and_functions() {
+    let x = [0.7, -0.4, 1.3];
+    let jvp = |x: &[f64], u: &[f64]| t_struct_with_arrays(x, u).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        assert_eq!(d_struct_with_arrays(x, &mut g, 1.0), struct_with_arrays(x));
+        g
+    };
+    check_scalar("struct_with_arrays", &|x| struct_with_arrays(x), &jvp, &grad, &x, 3);
+    check_hvp_against_gradient(
+        &|x, g| {
+            d_struct_with_arrays(&x[..3], &mut g[..3], 1.0);
+        },
+        &|x, v, g, hv| {
+            hvp_struct_with_arrays(&x[..3], &v[..3], &mut g[..3], &mut hv[..3]);
+        },
+    );
+}

@@ -1,7 +1,8 @@
 //! Two-dimensional data: `&[Vec<f64>]`, `&mut [[f64; K]]`, `&[[f64; K]; N]`,
 //! `[[f64; K]; N]` by value, `&[[[f32; 2]; 2]; 2]`, local `vec![vec![0.0; m]; n]`,
-//! `vec![[0.0; 2]; n]` and `[[0.0; 3]; 4]`; rows read, written, iterated and passed to
-//! helpers. Every derivative is checked against finite differences and forward mode
+//! `vec![[0.0; 2]; n]` and `[[0.0; 3]; 4]`, matrices written out (`[[a, b], [c, d]]`) and
+//! rows repeated from inputs (`[[x, 2x]; 3]`, `vec![p.to_vec(); n]`); rows read, written,
+//! iterated and passed to helpers. Every derivative is checked against finite differences and forward mode
 //! against reverse mode (dot-product test); second order against finite differences of the
 //! gradient.
 
@@ -215,3 +216,39 @@ slice_case!(
         s + r[0] * p[1][0] + r[1] * p[2][1]
     }
 );
+
+/// Matrices written out (`[[a, b], [c, d]]`, `[p, q]` of arrays) and rows repeated from
+/// values that depend on the inputs (`[[x, 2x]; 3]`, `[a; 2]`, `vec![vec![x; 3]; 2]`,
+/// `vec![p.to_vec(); n]`): rows of copies, differentiated like any local matrix.
+#[autodiff_reverse(d_written_matrices, Duplicated, Active)]
+#[autodiff_forward(t_written_matrices, Dual, Dual)]
+fn written_matrices(p: &[f64]) -> f64 {
+    let rot = [[p[0].cos(), -p[0].sin()], [p[0].sin(), p[0].cos()]];
+    let v = [p[1], p[2]];
+    let w = [rot[0][0] * v[0] + rot[0][1] * v[1], rot[1][0] * v[0] + rot[1][1] * v[1]];
+    let mut m = [v, w];
+    m[1][0] += p[3];
+    let mut reps = [[p[1], 2.0 * p[2]]; 3];
+    reps[2][1] *= p[0];
+    let cols = [v; 2];
+    let mut g = vec![vec![p[3]; 3]; 2];
+    g[1][2] *= p[1];
+    let mut rows = vec![p.to_vec(); 2];
+    rows[0][1] = 0.5;
+    let mut s = 0.0;
+    for r in m.iter() {
+        s += r[0] * r[1];
+    }
+    s + reps[2][1] * reps[0][0] + cols[1][0] * g[1][2] + g[0][0] + dot(&rows[0], &rows[1])
+}
+
+#[test]
+fn matrices_written_out_and_repeated_rows() {
+    let jvp = |x: &[f64], u: &[f64]| t_written_matrices(x, u).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        assert_eq!(d_written_matrices(x, &mut g, 1.0), written_matrices(x));
+        g
+    };
+    check("written_matrices", &|x| written_matrices(x), &jvp, &grad, &[0.4, -0.7, 1.1, 0.3]);
+}

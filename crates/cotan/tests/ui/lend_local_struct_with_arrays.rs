@@ -5,6 +5,9 @@ struct Body {
     m: f64,
 }
 
+// Marked: its derivatives are exported, and they take a `Body` in memory, which a local
+// struct with arrays is not.
+#[cotan::differentiable]
 impl Body {
     fn push(&mut self, f: f64) {
         self.pos[0] += f / self.m;
