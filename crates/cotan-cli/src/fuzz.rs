@@ -982,7 +982,9 @@ impl Gen {
                     Some(h) => self.line(&format!("{} = {h}({}, {e});", b.name, b.name)),
                     None => {
                         let e2 = self.expr(2);
-                        self.line(&format!("{} = [0.5 * {}[1] + 0.25 * ({e}).tanh(), {e2}.sin()];", b.name, b.name))
+                        // (`T::sin(e)`: a literal alone has no type to call `sin` on.)
+                        let t = self.t;
+                        self.line(&format!("{} = [0.5 * {}[1] + 0.25 * ({e}).tanh(), {t}::sin({e2})];", b.name, b.name))
                     }
                 }
                 // Old and new values meet (`self.mutable()` draws no number when none is in scope).
