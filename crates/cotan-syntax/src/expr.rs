@@ -731,7 +731,7 @@ impl Lower {
             if let Tree::Leaf(_) = base {
                 return err_at(
                     &f.base,
-                    "cotan reads fields of struct and tuple parameters and of tuple values only (not of array elements like `v[i].x`); pass the struct itself as a parameter",
+                    "cotan reads fields of struct and tuple parameters, of structs and tuples made in this function, and of elements of slices of structs (`v[i].x`), not of this value (a struct with arrays returned by a function, say); build the struct here (`S { a: [..], .. }`) or pass it as a parameter",
                 );
             }
             return base.element(&f.member).cloned();
@@ -1622,6 +1622,9 @@ impl Lower {
             }
         };
         let (ta, tb) = (target(a)?, target(b)?);
+        if self.is_memory(&ta) && self.is_memory(&tb) {
+            return self.swap_arrays(&ta, &tb);
+        }
         let (va, pa) = self.read_place(&ta)?;
         let (vb, pb) = self.read_place(&tb)?;
         let (sa, sb) = (self.scalar_sty(va, a.span())?, self.scalar_sty(vb, b.span())?);
@@ -1635,6 +1638,30 @@ impl Lower {
         }
         self.write_place(pa, vb);
         self.write_place(pb, va);
+        Ok(())
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)` of two arrays of one length: element by element.
+    fn swap_arrays(&mut self, a: &syn::Expr, b: &syn::Expr) -> syn::Result<()> {
+        let (ma, mb) = (self.memory(a)?, self.memory(b)?);
+        let (ka, kb) = (self.mem_ty(ma).unwrap(), self.mem_ty(mb).unwrap());
+        if !matches!(ka.kind, MemKind::Array(_)) || ka.kind != kb.kind {
+            return err_at(b, "cotan swaps two arrays of numbers of one length (`std::mem::swap(&mut a, &mut b)`); swap other buffers element by element");
+        }
+        for (m, e) in [(ka, a), (kb, b)] {
+            if !m.is_writable() {
+                return err_at(e, "cannot assign through a shared reference; take `&mut`");
+            }
+        }
+        let (ea, eb) = (self.elem_sty(ma), self.elem_sty(mb));
+        self.unify(ea, eb, b.span())?;
+        let n = self.emit_s(OpKind::Len(ma), STy::Known(Scalar::Usize));
+        self.index_loop(n, |l, i| {
+            let x = l.emit_s(OpKind::Load { mem: ma, index: Some(i) }, ea);
+            let y = l.emit_s(OpKind::Load { mem: mb, index: Some(i) }, ea);
+            l.effect(OpKind::Store { mem: ma, index: Some(i), value: y });
+            l.effect(OpKind::Store { mem: mb, index: Some(i), value: x });
+        });
         Ok(())
     }
 }

@@ -156,6 +156,19 @@ fn option_and_loop_copies(p: &[f64]) -> f64 {
     first + s + a[1]
 }
 
+/// `std::mem::swap` of two arrays, and copies taken around it.
+#[autodiff_reverse(d_swapped_arrays, Duplicated, Active)]
+#[autodiff_forward(t_swapped_arrays, Dual, Dual)]
+fn swapped_arrays(p: &[f64]) -> f64 {
+    let mut a = [p[0], 1.0, p[2]];
+    let mut b = [2.0, p[1] * p[1], p[0]];
+    let before = a;
+    std::mem::swap(&mut a, &mut b);
+    a.swap(0, 2);
+    a[1] *= p[2];
+    a[0] * 3.0 + b[1] * a[1] + before[0] * b[2]
+}
+
 fn set_first(v: &mut [f64; 2], x: f64) {
     v[0] = x;
 }
@@ -315,6 +328,7 @@ fn a_copy_does_not_see_later_writes() {
     check("places_copied", places_copied, d_places_copied, t_places_copied, &X);
     check("closure_owns_its_array", closure_owns_its_array, d_closure_owns_its_array, t_closure_owns_its_array, &X);
     check("references_stay", references_stay, d_references_stay, t_references_stay, &X);
+    check("swapped_arrays", swapped_arrays, d_swapped_arrays, t_swapped_arrays, &X);
     check("option_and_loop_copies", option_and_loop_copies, d_option_and_loop_copies, t_option_and_loop_copies, &X);
 }
 
