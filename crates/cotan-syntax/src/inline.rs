@@ -134,6 +134,18 @@ enum Arg {
 
 /// Why a function is lowered at a call that lends it a local struct with arrays.
 const LENDS_STRUCT_WITH_ARRAYS: &str = "the call lends it a local struct with arrays";
+/// Why a function that returns a struct with arrays is lowered at its calls.
+const RETURNS_STRUCT_WITH_ARRAYS: &str = "it returns a struct with arrays";
+
+/// Whether `inl` returns a struct (`S` or `Self`) with an array field.
+fn returns_struct_with_arrays(inl: &Inlined) -> bool {
+    let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return false };
+    let syn::Type::Path(p) = &**t else { return false };
+    let ty = crate::record::tokens_text(&p.path);
+    inl.env.record_fields(&ty).is_some_and(|fs| {
+        fs.iter().any(|(_, f)| matches!(f, crate::env::FieldType::Memory(_, cotan_ir::MemKind::Array(_))))
+    })
+}
 
 impl Lower {
     /// The inlined function a call names, if lowering inlines it.
@@ -147,11 +159,25 @@ impl Lower {
         if let Some(inl) = self.inlined(path) {
             return Some(inl);
         }
-        if !args.iter().any(|a| self.lent_struct_with_arrays(a).is_some() || self.local_struct_with_arrays(a).is_some())
+        if args.iter().any(|a| self.lent_struct_with_arrays(a).is_some() || self.local_struct_with_arrays(a).is_some())
         {
+            return Some(
+                self.env.inline_as(path, LENDS_STRUCT_WITH_ARRAYS)?.map_err(|e| syn::Error::new(path.span(), e)),
+            );
+        }
+        // A result no derivative signature carries (not numbers, a tuple or a struct of
+        // them, an array): lowered here if it is a struct with arrays (`Body::new(x)`).
+        let other = self
+            .env
+            .callee(path)
+            .is_none_or(|s| s.results == 1 && s.ret.is_none() && s.ret_array.is_none() && s.ret_scalars.is_none());
+        if !other {
             return None;
         }
-        Some(self.env.inline_as(path, LENDS_STRUCT_WITH_ARRAYS)?.map_err(|e| syn::Error::new(path.span(), e)))
+        match self.env.inline_as(path, RETURNS_STRUCT_WITH_ARRAYS)? {
+            Ok(inl) if returns_struct_with_arrays(&inl) => Some(Ok(inl)),
+            _ => None,
+        }
     }
 
     /// The slots of the local struct with arrays that `a` lends (`&b`, `&mut b`, `b` as a

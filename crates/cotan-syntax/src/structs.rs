@@ -57,22 +57,45 @@ impl Lower {
         }
         Some((|| {
             only_fields_of(s, &ty, defs.iter().map(|(n, _)| n))?;
-            // `..base`: a struct parameter or an element of a slice of them.
-            let base = match &s.rest {
-                Some(r) => match self.record_named(strip_refs(r)) {
-                    Some(rec) => Some(rec),
-                    None => {
+            // `..base`: a struct parameter or an element of a slice of them, or a struct
+            // value of the function (`..*self` in a method lowered at its call).
+            let (base, local) = match &s.rest {
+                Some(r) => match (self.record_named(strip_refs(r)), self.slots_of(strip_refs(r))) {
+                    (Some(rec), _) => (Some(rec), None),
+                    (None, Some(slots)) => match slots? {
+                        crate::agg::Tree::Struct(t, fs) if t == ty || fs.len() == defs.len() => (None, Some(fs)),
+                        _ => return err_at(r, format!("expected a `{ty}` here")),
+                    },
+                    (None, None) => {
                         return err_at(
                             r,
-                            format!("cotan fills the rest of a `{ty}` from a struct parameter or an element of a slice of them (`..*p`); name each field here instead"),
+                            format!("cotan fills the rest of a `{ty}` from a struct parameter, an element of a slice of them (`..*p`) or a struct made in this function; name each field here instead"),
                         )
                     }
                 },
-                None => None,
+                None => (None, None),
             };
             let mut fields = vec![];
             for (name, ft) in &defs {
                 let given = s.fields.iter().find(|f| crate::record::member_name(&f.member) == *name);
+                if let (None, Some(fs)) = (given, &local) {
+                    // (Numbers read now, arrays copied: the new struct's own.)
+                    let Some((_, slot)) = fs.iter().find(|(n, _)| n == name) else {
+                        return err_at(&s.path, format!("missing the field `{name}`"));
+                    };
+                    let value = match self.read_slots(slot) {
+                        crate::agg::Tree::Leaf(v) if self.mem_ty(v).is_some() => self.local_copy(v, s.span())?,
+                        crate::agg::Tree::Leaf(v) => v,
+                        _ => {
+                            return err_at(
+                                &s.path,
+                                format!("cotan copies the field `{name}` of numbers and arrays only"),
+                            )
+                        }
+                    };
+                    fields.push((name.clone(), Tree::Leaf(value)));
+                    continue;
+                }
                 let value = match (given, base, ft) {
                     (Some(f), _, FieldType::Number(t)) => {
                         let (v, vt) = self.scalar(&f.expr)?;

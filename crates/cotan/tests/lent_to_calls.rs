@@ -338,6 +338,20 @@ fn height(b: &Body) -> f64 {
     b.pos[1]
 }
 
+impl Body {
+    fn new(x: f64, m: f64) -> Self {
+        Body { pos: [x, 2.0 * x], vel: [0.0; 2], m }
+    }
+
+    fn moved(&self, d: f64) -> Body {
+        Body { pos: [self.pos[0] + d, self.pos[1]], ..*self }
+    }
+}
+
+fn at_rest(x: f64) -> Body {
+    Body { pos: [x, 1.0], vel: [0.0, 0.0], m: x }
+}
+
 fn pushed(mut b: Body, f: f64) -> Body {
     b.pos[0] += f / b.m;
     b
@@ -366,6 +380,19 @@ fn struct_with_arrays(p: &[f64]) -> f64 {
     e + b.pos[0] * b.m + c.pos[0] * keep + o.pos[0] * p[0]
 }
 
+/// Structs with arrays made by the crate's functions: a constructor (`Body::new`), a
+/// function, a `&self` method returning a new one (lowered at their calls).
+#[autodiff_reverse(d_made_by_functions, Duplicated, Active)]
+#[autodiff_forward(t_made_by_functions, Dual, Dual)]
+fn made_by_functions(p: &[f64]) -> f64 {
+    let mut b = at_rest(p[0]);
+    b.pos[1] = p[1] * p[1];
+    let c = Body::new(p[2], 3.0);
+    let mut d = c.moved(p[0]);
+    d.step(0.5);
+    b.pos[1] * c.m + b.pos[0] * d.pos[0] + c.pos[1] + d.energy()
+}
+
 #[test]
 fn local_structs_with_arrays_lent_to_methods_and_functions() {
     let x = [0.7, -0.4, 1.3];
@@ -376,6 +403,13 @@ fn local_structs_with_arrays_lent_to_methods_and_functions() {
         g
     };
     check_scalar("struct_with_arrays", &|x| struct_with_arrays(x), &jvp, &grad, &x, 3);
+    let jvp = |x: &[f64], u: &[f64]| t_made_by_functions(x, u).1;
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        assert_eq!(d_made_by_functions(x, &mut g, 1.0), made_by_functions(x));
+        g
+    };
+    check_scalar("made_by_functions", &|x| made_by_functions(x), &jvp, &grad, &x, 3);
     check_hvp_against_gradient(
         &|x, g| {
             d_struct_with_arrays(&x[..3], &mut g[..3], 1.0);
