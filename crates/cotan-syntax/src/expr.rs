@@ -986,6 +986,28 @@ impl Lower {
                 self.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
                 return Ok(None);
             }
+            "reverse" if args.is_empty() => {
+                let mv = self.memory(&m.receiver)?;
+                if self.is_nested(mv) || !self.mem_ty(mv).unwrap().is_writable() {
+                    return err_at(&m.receiver, "cotan reverses buffers of numbers it may write (`x.reverse()` of `&mut [f64]` or a local array); reverse rows with a loop of `swap`s");
+                }
+                let elem = self.elem_sty(mv);
+                let usize_t = STy::Known(Scalar::Usize);
+                self.at(m.span());
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let two = self.emit_s(OpKind::Const(Const::Int(2)), usize_t);
+                let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
+                let half = self.emit_s(OpKind::Binary(BinOp::Div, n, two), usize_t);
+                let last = self.emit_s(OpKind::Binary(BinOp::Sub, n, one), usize_t);
+                self.index_loop(half, |l, i| {
+                    let j = l.emit_s(OpKind::Binary(BinOp::Sub, last, i), usize_t);
+                    let a = l.emit_s(OpKind::Load { mem: mv, index: Some(i) }, elem);
+                    let b = l.emit_s(OpKind::Load { mem: mv, index: Some(j) }, elem);
+                    l.effect(OpKind::Store { mem: mv, index: Some(i), value: b });
+                    l.effect(OpKind::Store { mem: mv, index: Some(j), value: a });
+                });
+                return Ok(None);
+            }
             "push" if args.len() == 1 => {
                 let mv = self.memory(&m.receiver)?;
                 let mt = self.mem_ty(mv).unwrap();
@@ -1044,7 +1066,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, and indexing"),
                 );
             }
             _ => {}

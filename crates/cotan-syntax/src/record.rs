@@ -128,13 +128,14 @@ pub(crate) fn member_name(m: &syn::Member) -> String {
     }
 }
 
-const ARRAY_METHODS: [&str; 12] = [
+const ARRAY_METHODS: [&str; 13] = [
     "len",
     "is_empty",
     "iter",
     "iter_mut",
     "fill",
     "swap",
+    "reverse",
     "copy_from_slice",
     "to_vec",
     "chunks",

@@ -156,7 +156,8 @@ fn option_and_loop_copies(p: &[f64]) -> f64 {
     first + s + a[1]
 }
 
-/// `std::mem::swap` of two arrays, and copies taken around it.
+/// `std::mem::swap` of two arrays, `swap` and `reverse` in place, and copies taken around
+/// them.
 #[autodiff_reverse(d_swapped_arrays, Duplicated, Active)]
 #[autodiff_forward(t_swapped_arrays, Dual, Dual)]
 fn swapped_arrays(p: &[f64]) -> f64 {
@@ -165,6 +166,7 @@ fn swapped_arrays(p: &[f64]) -> f64 {
     let before = a;
     std::mem::swap(&mut a, &mut b);
     a.swap(0, 2);
+    b.reverse();
     a[1] *= p[2];
     a[0] * 3.0 + b[1] * a[1] + before[0] * b[2]
 }
