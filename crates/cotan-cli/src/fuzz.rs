@@ -470,8 +470,6 @@ impl Gen {
         self.pick(&all)
     }
 
-    /// A slice to pass to a helper as `&[T]`: a slice in scope (at least `MIN_SUB` long), a
-    /// sub-slice of one, the constant `c`, or a constant array.
     /// `b` where a `&[T]` is expected: arrays (`c`, `w`, a local `[T; 2]`) by reference,
     /// slices and rows (already references) as they are (`&row` of a `&[T; 2]` is not one).
     fn as_slice_ref(b: &Buf) -> String {
@@ -482,6 +480,8 @@ impl Gen {
         }
     }
 
+    /// A slice to pass to a helper as `&[T]`: a slice in scope (at least `MIN_SUB` long), a
+    /// sub-slice of one, the constant `c`, or a constant array.
     fn slice_arg(&mut self) -> String {
         let bufs: Vec<Buf> = self.readable().into_iter().filter(|b| b.min >= MIN_SUB).collect();
         let mats: Vec<Mat> = self.readable_mats().into_iter().filter(|m| m.cols >= MIN_SUB).collect();

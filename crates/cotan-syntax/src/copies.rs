@@ -6,14 +6,14 @@
 //! stays the same memory. A struct read out of memory (`let old = *p;`, `let b = bodies[i];`
 //! of `&mut` structs) is copied into a one-element buffer of its own the same way.
 
-use crate::span::Spanned;
-use cotan_ir::{Access, Const, Dim, MemKind, OpKind, Scalar, Value, ZeroField};
+use cotan_ir::{Access, Dim, MemKind, OpKind, Scalar, Value, ZeroField};
 use proc_macro2::Span;
 
 use crate::agg::{Agg, Slot};
 use crate::env::FieldType;
 use crate::infer::STy;
-use crate::lower::{err, mem, strip_parens, Binding, Lower};
+use crate::lower::{err, strip_parens, Binding, Lower};
+use crate::span::Spanned;
 
 impl Lower {
     /// `a`, the value of `e`, with the arrays `e` reads out of places copied. `mutable`: the
@@ -80,15 +80,7 @@ impl Lower {
             });
         }
         let fields: Vec<(String, ZeroField)> = defs.iter().map(|(n, _)| n.clone()).zip(zero).collect();
-        self.at(span);
-        let usize_t = STy::Known(Scalar::Usize);
-        let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
-        let buf = self.emit(
-            OpKind::AllocRecords { len: one, fields: fields.clone() },
-            mem(Scalar::F64, MemKind::Records(Dim::Array(1), id), Access::Owned),
-        );
-        let first = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
-        let copy = self.row(buf, first);
+        let copy = self.one_record(id, fields.clone(), span);
         for (name, field) in fields {
             let (to, from) =
                 (self.field_of(copy, name.clone(), String::new(), span), self.field_of(src, name, String::new(), span));
@@ -99,7 +91,7 @@ impl Lower {
                     self.effect(OpKind::Store { mem: to, index: None, value: v });
                 }
                 ZeroField::Array(..) => {
-                    let n = self.emit_s(OpKind::Len(from), usize_t);
+                    let n = self.emit_s(OpKind::Len(from), STy::Known(Scalar::Usize));
                     self.copy_loop(to, from, n);
                 }
             }

@@ -995,8 +995,7 @@ impl Lower {
                 let usize_t = STy::Known(Scalar::Usize);
                 self.at(m.span());
                 let n = self.emit_s(OpKind::Len(mv), usize_t);
-                let two = self.emit_s(OpKind::Const(Const::Int(2)), usize_t);
-                let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
+                let (two, one) = (self.usize_const(2), self.usize_const(1));
                 let half = self.emit_s(OpKind::Binary(BinOp::Div, n, two), usize_t);
                 let last = self.emit_s(OpKind::Binary(BinOp::Sub, n, one), usize_t);
                 self.index_loop(half, |l, i| {

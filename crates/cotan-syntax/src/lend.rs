@@ -74,14 +74,7 @@ impl Lower {
             return refuse(&format!("`{name}` does not match the definition of `{ty}`"));
         }
         let id = self.func.record(ty);
-        self.at(span);
-        let one = self.emit_s(OpKind::Const(Const::Int(1)), USIZE);
-        let buf = self.emit(
-            OpKind::AllocRecords { len: one, fields: zero },
-            mem(Scalar::F64, MemKind::Records(Dim::Array(1), id), Access::Owned),
-        );
-        let first = self.emit_s(OpKind::Const(Const::Int(0)), USIZE);
-        let copy = self.row(buf, first);
+        let copy = self.one_record(id, zero, span);
         let mut back = vec![];
         for (field, slot) in slots {
             let value = match slot {
@@ -104,6 +97,19 @@ impl Lower {
             self.lent.push(Lent::Struct { copy, fields: back });
         }
         Ok((copy, by_mut))
+    }
+
+    /// A struct of record type `id` with `fields` zero, on the stack: the one element of a
+    /// buffer of its own, which the caller fills.
+    pub(crate) fn one_record(&mut self, id: u32, fields: Vec<(String, ZeroField)>, span: Span) -> Value {
+        self.at(span);
+        let one = self.usize_const(1);
+        let buf = self.emit(
+            OpKind::AllocRecords { len: one, fields },
+            mem(Scalar::F64, MemKind::Records(Dim::Array(1), id), Access::Owned),
+        );
+        let first = self.usize_const(0);
+        self.row(buf, first)
     }
 
     /// `&e` or `&mut e` (`by_mut`) as an argument, when `e` is a local number, or a number

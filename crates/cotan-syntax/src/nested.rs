@@ -3,15 +3,14 @@
 //! is indexed, iterated, written and passed to functions like any slice. An array of array
 //! literals or arrays (`[[a, b], [c, d]]`, `[p, q]`) is nested memory whose rows are copies.
 
-use crate::span::Spanned;
-use cotan_ir::{Access, Const, Dim, MemKind, MemTy, OpKind, Ty, Value};
+use cotan_ir::{Access, Dim, MemKind, MemTy, OpKind, Ty, Value};
 use proc_macro2::Span;
 
 use crate::infer::STy;
+use crate::lower::{err, err_at, Lower};
+use crate::span::Spanned;
 
 const USIZE: STy = STy::Known(cotan_ir::Scalar::Usize);
-
-use crate::lower::{err, err_at, Lower};
 
 impl Lower {
     /// Whether memory `m` has rows.
@@ -74,13 +73,11 @@ impl Lower {
         }
         let (first, k) = rows[0];
         let t = self.elem_sty(first);
-        let zero = self.pending_zero(t);
-        let k_v = self.emit_s(OpKind::Const(Const::Int(k as i128)), USIZE);
-        let zeros = self.alloc(zero, t, k_v, MemKind::Array(k), e.span())?;
-        let n = self.emit_s(OpKind::Const(Const::Int(rows.len() as i128)), USIZE);
-        let m = self.nested_alloc(zeros, n, Dim::Array(rows.len() as u64), e.span())?;
+        let k_v = self.usize_const(k as i128);
+        let n = self.usize_const(rows.len() as i128);
+        let m = self.zero_rows(t, MemKind::Array(k), k_v, n, Dim::Array(rows.len() as u64), e.span())?;
         for (i, (src, _)) in rows.into_iter().enumerate() {
-            let i = self.emit_s(OpKind::Const(Const::Int(i as i128)), USIZE);
+            let i = self.usize_const(i as i128);
             let dst = self.row(m, i);
             let len = self.emit_s(OpKind::Len(dst), USIZE);
             self.copy_loop(dst, src, len);
@@ -103,21 +100,34 @@ impl Lower {
             return self.nested_alloc(row, len, outer, span);
         }
         let t = self.elem_sty(row);
-        let zero = self.pending_zero(t);
         // (A slice `x` repeated, `vec![x; n]`: rows that are vectors of its numbers.)
         let kind = match self.mem_ty(row).expect("a row is memory").kind {
             MemKind::Slice => MemKind::Vec,
             k => k,
         };
         let k = self.emit_s(OpKind::Len(row), USIZE);
-        let zeros = self.alloc(zero, t, k, kind, span)?;
-        let m = self.nested_alloc(zeros, len, outer, span)?;
+        let m = self.zero_rows(t, kind, k, len, outer, span)?;
         self.index_loop(len, |l, i| {
             let dst = l.row(m, i);
             let n = l.emit_s(OpKind::Len(dst), USIZE);
             l.copy_loop(dst, row, n);
         });
         Ok(m)
+    }
+
+    /// Nested memory of `n` rows of kind `row`, each `row_len` zeros of type `t`.
+    pub(crate) fn zero_rows(
+        &mut self,
+        t: STy,
+        row: MemKind,
+        row_len: Value,
+        n: Value,
+        outer: Dim,
+        span: Span,
+    ) -> syn::Result<Value> {
+        let zero = self.pending_zero(t);
+        let zeros = self.alloc(zero, t, row_len, row, span)?;
+        self.nested_alloc(zeros, n, outer, span)
     }
 
     /// `vec![row; len]` or `[row; N]`: nested memory of `len` copies of a row.

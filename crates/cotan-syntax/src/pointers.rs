@@ -61,7 +61,7 @@ impl Lower {
         v
     }
 
-    fn usize_const(&mut self, k: i128) -> Value {
+    pub(crate) fn usize_const(&mut self, k: i128) -> Value {
         self.emit_s(OpKind::Const(Const::Int(k)), USIZE)
     }
 
@@ -561,11 +561,9 @@ impl Lower {
             );
         };
         let t = self.elem_sty(src);
-        let zero = self.pending_zero(t);
         let k_v = self.usize_const(k as i128);
-        let first = self.alloc(zero, t, k_v, MemKind::Array(k), span)?;
         let n_v = self.usize_const(n as i128);
-        let dst = self.nested_alloc(first, n_v, cotan_ir::Dim::Array(n), span)?;
+        let dst = self.zero_rows(t, MemKind::Array(k), k_v, n_v, cotan_ir::Dim::Array(n), span)?;
         self.index_loop(n_v, |l, i| {
             let (d, s) = (l.row(dst, i), l.row(src, i));
             let k_v = l.usize_const(k as i128);
