@@ -23,6 +23,9 @@ use quote::{format_ident, quote};
 /// Rust precedence levels, lowest first, enough to decide where parentheses go.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Prec {
+    /// `if .. { } else { }` and blocks: an operand needs parentheses, or at the start of a
+    /// statement Rust would end the statement after the block.
+    Block,
     Cmp,
     BitOr,
     BitXor,
@@ -597,7 +600,7 @@ impl<'f> Gen<'f> {
                 let c = self.expr(*c).0;
                 let a = self.expr(*a).0;
                 let b = self.expr(*b).0;
-                (quote!(if #c { #a } else { #b }), Prec::Atom)
+                (quote!(if #c { #a } else { #b }), Prec::Block)
             }
             OpKind::Load { mem, index } => {
                 let place = self.place(*mem, *index);
@@ -640,12 +643,15 @@ impl<'f> Gen<'f> {
                 let n = self.var(*v);
                 (quote!(#n), Prec::Atom)
             }
-            OpKind::Pop => (pop(self.f.ty(r)), Prec::Atom),
+            OpKind::Pop => {
+                let wide = matches!(self.f.ty(r).scalar(), Some(Scalar::I128 | Scalar::U128));
+                (pop(self.f.ty(r)), if wide { Prec::Block } else { Prec::Atom })
+            }
             OpKind::CopyRecords { src, zero, zeroed } => {
                 let n = self.mem_ref(*src);
                 let zero: TokenStream = zero.parse().expect("lowering wrote the zeroing statements");
                 match zeroed {
-                    true => (quote!({ let mut z = #n.to_vec(); for e in z.iter_mut() { #zero } z }), Prec::Atom),
+                    true => (quote!({ let mut z = #n.to_vec(); for e in z.iter_mut() { #zero } z }), Prec::Block),
                     false => (quote!(#n.to_vec()), Prec::Atom),
                 }
             }
@@ -1250,6 +1256,7 @@ fn bin_info(b: BinOp) -> (Prec, TokenStream) {
 /// The next tighter precedence: right operands of left-associative operators need it.
 fn next(p: Prec) -> Prec {
     match p {
+        Prec::Block => Prec::Cmp,
         Prec::Cmp => Prec::BitOr,
         Prec::BitOr => Prec::BitXor,
         Prec::BitXor => Prec::BitAnd,

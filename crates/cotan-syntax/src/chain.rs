@@ -72,13 +72,13 @@ const ADAPTERS: [&str; 10] =
     ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter"];
 const SOURCES: [&str; 8] =
     ["iter", "iter_mut", "into_iter", "chunks", "chunks_mut", "chunks_exact", "chunks_exact_mut", "windows"];
-const CONSUMERS: [&str; 15] = [
-    "sum", "product", "fold", "for_each", "count", "collect", "any", "all", "position", "find", "max_by", "min_by",
-    "max", "min", "last",
+const CONSUMERS: [&str; 16] = [
+    "sum", "product", "fold", "reduce", "for_each", "count", "collect", "any", "all", "position", "find", "max_by",
+    "min_by", "max", "min", "last",
 ];
 
 /// The iterator methods cotan knows, for messages.
-pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, reduce, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
 
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
@@ -720,6 +720,33 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let some = l.emit_s(OpKind::GetVar(found), BOOL);
             let v = result.get(l).expect("the loop body set the result");
             Ok(Some(Tree::Option(some, Box::new(v))))
+        }
+        "reduce" => {
+            // The first item, then `f(acc, item)` for each one after it; `None` if empty.
+            let f = l.callable(arg(m, 0)?, 2)?;
+            let some = flag(l, "some", false);
+            let depth = l.stack.len();
+            let mut acc = Merge::new(depth);
+            each(l, &c, None, |l, _, item| {
+                let v = item_agg(l, item);
+                acc.declare(l, &v, span)?;
+                let had = l.emit_s(OpKind::GetVar(some), BOOL);
+                l.push_region();
+                let old = acc.current(l).expect("declared");
+                let new = l.call_value(&f, vec![Item::from_agg(old), Item::from_agg(v.clone())], span)?;
+                acc.set(l, &new, span)?;
+                let combined = l.pop_region();
+                l.push_region();
+                acc.set(l, &v, span)?;
+                let first = l.pop_region();
+                l.effect(OpKind::If { cond: had, then_region: combined, else_region: first });
+                let t = l.bool_const(true);
+                l.effect(OpKind::SetVar(some, t));
+                Ok(())
+            })?;
+            let flag = l.emit_s(OpKind::GetVar(some), BOOL);
+            let v = acc.get(l).expect("the loop body set the result");
+            Ok(Some(Tree::Option(flag, Box::new(v))))
         }
         "max_by" | "min_by" | "max" | "min" | "last" => {
             let cmp = match name {

@@ -1137,7 +1137,7 @@ impl Lower {
         if let syn::Expr::Path(p) = &*c.func {
             let args: Vec<&syn::Expr> = c.args.iter().collect();
             if let Some(inl) = self.inlined_for(&p.path, &args) {
-                return self.inline_call(inl?, &args, c.span());
+                return self.inline_call(inl?, &args, crate::const_generic::turbofish(&p.path), c.span());
             }
         }
         if let Some(r) = self.struct_constructor(c) {
@@ -1176,7 +1176,7 @@ impl Lower {
         let syn::Expr::Path(p) = &*c.func else { unreachable!("checked by is_user_call") };
         let args: Vec<&syn::Expr> = c.args.iter().collect();
         if let Some(inl) = self.inlined_for(&p.path, &args) {
-            return match (self.inline_call(inl?, &args, c.span())?, n) {
+            return match (self.inline_call(inl?, &args, crate::const_generic::turbofish(&p.path), c.span())?, n) {
                 (_, 0) => Ok(vec![]),
                 (Some(Tree::Leaf(v)), 1) => Ok(vec![v]),
                 (Some(Tree::Tuple(es)), n) if es.len() == n && es.iter().all(|e| matches!(e, Tree::Leaf(_))) => Ok(es

@@ -1,8 +1,10 @@
 //! Functions of the crate lowered in place of their calls: those that take a closure
 //! (`fn rk4<F: Fn(State) -> State>(f: F, ..)`, `f: &impl Fn(f64) -> f64`), those that
-//! return memory (`-> Vec<f64>`, `-> &[f64]`) and those that return an `Option`. No
-//! derivative signature can carry a closure, hand back a buffer or say whether there is a
-//! result, so such a call is lowered as the callee's body with its
+//! return memory (`-> Vec<f64>`, `-> &[f64]`), those that return an `Option` and those
+//! generic over constants (`fn dot<const N: usize>(a: &[f64; N], ..)`, lowered with the
+//! lengths of the arrays each call passes). No derivative signature can carry a closure,
+//! hand back a buffer, say whether there is a result or leave a length open, so such a
+//! call is lowered as the callee's body with its
 //! parameters bound to the arguments, as a local closure is. Calls inside that body are
 //! named as the caller's module names them (`Env::home_path`).
 
@@ -17,10 +19,17 @@ use crate::lower::{err, err_at, strip_parens, Binding, Lower};
 /// Inlined calls nest at most this deep (a deeper chain is recursion in disguise).
 const MAX_DEPTH: usize = 16;
 
+/// Why a function generic over constants is lowered at its calls.
+const CONST_GENERIC: &str = "it is generic over a constant";
+
 /// Why a function is inlined at its calls, if it is: its signature takes a closure,
-/// returns memory or returns an `Option`. Other type parameters than closures keep it out (they are
-/// differentiated as generic functions, or refused, elsewhere).
+/// returns memory, returns an `Option` or has const parameters. Other type parameters than
+/// closures keep it out (they are differentiated as generic functions, or refused,
+/// elsewhere).
 pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
+    if sig.generics.const_params().next().is_some() {
+        return Some(CONST_GENERIC);
+    }
     let Some(closures) = closure_params(&sig.generics) else {
         // (Generic over a model's type, `fn objective<M: Model>(m: &M, ..)`: its calls
         // lowered in place know `M`, from the arguments.)
@@ -66,13 +75,12 @@ fn returns_memory(t: &syn::Type) -> bool {
 }
 
 /// The type parameters bounded by `Fn`, `FnMut` or `FnOnce`, with their arity; `None` if
-/// there is another type parameter, or a const one.
+/// there is another type parameter (const ones are given at each call).
 fn closure_params(g: &syn::Generics) -> Option<Vec<(String, usize)>> {
     let mut out = vec![];
     for p in &g.params {
         match p {
-            syn::GenericParam::Lifetime(_) => {}
-            syn::GenericParam::Const(_) => return None,
+            syn::GenericParam::Lifetime(_) | syn::GenericParam::Const(_) => {}
             syn::GenericParam::Type(t) => {
                 let name = t.ident.to_string();
                 let mut bounds: Vec<&syn::TypeParamBound> = t.bounds.iter().collect();
@@ -203,8 +211,9 @@ impl Lower {
     /// Lowers a call of `inl` with `args` (the receiver first for a method) in place.
     pub(crate) fn inline_call(
         &mut self,
-        inl: Inlined,
+        mut inl: Inlined,
         args: &[&syn::Expr],
+        turbofish: Option<&syn::AngleBracketedGenericArguments>,
         span: proc_macro2::Span,
     ) -> syn::Result<Option<Agg>> {
         let sig = &inl.item.sig;
@@ -239,6 +248,13 @@ impl Lower {
                 (None, None) => Arg::Item(self.inline_arg(p, a)?),
             });
         }
+        if sig.generics.const_params().next().is_some() {
+            let values = self.const_args(sig, &bound, turbofish).map_err(|m| {
+                syn::Error::new(span, format!("cotan lowers {} at this call ({}); {m}", inl.shown, inl.reason))
+            })?;
+            inl.item = crate::const_generic::with_constants(&inl.item, &values);
+        }
+        let sig = &inl.item.sig;
         let mut block = (*inl.item.block).clone();
         if let (syn::ReturnType::Type(_, ty), Some(syn::Stmt::Expr(tail, None))) = (&sig.output, block.stmts.last_mut())
         {
@@ -311,6 +327,56 @@ impl Lower {
             };
             syn::Error::new(span, format!("in {}{place}, which cotan lowers at this call: {e}", inl.shown))
         })
+    }
+
+    /// The value of each const parameter of `sig` at this call: from the turbofish
+    /// (`dot::<3>(..)`), or the length of the array an argument passes for a parameter of
+    /// type `[T; N]` (or `&[T; N]`, `&mut [T; N]`).
+    fn const_args(
+        &self,
+        sig: &syn::Signature,
+        bound: &[Arg],
+        turbofish: Option<&syn::AngleBracketedGenericArguments>,
+    ) -> Result<Vec<(String, syn::Expr)>, String> {
+        let given: Vec<&syn::GenericArgument> = turbofish
+            .map(|t| t.args.iter().filter(|a| !matches!(a, syn::GenericArgument::Lifetime(_))).collect())
+            .unwrap_or_default();
+        let params: Vec<&syn::GenericParam> =
+            sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_))).collect();
+        let mut out = vec![];
+        for (k, c) in params.iter().enumerate() {
+            let syn::GenericParam::Const(c) = c else { continue };
+            let name = c.ident.to_string();
+            let from_turbofish = match given.get(k) {
+                Some(syn::GenericArgument::Const(e)) => Some(e.clone()),
+                Some(syn::GenericArgument::Type(syn::Type::Path(p))) => Some(syn::parse_quote!(#p)),
+                _ => None,
+            };
+            let from_args = || {
+                sig.inputs.iter().zip(bound).find_map(|(p, a)| {
+                    let (syn::FnArg::Typed(pt), Arg::Item(Item::Val(v))) = (p, a) else { return None };
+                    let dims = crate::const_generic::array_dims(&pt.ty);
+                    let level = dims.iter().position(|d| d.as_deref() == Some(name.as_str()))?;
+                    let n = crate::const_generic::mem_dims(self.mem_ty(*v)?.kind).get(level).copied().flatten()?;
+                    // Of the parameter's declared type (`usize`, `u32`, ..).
+                    let suffix = match &c.ty {
+                        syn::Type::Path(t) => t.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    let lit = syn::LitInt::new(&format!("{n}{suffix}"), proc_macro2::Span::call_site());
+                    Some(syn::Expr::Lit(syn::ExprLit { attrs: vec![], lit: syn::Lit::Int(lit) }))
+                })
+            };
+            match from_turbofish.or_else(from_args) {
+                Some(e) => out.push((name, e)),
+                None => {
+                    return Err(format!(
+                        "it cannot tell `{name}` from the arguments: pass a fixed-size array (`[f64; 3]`, `&a` of one) where the function takes `[_; {name}]`, or write `::<3>` after the function's name"
+                    ))
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// A closure argument: a closure written at the call, a local closure, or a function.

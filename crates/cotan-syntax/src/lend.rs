@@ -288,7 +288,7 @@ impl Lower {
         let args: Vec<&syn::Expr> = args.iter().collect();
         if let Some(inl) = self.inlined_for(&path, &args) {
             // (A struct with arrays: the method is lowered here, on the struct's own slots.)
-            return Some(inl.and_then(|inl| self.inline_call(inl, &args, m.method.span())));
+            return Some(inl.and_then(|inl| self.inline_call(inl, &args, m.turbofish.as_ref(), m.method.span())));
         }
         let n = shape.as_ref().map_or(1, |s| s.results);
         let types = shape.and_then(|s| s.ret_scalars).filter(|t| t.len() == n);

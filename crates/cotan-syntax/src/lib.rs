@@ -7,6 +7,7 @@ mod agg;
 mod chain;
 mod chunk_len;
 mod closure;
+mod const_generic;
 mod copies;
 mod env;
 mod exits;

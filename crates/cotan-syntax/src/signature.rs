@@ -172,6 +172,13 @@ pub fn tuple_return_types(sig: &syn::Signature) -> Option<Vec<Scalar>> {
 /// Declares the parameters as IR parameters and binds their names.
 pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<()> {
     if let Some(g) = sig.generics.params.iter().find(|g| !matches!(g, syn::GenericParam::Lifetime(_))) {
+        if let syn::GenericParam::Const(c) = g {
+            let n = &c.ident;
+            return err_at(
+                &g,
+                format!("cotan does not differentiate a function generic over a constant itself; write it for the length you need (`{n}` a number) and call generic helpers from it: a helper generic over `const {n}` is lowered at each call, with the lengths of the arrays it is given"),
+            );
+        }
         return err_at(&g, "cotan does not support generic functions yet; write the function for f64 or f32");
     }
     if let Some(v) = &sig.variadic {

@@ -12,29 +12,9 @@
 
 mod common;
 
-use common::{check_hvp_against_gradient, check_scalar};
+use common::{check_hvp_against_gradient, check_slice_fn as check};
 use cotan::{autodiff_forward, autodiff_reverse, hvp};
 
-/// Checks a function of a slice: its derivatives' values equal the primal's, and its
-/// derivatives against finite differences and each other.
-fn check(
-    what: &str,
-    f: fn(&[f64]) -> f64,
-    rev: fn(&[f64], &mut [f64], f64) -> f64,
-    fwd: fn(&[f64], &[f64]) -> (f64, f64),
-    x: &[f64],
-) {
-    let mut g = vec![0.0; x.len()];
-    let zero = vec![0.0; x.len()];
-    assert_eq!(rev(x, &mut g, 1.0), f(x), "{what}: the reverse derivative's value");
-    assert_eq!(fwd(x, &zero).0, f(x), "{what}: the forward derivative's value");
-    let grad = |x: &[f64]| {
-        let mut g = vec![0.0; x.len()];
-        rev(x, &mut g, 1.0);
-        g
-    };
-    check_scalar(what, &|x| f(x), &|x, u| fwd(x, u).1, &grad, x, 3);
-}
 
 #[autodiff_reverse(d_copy_then_write_copy, Duplicated, Active)]
 #[autodiff_forward(t_copy_then_write_copy, Dual, Dual)]

@@ -114,6 +114,22 @@ slice_case!(
 );
 
 slice_case!(
+    option_of_reduce,
+    [[0.3, -1.2, 2.5], [1.0, 0.5, 2.0, 1.9]],
+    fn f(x: &[f64]) -> f64 {
+        // Horner's rule, and the largest by `f64::max`; `None` on an empty slice.
+        let h = x.iter().copied().reduce(|acc, c| acc * 0.5 + c).unwrap();
+        let m = match x.iter().map(|v| v * v).reduce(f64::max) {
+            Some(m) => m,
+            None => 0.0,
+        };
+        let (i, p) = x.iter().copied().enumerate().reduce(|a, b| if b.1 > a.1 { b } else { a }).unwrap();
+        let none = x[..0].iter().copied().reduce(|a, b| a + b).unwrap_or(0.25);
+        h * m + p * (i as f64 + 1.0) + none
+    }
+);
+
+slice_case!(
     argmax_with_enumerate,
     [[2.0, -1.2, 2.1, 0.5], [1.0, 3.0, -3.5, -3.0]],
     fn f(x: &[f64]) -> f64 {

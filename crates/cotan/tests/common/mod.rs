@@ -150,6 +150,28 @@ pub fn check_scalar(
     }
 }
 
+/// Checks a generated pair for `f: &[f64] -> f64`: both derivatives return the primal's
+/// value bit for bit, and they agree with finite differences and with each other
+/// ([`check_scalar`], 3 directions).
+pub fn check_slice_fn(
+    what: &str,
+    f: fn(&[f64]) -> f64,
+    rev: fn(&[f64], &mut [f64], f64) -> f64,
+    fwd: fn(&[f64], &[f64]) -> (f64, f64),
+    x: &[f64],
+) {
+    let mut g = vec![0.0; x.len()];
+    let zero = vec![0.0; x.len()];
+    assert_eq!(rev(x, &mut g, 1.0), f(x), "{what}: the reverse derivative's value");
+    assert_eq!(fwd(x, &zero).0, f(x), "{what}: the forward derivative's value");
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        rev(x, &mut g, 1.0);
+        g
+    };
+    check_scalar(what, &|x| f(x), &|x, u| fwd(x, u).1, &grad, x, 3);
+}
+
 /// A smooth deterministic input of length `n`.
 pub fn smooth_input(n: usize) -> Vec<f64> {
     (0..n).map(|i| ((i as f64) * 0.61 + 0.3).sin()).collect()
