@@ -64,6 +64,15 @@ impl Lower {
             E::Paren(p) => self.agg_opt(&p.expr),
             E::Group(g) => self.agg_opt(&g.expr),
             E::Block(b) if b.label.is_none() && b.attrs.is_empty() => self.block(&b.block),
+            // `*a` of a fieldless enum value made in the function (lent as `&a` to a helper
+            // lowered at its call): the value itself.
+            E::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. })
+                if matches!(crate::lower::strip_parens(expr), E::Path(p) if p.path.get_ident().is_some_and(|i| {
+                    matches!(self.lookup(&i.to_string()), Some(Binding::Agg(Tree::Enum(_))))
+                })) =>
+            {
+                self.agg_opt(expr)
+            }
             E::Unary(u) => leaf(self.unary(u)),
             E::Binary(b) => leaf_opt(self.binary(b)),
             E::Assign(a) => {
@@ -1505,6 +1514,12 @@ impl Lower {
         let mut vals = vec![];
         let mut t: Option<STy> = None;
         for e in &elems {
+            if self.is_enumish(e) {
+                return err_at(
+                    e,
+                    "cotan does not support arrays of enum values; choose the value where it is used, with a `match` on the index (`let a = match i { 0 => Act::A, _ => Act::B };`)",
+                );
+            }
             let (v, vt) = self.scalar(e)?;
             if let Some(t) = t {
                 self.unify(t, vt, e.span())?;

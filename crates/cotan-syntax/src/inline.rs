@@ -142,6 +142,8 @@ enum Arg {
 
 /// Why a function is lowered at a call that lends it a local struct with arrays.
 const LENDS_STRUCT_WITH_ARRAYS: &str = "the call lends it a local struct with arrays";
+/// Why a function is lowered at a call that passes it an enum value the caller made.
+const PASSES_ENUM_VALUE: &str = "the call passes it an enum value made in the caller";
 /// Why a function that returns a struct with arrays is lowered at its calls.
 const RETURNS_STRUCT_WITH_ARRAYS: &str = "it returns a struct with arrays";
 
@@ -173,6 +175,11 @@ impl Lower {
                 self.env.inline_as(path, LENDS_STRUCT_WITH_ARRAYS)?.map_err(|e| syn::Error::new(path.span(), e)),
             );
         }
+        // A fieldless enum value made here (`Act::Tanh`, a local holding one) is a number
+        // inside the function, not the enum a derivative's signature would take.
+        if args.iter().any(|a| self.made_enum(a)) {
+            return Some(self.env.inline_as(path, PASSES_ENUM_VALUE)?.map_err(|e| syn::Error::new(path.span(), e)));
+        }
         // A result no derivative signature carries (not numbers, a tuple or a struct of
         // them, an array): lowered here if it is a struct with arrays (`Body::new(x)`).
         let other = self
@@ -186,6 +193,22 @@ impl Lower {
             Ok(inl) if returns_struct_with_arrays(&inl) => Some(Ok(inl)),
             _ => None,
         }
+    }
+
+    /// Whether `a` (or `&a`, `*a`) is a fieldless enum value made in the function: a
+    /// variant (`Act::Tanh`) or a local holding one.
+    fn made_enum(&self, a: &syn::Expr) -> bool {
+        let e = match strip_parens(a) {
+            syn::Expr::Reference(syn::ExprReference { expr, .. })
+            | syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => strip_parens(expr),
+            e => e,
+        };
+        let syn::Expr::Path(p) = e else { return false };
+        crate::matching::is_variant_path(&p.path)
+            || matches!(
+                p.path.get_ident().and_then(|i| self.lookup(&i.to_string())),
+                Some(Binding::Agg(crate::agg::Tree::Enum(_)))
+            )
     }
 
     /// The slots of the local struct with arrays that `a` lends (`&b`, `&mut b`, `b` as a

@@ -15,7 +15,6 @@ mod common;
 use common::{check_hvp_against_gradient, check_slice_fn as check};
 use cotan::{autodiff_forward, autodiff_reverse, hvp};
 
-
 #[autodiff_reverse(d_copy_then_write_copy, Duplicated, Active)]
 #[autodiff_forward(t_copy_then_write_copy, Dual, Dual)]
 fn copy_then_write_copy(p: &[f64]) -> f64 {

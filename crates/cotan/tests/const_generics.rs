@@ -14,7 +14,6 @@ mod common;
 use common::{check_hvp_against_gradient, check_slice_fn as check};
 use cotan::{autodiff_forward, autodiff_reverse, hvp};
 
-
 fn dot<const N: usize>(a: &[f64; N], b: &[f64; N]) -> f64 {
     let mut s = 0.0;
     for i in 0..N {

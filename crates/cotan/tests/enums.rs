@@ -110,3 +110,65 @@ fn enums_with_number_fields() {
         }
     }
 }
+
+#[derive(Clone, Copy, Debug)]
+enum Act {
+    Relu,
+    Tanh,
+    Identity,
+}
+
+fn apply(a: Act, v: f64) -> f64 {
+    match a {
+        Act::Relu => v.max(0.0),
+        Act::Tanh => v.tanh(),
+        Act::Identity => v,
+    }
+}
+
+fn apply_ref(a: &Act, v: f64, w: f64) -> f64 {
+    match *a {
+        Act::Relu => (v * w).max(0.0),
+        Act::Tanh | Act::Identity => apply(*a, v) * w,
+    }
+}
+
+/// Enum values made in the function passed to helpers (`apply(a, v)`), by value and by
+/// reference, chosen by a `match` on the index; the helpers are lowered at such calls.
+#[autodiff_reverse(d_layer, Duplicated, Active)]
+#[autodiff_forward(t_layer, Dual, Dual)]
+fn layer(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let a = match i % 3 {
+            0 => Act::Relu,
+            1 => Act::Tanh,
+            _ => Act::Identity,
+        };
+        s += apply(a, x[i]) + apply_ref(&a, x[i], x[0]);
+    }
+    let last = Act::Tanh;
+    s + apply(last, s * 0.1) + apply(Act::Relu, x[1] - 0.2)
+}
+
+#[test]
+fn enum_values_passed_to_helpers() {
+    for x in [[0.7, -0.4, 1.3, 0.2, -0.9], [-0.3, 0.8, -1.1, 0.5, 0.25]] {
+        let mut g = [0.0; 5];
+        let v = d_layer(&x, &mut g, 1.0);
+        assert_eq!(v, layer(&x));
+        for i in 0..5 {
+            let h = 1e-6;
+            let (mut xp, mut xm) = (x, x);
+            xp[i] += h;
+            xm[i] -= h;
+            let fd = (layer(&xp) - layer(&xm)) / (2.0 * h);
+            assert!((g[i] - fd).abs() < 1e-7 * fd.abs().max(1.0), "∂/∂x{i} at {x:?}: {} vs {fd}", g[i]);
+            let mut u = [0.0; 5];
+            u[i] = 1.0;
+            let (tv, t) = t_layer(&x, &u);
+            assert_eq!(tv, v);
+            assert!((t - g[i]).abs() < 1e-12 * g[i].abs().max(1.0), "forward {t} vs reverse {}", g[i]);
+        }
+    }
+}
