@@ -417,6 +417,11 @@ impl Lower {
             }),
             syn::Expr::Index(i) if crate::slices::is_range_index(e) => self.is_memory(&i.expr),
             syn::Expr::Paren(p) => self.is_memory(&p.expr),
+            // A field of a struct made in the function that holds an array or a vector.
+            syn::Expr::Field(_) => matches!(
+                self.slots_of(e),
+                Some(Ok(Tree::Leaf(Slot::Value(v)))) if self.func.ty(v).mem().is_some_and(|m| m.kind != MemKind::Cell)
+            ),
             syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => self.names_array_pointer(expr),
             _ => false,
         }
@@ -631,6 +636,14 @@ impl Lower {
                 let idx = self.index_value(&ix.index)?;
                 let dst = self.row(m, idx);
                 return self.copy_array(dst, src, a);
+            }
+        }
+        if let Some(Ok(Tree::Leaf(Slot::Value(v)))) = self.slots_of(&a.left) {
+            if self.mem_ty(v).is_some_and(|m| m.kind == MemKind::Vec) {
+                return err_at(
+                    &a.left,
+                    "cotan does not assign a whole `Vec` field of a struct made in the function; write its elements (`for i in 0..n { s.x[i] = .. }`), or make the struct anew with the new vector",
+                );
             }
         }
         if let Some(dst) = self.array_local(&a.left) {

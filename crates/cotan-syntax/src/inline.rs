@@ -153,7 +153,9 @@ fn returns_struct_with_arrays(inl: &Inlined) -> bool {
     let syn::Type::Path(p) = &**t else { return false };
     let ty = crate::record::tokens_text(&p.path);
     inl.env.record_fields(&ty).is_some_and(|fs| {
-        fs.iter().any(|(_, f)| matches!(f, crate::env::FieldType::Memory(_, cotan_ir::MemKind::Array(_))))
+        fs.iter().any(|(_, f)| {
+            matches!(f, crate::env::FieldType::Memory(_, cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Vec))
+        })
     })
 }
 

@@ -62,7 +62,7 @@ impl Lower {
                 if let FieldType::Memory(..) = ft {
                     return err(
                         span,
-                        format!("cotan lends a local struct to a call when its fields are numbers, and `{ty}` has the array field `{field}`; take the struct as a `&mut {ty}` parameter (`Duplicated`) of the differentiated function, or keep its arrays in local arrays of their own"),
+                        format!("cotan lends a local struct to a call when its fields are numbers, and `{ty}` has the array or vector field `{field}`; take the struct as a `&mut {ty}` parameter (`Duplicated`) of the differentiated function, or keep its arrays in local arrays of their own"),
                     );
                 }
                 return refuse(&format!("`{ty}` has the field `{field}`"));

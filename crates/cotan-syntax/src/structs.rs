@@ -21,7 +21,7 @@ impl Lower {
         let Some(st) = self.env.structure(&s.path) else {
             return err_at(
                 &s.path,
-                "cotan builds structs whose fields are numbers (or such structs) and whose definition it can read; pass this struct as a parameter (`&S` or `&mut S`) instead",
+                "cotan builds structs whose fields are numbers, arrays or vectors of numbers, or structs of numbers, and whose definition it can read; pass this struct as a parameter (`&S` or `&mut S`) instead",
             );
         };
         let rest = match &s.rest {
@@ -49,7 +49,7 @@ impl Lower {
     fn struct_with_arrays(&mut self, s: &syn::ExprStruct) -> Option<syn::Result<Agg>> {
         let ty = crate::record::tokens_text(&s.path);
         let defs = self.env.record_fields(&ty)?;
-        let arrays = |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_)));
+        let arrays = |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_) | MemKind::Vec));
         if !defs.iter().any(|(_, ft)| arrays(ft))
             || !defs.iter().all(|(_, ft)| arrays(ft) || matches!(ft, FieldType::Number(_)))
         {
@@ -360,6 +360,31 @@ impl Lower {
 
     /// `v.method(args)` on a struct of numbers: `Type::method(v, args)`.
     pub(crate) fn struct_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
+        if m.method == "clone" && m.args.is_empty() {
+            // `s.clone()` of a struct made in the function: its numbers, and copies of its
+            // arrays and vectors (a derived `Clone`; a `clone` of the crate's own is lowered
+            // as the method it is).
+            if let syn::Expr::Path(p) = crate::lower::strip_parens(&m.receiver) {
+                if let Some(Binding::Agg(t @ Tree::Struct(..))) =
+                    p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
+                {
+                    let Tree::Struct(ty, _) = &t else { unreachable!("matched a struct") };
+                    let own_clone = syn::parse_str::<syn::Path>(&format!("{ty}::clone"))
+                        .ok()
+                        .is_some_and(|path| self.env.callee(&path).is_some() || self.env.inline(&path).is_some());
+                    if own_clone {
+                        return self.lent_receiver_call(m, ty);
+                    }
+                    let v = self.read_slots(&t);
+                    let span = m.span();
+                    let copy = v.try_map(&mut |x| match self.mem_ty(x) {
+                        Some(_) => self.local_copy(x, span),
+                        None => Ok(x),
+                    });
+                    return Some(copy.map(Some));
+                }
+            }
+        }
         let ty = self.struct_type_of(&m.receiver)?;
         let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
         let Some(shape) = self.flat_shape(&path) else { return self.lent_receiver_call(m, &ty) };
