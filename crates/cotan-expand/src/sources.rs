@@ -109,6 +109,8 @@ pub(crate) struct TypeDef {
     pub fields: Vec<(String, Vis)>,
     /// The methods a trait declares.
     pub methods: Vec<String>,
+    /// A trait's methods with a default body.
+    pub provided: Vec<Rc<syn::TraitItemFn>>,
     /// A trait's first and last line (in its module's file).
     pub trait_lines: Option<(usize, usize)>,
     /// A struct's definition (its fields' types), if it is a struct without generics.
@@ -270,7 +272,34 @@ impl Sources {
         let lines = (1, usize::MAX);
         let m = s.add_module(None, false, vec![], Rc::new(root.to_path_buf()), lines);
         s.items(&file.items, m, &dir);
+        s.provided_methods();
         Some(s)
+    }
+
+    /// The provided methods of the crate's traits, as methods of each impl that does not
+    /// write them: their default bodies, whose names resolve in the trait's module and
+    /// whose `Self` is the impl's type. (Their lines are none of the file's: an attribute
+    /// is never located in one.)
+    fn provided_methods(&mut self) {
+        for i in 0..self.impls.len() {
+            let Some(t) = self.impl_trait(i) else { continue };
+            for p in self.types[t].provided.clone() {
+                let name = p.sig.ident.to_string();
+                if self.fns.iter().any(|f| f.imp == Some(i) && f.name == name) {
+                    continue;
+                }
+                let Some(block) = p.default.clone() else { continue };
+                let item = syn::ItemFn {
+                    attrs: vec![],
+                    vis: syn::parse_quote!(pub),
+                    sig: p.sig.clone(),
+                    block: Box::new(block),
+                };
+                let module = self.types[t].module;
+                let id = self.add_fn(item, module, Some(i), &syn::parse_quote!(pub));
+                self.fns[id].lines = (0, 0);
+            }
+        }
     }
 
     fn parse(&mut self, path: &Path) -> Option<syn::File> {
@@ -432,6 +461,14 @@ impl Sources {
                         _ => None,
                     });
                     self.types.last_mut().unwrap().methods = methods.collect();
+                    self.types.last_mut().unwrap().provided = t
+                        .items
+                        .iter()
+                        .filter_map(|i| match i {
+                            syn::TraitItem::Fn(f) if f.default.is_some() => Some(Rc::new(f.clone())),
+                            _ => None,
+                        })
+                        .collect();
                     self.types.last_mut().unwrap().trait_lines = Some(lines_of(t));
                 }
                 syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
@@ -497,6 +534,7 @@ impl Sources {
             vis,
             fields,
             methods: vec![],
+            provided: vec![],
             trait_lines: None,
             structure: None,
             alias: None,

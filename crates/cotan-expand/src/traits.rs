@@ -89,10 +89,17 @@ pub(crate) fn trait_exports(t: &syn::ItemTrait) -> syn::Result<TokenStream> {
         let sigs = export_signatures(&sig).map_err(|e| syn::Error::new(f.sig.ident.span(), e))?;
         for g in sigs {
             let decl = cotan_codegen::signature_tokens(&g, &krate);
-            let message = format!(
-                "an impl of `{trait_name}` used in a derivative has no derivatives of `{}`: mark the impl `#[cotan::differentiable]`",
-                f.sig.ident
-            );
+            let message = match &f.default {
+                // (A marked impl exports the methods it writes, not the trait's defaults.)
+                Some(_) => format!(
+                    "an impl of `{trait_name}` used in a derivative has no derivatives of the provided method `{0}`: write `{0}` in each `#[cotan::differentiable]` impl of `{trait_name}` (cotan differentiates the methods an impl writes)",
+                    f.sig.ident
+                ),
+                None => format!(
+                    "an impl of `{trait_name}` used in a derivative has no derivatives of `{}`: mark the impl `#[cotan::differentiable]`",
+                    f.sig.ident
+                ),
+            };
             let declared: syn::TraitItem = syn::parse2(quote! {
                 #[doc(hidden)]
                 #[allow(unused, non_snake_case, clippy::all)]

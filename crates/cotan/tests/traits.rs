@@ -398,3 +398,83 @@ fn local_struct_values_as_models() {
     let want = fd(&|e| local_models(&x, mu + e));
     assert!((dmu - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dmu: {dmu} vs {want}");
 }
+
+/// A trait with provided methods, neither marked: an impl that writes only `logp` calls
+/// the default `prior` (which calls `scale`, overridden by one impl), and a generic helper
+/// calls both; all lowered at their calls with the concrete type.
+trait Density {
+    fn logp(&self, x: &[f64]) -> f64;
+    fn prior(&self, x: &[f64]) -> f64 {
+        -0.5 * x.iter().map(|v| v * v).sum::<f64>() * self.scale()
+    }
+    fn scale(&self) -> f64 {
+        1.0
+    }
+}
+
+struct Normal {
+    mu: f64,
+    sigma: f64,
+}
+
+struct Broad {
+    mu: f64,
+}
+
+fn log_normal(x: f64, mu: f64, s: f64) -> f64 {
+    let z = (x - mu) / s;
+    -0.5 * z * z - s.ln()
+}
+
+impl Density for Normal {
+    fn logp(&self, x: &[f64]) -> f64 {
+        x.iter().map(|&v| log_normal(v, self.mu, self.sigma)).sum::<f64>() + self.prior(x)
+    }
+}
+
+impl Density for Broad {
+    fn logp(&self, x: &[f64]) -> f64 {
+        x.iter().map(|&v| log_normal(v, self.mu, 3.0)).sum::<f64>()
+    }
+    fn scale(&self) -> f64 {
+        0.1
+    }
+}
+
+fn posterior<D: Density>(d: &D, x: &[f64]) -> f64 {
+    d.logp(x) + 0.1 * d.prior(x)
+}
+
+#[autodiff_reverse(d_two_densities, Duplicated, Active, Active)]
+#[autodiff_forward(t_two_densities, Dual, Dual, Dual)]
+fn two_densities(x: &[f64], mu: f64) -> f64 {
+    let n = Normal { mu, sigma: 1.3 };
+    let b = Broad { mu: 2.0 * mu };
+    posterior(&n, x) + posterior(&b, x) + n.prior(x) * b.prior(x)
+}
+
+#[test]
+fn provided_methods_of_unmarked_traits() {
+    let x = [0.3, -0.7, 1.1];
+    let mu = 0.4;
+    let mut dx = [0.0; 3];
+    let (v, dmu) = d_two_densities(&x, &mut dx, mu, 1.0);
+    assert_eq!(v, two_densities(&x, mu));
+    let h = 1e-6;
+    let fd = (two_densities(&x, mu + h) - two_densities(&x, mu - h)) / (2.0 * h);
+    assert!((dmu - fd).abs() < 1e-7 * fd.abs().max(1.0), "∂/∂mu {dmu} vs {fd}");
+    for i in 0..3 {
+        let (mut xp, mut xm) = (x, x);
+        xp[i] += h;
+        xm[i] -= h;
+        let fd = (two_densities(&xp, mu) - two_densities(&xm, mu)) / (2.0 * h);
+        assert!((dx[i] - fd).abs() < 1e-7 * fd.abs().max(1.0), "∂/∂x{i} {} vs {fd}", dx[i]);
+        let mut u = [0.0; 3];
+        u[i] = 1.0;
+        let (tv, t) = t_two_densities(&x, &u, mu, 0.0);
+        assert_eq!(tv, v);
+        assert!((t - dx[i]).abs() < 1e-12 * dx[i].abs().max(1.0), "forward {t} vs reverse {}", dx[i]);
+    }
+    let (_, t) = t_two_densities(&x, &[0.0; 3], mu, 1.0);
+    assert!((t - dmu).abs() < 1e-12 * dmu.abs().max(1.0));
+}
