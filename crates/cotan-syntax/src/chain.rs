@@ -89,6 +89,7 @@ pub(crate) fn is_chain(e: &syn::Expr) -> bool {
         }
         syn::Expr::Paren(p) => is_chain(&p.expr),
         syn::Expr::Range(_) => true,
+        syn::Expr::Call(c) => iter_zip(c).is_some(),
         _ => false,
     }
 }
@@ -130,6 +131,14 @@ pub(crate) fn chain<'a>(l: &mut Lower, e: &'a syn::Expr) -> syn::Result<Chain<'a
         syn::Expr::Reference(r) => chain(l, &r.expr),
         syn::Expr::Range(r) => range(l, r),
         syn::Expr::MethodCall(m) => method(l, m),
+        syn::Expr::Call(c) if iter_zip(c).is_some() => {
+            let (a, b) = iter_zip(c).expect("checked");
+            let a = chain(l, a)?;
+            if a.filtered {
+                return err_at(&c.args[0], "cotan cannot zip a filtered iterator; filter after `zip`");
+            }
+            zip(l, a, b)
+        }
         _ => source(l, e, false),
     }
 }
@@ -238,6 +247,35 @@ fn unfiltered<'a>(c: Chain<'a>, m: &syn::ExprMethodCall) -> syn::Result<Chain<'a
     Ok(c)
 }
 
+/// `a` zipped with the iterator `b` makes: pairs, as many as the shorter has.
+fn zip<'a>(l: &mut Lower, a: Chain<'a>, b: &'a syn::Expr) -> syn::Result<Chain<'a>> {
+    let b_chain = chain(l, b)?;
+    if b_chain.filtered {
+        return err_at(b, "cotan cannot zip with a filtered iterator; filter after `zip`");
+    }
+    let count = min(l, a.count, b_chain.count);
+    let (fa, fb) = (a.item, b_chain.item);
+    Ok(Chain {
+        count,
+        item: Box::new(move |l, k, cont| {
+            fa(l, k, &mut |l, x| fb(l, k, &mut |l, y| cont(l, Item::Tuple(vec![x.clone(), y]))))
+        }),
+        filtered: false,
+    })
+}
+
+/// `std::iter::zip(a, b)` (or `core::iter::zip`, `iter::zip`): `a`'s items zipped with `b`'s.
+pub(crate) fn iter_zip(c: &syn::ExprCall) -> Option<(&syn::Expr, &syn::Expr)> {
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let std_zip = matches!(segs.as_slice(), [.., i, z] if i == "iter" && z == "zip")
+        && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
+    match (std_zip, c.args.len()) {
+        (true, 2) => Some((&c.args[0], &c.args[1])),
+        _ => None,
+    }
+}
+
 fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a>> {
     let name = m.method.to_string();
     match name.as_str() {
@@ -310,19 +348,7 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
         }
         "zip" => {
             let a = unfiltered(chain(l, &m.receiver)?, m)?;
-            let b = chain(l, arg(m, 0)?)?;
-            if b.filtered {
-                return err_at(&m.args[0], "cotan cannot zip with a filtered iterator; filter after `zip`");
-            }
-            let count = min(l, a.count, b.count);
-            let (fa, fb) = (a.item, b.item);
-            Ok(Chain {
-                count,
-                item: Box::new(move |l, k, cont| {
-                    fa(l, k, &mut |l, x| fb(l, k, &mut |l, y| cont(l, Item::Tuple(vec![x.clone(), y]))))
-                }),
-                filtered: false,
-            })
+            zip(l, a, arg(m, 0)?)
         }
         "map" => {
             let inner = chain(l, &m.receiver)?;

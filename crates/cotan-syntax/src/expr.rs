@@ -1084,10 +1084,20 @@ impl Lower {
                     format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep `.{name}()` in a variable ({})", crate::chain::SUPPORTED),
                 );
             }
+            "map"
+                if m.args.len() == 1
+                    && (self.is_memory(&m.receiver)
+                        || matches!(
+                            crate::lower::strip_parens(&m.receiver),
+                            syn::Expr::Array(_) | syn::Expr::Repeat(_)
+                        )) =>
+            {
+                return self.array_map(m).map(Some);
+            }
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
                 );
             }
             _ => {}
@@ -1520,6 +1530,41 @@ impl Lower {
             body,
             exit: None,
         });
+    }
+
+    /// `a.map(f)` of an array `[T; N]`: a new array of `f`'s results, element by element.
+    fn array_map(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Value> {
+        let src = self.memory(&m.receiver)?;
+        let span = m.span();
+        let n = match self.mem_ty(src).map(|t| t.kind) {
+            Some(MemKind::Array(n)) => n,
+            _ => {
+                return err_at(
+                    &m.method,
+                    "cotan maps arrays of numbers with `.map(..)`; for a slice or a vector write `.iter().map(..).collect::<Vec<_>>()`",
+                )
+            }
+        };
+        let f = self.callable(&m.args[0], 1)?;
+        let t = self.infer.fresh(Class::Any);
+        let zero = self.pending_zero(t);
+        let len = self.emit_s(OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
+        let dst = self.alloc(zero, t, len, MemKind::Array(n), span)?;
+        let et = self.elem_sty(src);
+        let mut result = Ok(());
+        self.index_loop(len, |l, i| {
+            result = (|| {
+                let v = l.emit_s(OpKind::Load { mem: src, index: Some(i) }, et);
+                let Tree::Leaf(r) = l.call_value(&f, vec![crate::chain::Item::Val(v)], span)? else {
+                    return err(span, "cotan maps arrays of numbers to numbers");
+                };
+                let rt = l.scalar_sty(r, span)?;
+                l.unify(t, rt, span)?;
+                l.effect(OpKind::Store { mem: dst, index: Some(i), value: r });
+                Ok(())
+            })();
+        });
+        result.map(|()| dst)
     }
 
     /// `[a, b, c]` or `vec![a, b, c]`.

@@ -100,8 +100,8 @@ pub(crate) fn iter_spec(l: &mut Lower, e: &syn::Expr) -> syn::Result<Option<Iter
             _ => break,
         }
     }
-    if l.chunks_of(base).is_some() {
-        // The chunks of `as_chunks`: a chain source.
+    if l.chunks_of(base).is_some() || matches!(base, syn::Expr::Call(c) if crate::chain::iter_zip(c).is_some()) {
+        // The chunks of `as_chunks`, `std::iter::zip(a, b)`: chain sources.
         return Ok(None);
     }
     methods.reverse();

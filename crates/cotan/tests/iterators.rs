@@ -121,3 +121,26 @@ inplace_case!(
         }
     }
 );
+
+slice_case!(
+    std_iter_zip,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (a, b) in std::iter::zip(x, &x[1..]) {
+            s += a * b.sin();
+        }
+        s + core::iter::zip(x.iter(), x.iter().rev()).map(|(a, b)| a * b).sum::<f64>()
+    }
+);
+
+slice_case!(
+    array_map,
+    [X6],
+    fn f(x: &[f64]) -> f64 {
+        let a = [x[0], x[1], x[2]].map(|v| v.sin());
+        let b = a.map(|v| v * a[1] + x[3]);
+        let c = [x[4]; 2].map(f64::exp);
+        a.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>() + c[1]
+    }
+);
