@@ -875,6 +875,12 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let filtered = c.filtered;
             each(l, &c, None, |l, k, item| {
                 let v = match item_agg(l, item) {
+                    Tree::Leaf(v) if l.mem_ty(v).is_some() => {
+                        return err_at(
+                            &m.receiver,
+                            "cotan collects numbers and arrays (`.map(|i| [a, b])`) into a vector, not vectors; make a vector of vectors with `vec![vec![0.0; m]; n]` and fill it in loops",
+                        )
+                    }
                     Tree::Leaf(v) => v,
                     Tree::Struct(..) => return err_at(&m.receiver, "cotan collects numbers and arrays into vectors, not structs; copy a slice of the structs with `.to_vec()` and write their fields (`for (s, &k) in v.iter_mut().zip(ks) { s.k = k; }`)"),
                     a => return err_at(&m.receiver, format!("expected numbers from this iterator, found {}", a.describe())),

@@ -104,7 +104,7 @@ impl Lower {
             E::Reference(r) if self.is_memory(&r.expr) => self.agg_opt(&r.expr),
             E::Reference(r) => err_at(&e, format!("cotan takes `&mut` of arrays and slices as values (`let r = &mut a;`), and lends other places only to calls (`f(&mut {})`); write to `{}` directly here", quote::ToTokens::to_token_stream(&r.expr), quote::ToTokens::to_token_stream(&r.expr))),
             E::Repeat(r) => leaf(self.repeat(r)),
-            E::Array(a) if self.is_rows_literal(a) => leaf(self.rows_literal(a)),
+            E::Array(a) if self.is_rows_literal(a.elems.iter()) => leaf(self.rows_literal(a.elems.iter(), false, a.span())),
             E::Array(a) => leaf(self.array_literal(a.elems.iter().collect(), MemKind::Array(a.elems.len() as u64), a.span())),
             E::Closure(_) => err_at(&e, "cotan inlines closures where they are called: bind the closure with `let f = |x| ..;` and call it (`f(a)`), or pass it to an iterator method"),
             E::Match(m) => self.match_expr(m),
@@ -1620,6 +1620,9 @@ impl Lower {
             let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;
             if elems.is_empty() {
                 return self.empty_vec(mac.span()).map(Some);
+            }
+            if self.is_rows_literal(elems.iter()) {
+                return self.rows_literal(elems.iter(), true, mac.span()).map(Some);
             }
             return self.array_literal(elems.iter().collect(), MemKind::Vec, mac.span()).map(Some);
         }

@@ -48,16 +48,23 @@ impl Lower {
         }
     }
 
-    /// Whether `e` is an array literal of rows (`[[a, b], [c, d]]`, `[p, q]` of arrays).
-    pub(crate) fn is_rows_literal(&self, e: &syn::ExprArray) -> bool {
-        e.elems.first().is_some_and(|r| self.makes_row(r) || self.is_memory(r))
+    /// Whether `elems` (of `[..]` or `vec![..]`) are rows (`[[a, b], [c, d]]`, `[p, q]` of
+    /// arrays).
+    pub(crate) fn is_rows_literal<'a>(&self, mut elems: impl Iterator<Item = &'a syn::Expr>) -> bool {
+        elems.next().is_some_and(|r| self.makes_row(r) || self.is_memory(r))
     }
 
-    /// `[r0, r1, ..]` of arrays of numbers: nested memory whose rows are copies of them (the
-    /// rows are made first, in order, as Rust evaluates them).
-    pub(crate) fn rows_literal(&mut self, e: &syn::ExprArray) -> syn::Result<Value> {
+    /// `[r0, r1, ..]` (`outer` an array) or `vec![r0, r1, ..]` (a vector) of arrays of
+    /// numbers: nested memory whose rows are copies of them (the rows are made first, in
+    /// order, as Rust evaluates them).
+    pub(crate) fn rows_literal<'a>(
+        &mut self,
+        elems: impl Iterator<Item = &'a syn::Expr>,
+        vector: bool,
+        span: Span,
+    ) -> syn::Result<Value> {
         let mut rows = vec![];
-        for r in &e.elems {
+        for r in elems {
             let m = self.memory(r)?;
             let Some(MemKind::Array(k)) = self.mem_ty(m).map(|t| t.kind) else {
                 return err_at(r, "cotan builds arrays of arrays of numbers (`[[a, b], [c, d]]`); this row is not an array of numbers");
@@ -75,7 +82,8 @@ impl Lower {
         let t = self.elem_sty(first);
         let k_v = self.usize_const(k as i128);
         let n = self.usize_const(rows.len() as i128);
-        let m = self.zero_rows(t, MemKind::Array(k), k_v, n, Dim::Array(rows.len() as u64), e.span())?;
+        let outer = if vector { Dim::Vec } else { Dim::Array(rows.len() as u64) };
+        let m = self.zero_rows(t, MemKind::Array(k), k_v, n, outer, span)?;
         for (i, (src, _)) in rows.into_iter().enumerate() {
             let i = self.usize_const(i as i128);
             let dst = self.row(m, i);

@@ -217,7 +217,11 @@ slice_case!(
     }
 );
 
-/// Matrices written out (`[[a, b], [c, d]]`, `[p, q]` of arrays) and rows repeated from
+fn w3(p: &[f64]) -> [f64; 3] {
+    [1.0, p[0] * p[3], 0.5]
+}
+
+/// Matrices written out (`[[a, b], [c, d]]`, `[p, q]` of arrays, `vec![[..], [..]]`) and rows repeated from
 /// values that depend on the inputs (`[[x, 2x]; 3]`, `[a; 2]`, `vec![vec![x; 3]; 2]`,
 /// `vec![p.to_vec(); n]`): rows of copies, differentiated like any local matrix.
 #[autodiff_reverse(d_written_matrices, Duplicated, Active)]
@@ -235,7 +239,10 @@ fn written_matrices(p: &[f64]) -> f64 {
     g[1][2] *= p[1];
     let mut rows = vec![p.to_vec(); 2];
     rows[0][1] = 0.5;
-    let mut s = 0.0;
+    // A vector of arrays written out, as points are (`Vec<[f64; 3]>`).
+    let mut pts = vec![[p[0], p[1], 0.0], [p[2], 0.0, p[3]], w3(p)];
+    pts[2][0] += pts[0][1];
+    let mut s = pts.iter().map(|q| q[0] * q[1] + q[2]).sum::<f64>();
     for r in m.iter() {
         s += r[0] * r[1];
     }
