@@ -711,7 +711,14 @@ impl Gen {
             10 | 11 if nested => {
                 let c = self.expr(2);
                 let t = ["0.0", "0.5", "-0.3"][self.rng.usize(0..3)];
-                self.line(&format!("if {c} > {t} {{"));
+                let mut ints = self.ints();
+                ints.extend(self.indices.iter().map(|i| i.name.clone()));
+                match self.pick(&ints) {
+                    // An integer cast on the left of `<` (written with parentheses, as Rust
+                    // wants; the generated code must keep them).
+                    Some(k) if self.rng.u8(0..3) == 0 => self.line(&format!("if ({k} as {}) < {c} {{", self.t)),
+                    _ => self.line(&format!("if {c} > {t} {{")),
+                }
                 let k = self.rng.usize(1..3);
                 self.block(k, depth - 1);
                 if self.rng.bool() {

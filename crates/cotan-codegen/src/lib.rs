@@ -560,6 +560,7 @@ impl<'f> Gen<'f> {
             OpKind::Binary(b, x, y) => {
                 let (p, tok) = bin_info(*b);
                 let x = self.left_operand(*x, *y, p);
+                let x = if *b == BinOp::Shl { cast_closed(x) } else { x };
                 let y = self.operand(*y, next(p));
                 (quote!(#x #tok #y), p)
             }
@@ -573,6 +574,7 @@ impl<'f> Gen<'f> {
                     CmpOp::Ge => quote!(>=),
                 };
                 let x = self.left_operand(*x, *y, Prec::BitOr);
+                let x = if matches!(c, CmpOp::Lt | CmpOp::Le) { cast_closed(x) } else { x };
                 let y = self.operand(*y, Prec::BitOr);
                 (quote!(#x #tok #y), Prec::Cmp)
             }
@@ -1250,6 +1252,16 @@ fn bin_info(b: BinOp) -> (Prec, TokenStream) {
         BinOp::BitXor => (Prec::BitXor, quote!(^)),
         BinOp::Shl => (Prec::Shift, quote!(<<)),
         BinOp::Shr => (Prec::Shift, quote!(>>)),
+    }
+}
+
+/// `ts` in parentheses if it ends in a cast (`i as f64`): before `<`, `<=` or `<<`, Rust
+/// would read the type's `<` as the start of generic arguments.
+fn cast_closed(ts: TokenStream) -> TokenStream {
+    let tokens: Vec<proc_macro2::TokenTree> = ts.clone().into_iter().collect();
+    match tokens.len().checked_sub(2).map(|k| &tokens[k]) {
+        Some(proc_macro2::TokenTree::Ident(i)) if i == "as" => quote!((#ts)),
+        _ => ts,
     }
 }
 

@@ -666,3 +666,26 @@ fn associated_functions_and_calls_through_self() {
     assert_eq!(e, Model::energy(&x));
     assert_eq!(g, [0.75, 12.0]);
 }
+
+slice_case!(
+    casts_on_the_left_of_less_than,
+    [[0.5, 1.7, 2.2, 0.1], [3.5, -0.2, 1.4, 2.9]],
+    fn f(x: &[f64]) -> f64 {
+        // `(i as f64) < x` written back as `i as f64 < x` would open generic arguments.
+        let mut s = 0.0;
+        for i in 0..x.len() {
+            if (i as f64) < x[i] {
+                s += x[i] * x[i];
+            }
+            let k = x[i].abs() as usize;
+            if (k as u32) <= 1 {
+                s += x[i].sin();
+            }
+            if (i as i64) < (k as i64) {
+                s += 0.5 * x[i];
+            }
+            s += ((k as u32) << 1) as f64 * x[i];
+        }
+        s
+    }
+);
