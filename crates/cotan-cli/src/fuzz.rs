@@ -1471,6 +1471,10 @@ fn check_program(text: &str, seed: u64, index: usize, oracle: Option<&Oracle>) -
         if !r.passed() {
             return Ok(Outcome::Fail(checker::render(&r)));
         }
+        let file = std::env::temp_dir().join(format!("cotan-fuzz-{}-{seed}-{index}.rs", std::process::id()));
+        if let Some(why) = crate::generated::problem(text, &p.primal, &file) {
+            return Ok(Outcome::Fail(why));
+        }
         let Some(oracle) = oracle else { return Ok(Outcome::Pass) };
         let mut rng = fastrand::Rng::with_seed(seed ^ (index as u64).rotate_left(32));
         let args = crate::inputs::random(&p.primal, &mut rng, LEN);

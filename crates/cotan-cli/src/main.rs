@@ -4,6 +4,7 @@
 
 mod checker;
 mod fuzz;
+mod generated;
 mod inputs;
 mod ir;
 mod minimize;
