@@ -496,7 +496,8 @@ impl Program {
                 let tr = src
                     .impl_trait(i)
                     .and_then(|t| src.type_path(scope, t))
-                    .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here"))?;
+                    .or_else(|| std_trait_path(tp))
+                    .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here; implement it in the crate's module of the type, or call the method through a function of your own"))?;
                 Ok(format!("<{ty} as {tr}>::{name}"))
             }
         }
@@ -1016,4 +1017,37 @@ fn rewrite_type_in(
         .replace(" >", ">")
         .replace(" ,", ",")
         .replace("< ", "<"))
+}
+
+/// A trait of the standard library that an `impl` names and any module can name too: one
+/// of the prelude's (`Default`, `Clone`, `From`, ...) or a path from `std`, `core` or
+/// `alloc`.
+fn std_trait_path(tp: &syn::Path) -> Option<String> {
+    const PRELUDE: [&str; 16] = [
+        "Default",
+        "Clone",
+        "Copy",
+        "PartialEq",
+        "PartialOrd",
+        "Eq",
+        "Ord",
+        "From",
+        "Into",
+        "TryFrom",
+        "TryInto",
+        "AsRef",
+        "AsMut",
+        "Iterator",
+        "IntoIterator",
+        "ToOwned",
+    ];
+    let segs: Vec<String> = tp.segments.iter().map(|s| s.ident.to_string()).collect();
+    let plain = tp.segments.iter().all(|s| s.arguments.is_none());
+    match segs.as_slice() {
+        [one] if plain && PRELUDE.contains(&one.as_str()) => Some(one.clone()),
+        [root, ..] if plain && matches!(root.as_str(), "std" | "core" | "alloc") => {
+            Some(format!("::{}", segs.join("::")))
+        }
+        _ => None,
+    }
 }

@@ -119,6 +119,8 @@ pub(crate) struct TypeDef {
     pub alias: Option<Rc<syn::Type>>,
     /// An enum without generics.
     pub is_enum: bool,
+    /// The traits a struct derives (`#[derive(Clone, Default)]`), by their last name.
+    pub derives: Vec<String>,
 }
 
 pub(crate) struct ImplDef {
@@ -440,6 +442,7 @@ impl Sources {
                         syn::Fields::Unit => vec![],
                     };
                     self.add_type(st.ident.to_string(), m, &st.vis, fields);
+                    self.types.last_mut().unwrap().derives = derived(&st.attrs);
                     if st.generics.params.is_empty() {
                         self.types.last_mut().unwrap().structure = Some(Rc::new(st.fields.clone()));
                     }
@@ -539,6 +542,7 @@ impl Sources {
             structure: None,
             alias: None,
             is_enum: false,
+            derives: vec![],
         });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));
@@ -851,6 +855,18 @@ impl Sources {
 }
 
 /// The `#[path = "..."]` of a module.
+/// The traits `#[derive(..)]` attributes name, by their last name.
+fn derived(attrs: &[syn::Attribute]) -> Vec<String> {
+    let parse = syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated;
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .filter_map(|a| a.parse_args_with(parse).ok())
+        .flatten()
+        .filter_map(|p| p.segments.last().map(|s| s.ident.to_string()))
+        .collect()
+}
+
 fn path_attr(a: &syn::Attribute) -> Option<String> {
     if !a.path().is_ident("path") {
         return None;

@@ -88,6 +88,10 @@ pub trait Env {
     fn inline_as(&self, _path: &syn::Path, _reason: &'static str) -> Option<Result<Inlined, String>> {
         None
     }
+    /// Whether the struct a type path names derives `Default` (its `default()` is zeros).
+    fn derives_default(&self, _ty: &syn::Path) -> bool {
+        false
+    }
     /// The path, as the function being lowered names it, of the function a call inside an
     /// inlined body names (which is written for the inlined function's own module).
     fn home_path(&self, _path: &syn::Path) -> Option<String> {

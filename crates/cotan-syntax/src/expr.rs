@@ -1172,6 +1172,9 @@ impl Lower {
                 return self.inline_call(inl?, &args, crate::const_generic::turbofish(&p.path), c.span());
             }
         }
+        if let Some(zeros) = self.derived_default(c) {
+            return Ok(Some(zeros));
+        }
         if let Some(r) = self.struct_constructor(c) {
             return r.map(Some);
         }

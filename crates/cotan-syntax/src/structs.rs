@@ -25,6 +25,8 @@ impl Lower {
             );
         };
         let rest = match &s.rest {
+            // `..Default::default()` of a struct that derives `Default`: zeros.
+            Some(r) if is_default_call(r) && self.env.derives_default(&s.path) => Some(self.zeros_of(&st)),
             Some(r) => Some(self.struct_value(r, &st)?),
             None => None,
         };
@@ -277,6 +279,57 @@ impl Lower {
     }
 
     /// `Point(x, y)`: a tuple struct built by its constructor, if `c` is one.
+    /// `S::default()` (or `<S as Default>::default()`) of a struct of numbers that derives
+    /// `Default`: zeros.
+    pub(crate) fn derived_default(&mut self, c: &syn::ExprCall) -> Option<Agg> {
+        let syn::Expr::Path(p) = &*c.func else { return None };
+        if !c.args.is_empty() || p.path.segments.last()?.ident != "default" {
+            return None;
+        }
+        let ty: syn::Path = match &p.qself {
+            Some(q) => match &*q.ty {
+                syn::Type::Path(t) if t.qself.is_none() => t.path.clone(),
+                _ => return None,
+            },
+            None if p.path.segments.len() >= 2 => {
+                let mut t = p.path.clone();
+                t.segments.pop();
+                let last = t.segments.pop()?.into_value();
+                t.segments.push(last);
+                t
+            }
+            None => return None,
+        };
+        if !self.env.derives_default(&ty) {
+            return None;
+        }
+        let st = self.env.structure(&ty)?;
+        Some(self.zeros_of(&st))
+    }
+
+    /// A struct of numbers whose fields are all zero (`false` for bools).
+    fn zeros_of(&mut self, st: &Structure) -> Agg {
+        let fields = st
+            .fields
+            .iter()
+            .map(|(name, shape)| {
+                let v = match shape {
+                    FieldShape::Number(t) => {
+                        let c = match t {
+                            t if t.is_float() => cotan_ir::Const::Float(0.0),
+                            Scalar::Bool => cotan_ir::Const::Bool(false),
+                            _ => cotan_ir::Const::Int(0),
+                        };
+                        Tree::Leaf(self.emit_s(OpKind::Const(c), STy::Known(*t)))
+                    }
+                    FieldShape::Struct(inner) => self.zeros_of(inner),
+                };
+                (name.clone(), v)
+            })
+            .collect();
+        Tree::Struct(st.path.clone(), fields)
+    }
+
     pub(crate) fn struct_constructor(&mut self, c: &syn::ExprCall) -> Option<syn::Result<Agg>> {
         let syn::Expr::Path(p) = &*c.func else { return None };
         let st = self.env.structure(&p.path)?;
@@ -561,4 +614,12 @@ fn fits(fs: &[(String, Agg)], st: &Structure) -> bool {
                     _ => false,
                 }
         })
+}
+
+/// `Default::default()` (also `std::default::Default::default()`).
+fn is_default_call(e: &syn::Expr) -> bool {
+    let syn::Expr::Call(c) = e else { return false };
+    let syn::Expr::Path(p) = &*c.func else { return false };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    c.args.is_empty() && p.qself.is_none() && matches!(segs.as_slice(), [.., d, f] if d == "Default" && f == "default")
 }

@@ -265,3 +265,61 @@ fn fields_typed_by_their_struct_and_values_passed_by_value() {
     }
     assert_eq!(data.name, "d");
 }
+
+#[derive(Clone, Copy, Default)]
+struct Settings {
+    gain: f64,
+    bias: f64,
+    steps: usize,
+    clipped: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Nested {
+    inner: Settings,
+    scale: f64,
+}
+
+/// A `Default` written by hand: its body runs (`<Start as Default>::default()`).
+#[derive(Clone, Copy)]
+struct Start {
+    a: f64,
+    b: f64,
+}
+
+impl Default for Start {
+    fn default() -> Self {
+        Start { a: 1.5, b: -2.0 }
+    }
+}
+
+fn response(s: &Settings, x: f64) -> f64 {
+    s.gain * x.tanh() + s.bias + s.steps as f64
+}
+
+/// `S::default()`, `..Default::default()` and `<S as Default>::default()` of structs that
+/// derive `Default` are zeros (nested ones too); a hand-written `Default` is called.
+#[autodiff_reverse(d_defaults, Duplicated, Active)]
+#[autodiff_forward(t_defaults, Dual, Dual)]
+fn defaults(x: &[f64]) -> f64 {
+    let mut s = Settings::default();
+    s.gain = x[0];
+    let t = Settings { bias: x[1] * x[2], ..Default::default() };
+    let n = Nested { scale: x[2], ..Nested::default() };
+    let z = <Settings as Default>::default();
+    let st = Start::default();
+    let u = Start { a: x[1], ..Start::default() };
+    let off = if t.clipped { 1.0 } else { x[0] };
+    response(&s, x[1]) * response(&t, x[0]) + n.scale * n.inner.gain + z.bias + st.a * x[0] + u.a * u.b + off
+}
+
+#[test]
+fn defaults_of_structs() {
+    let x = [0.3, 0.7, -0.2];
+    common::check_slice_fn("defaults", defaults, d_defaults, t_defaults, &x);
+    // ∂/∂x₂ = x₁ · response(s, x₁) · 1 (t.bias) + n.inner.gain (0) ; u.a · u.b has no x₂.
+    let mut g = [0.0f64; 3];
+    d_defaults(&x, &mut g, 1.0);
+    let s = Settings { gain: x[0], ..Default::default() };
+    assert!((g[2] - x[1] * response(&s, x[1])).abs() < 1e-14, "∂/∂x₂ = {}", g[2]);
+}
