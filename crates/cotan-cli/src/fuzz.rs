@@ -344,7 +344,15 @@ impl Gen {
                 typed(format!("(1.0 + {e} * {e}).sqrt()"))
             }
             12 => typed(format!("{}.max({})", self.paren(d), self.expr(d))),
-            13 => typed(format!("{}.abs()", self.paren(d))),
+            13 => {
+                // `abs`, or a helper that is one `clamp` (its reverse ends in the partial's
+                // `if`), chosen without a draw so that the programs stay those of before.
+                let e = self.paren(d);
+                match e.len() % 2 {
+                    0 => typed(format!("{e}.abs()")),
+                    _ => typed(format!("clip_ho({e})")),
+                }
+            }
             14 => typed(format!("{}.powi(2)", self.paren(d).replace(".powi(2)", ""))),
             15 => {
                 let c = self.expr(d);
@@ -416,7 +424,8 @@ impl Gen {
             "fn twice_ho<F: Fn({t}) -> {t}>(f: F, x: {t}) -> {t} {{\n    f(f(x)) * 0.5 + f(x * 0.5)\n}}\n\n\
              fn sum_ho<F>(x: &[{t}], f: &F) -> {t}\nwhere\n    F: Fn({t}) -> {t},\n{{\n    let mut s = 0.0;\n    for v in x {{\n        s += f(*v);\n    }}\n    s\n}}\n\n\
              fn scaled_ho(x: &[{t}], s: {t}) -> Vec<{t}> {{\n    x.iter().map(|v| v * s).collect()\n}}\n\n\
-             fn acc_into(acc: &mut {t}, x: {t}, w: &{t}) {{\n    *acc = 0.5 * *acc + (x * *w).sin();\n}}\n\n"
+             fn acc_into(acc: &mut {t}, x: {t}, w: &{t}) {{\n    *acc = 0.5 * *acc + (x * *w).sin();\n}}\n\n\
+             fn clip_ho(v: {t}) -> {t} {{\n    v.clamp(-1.0, 1.0)\n}}\n\n"
         );
     }
 
