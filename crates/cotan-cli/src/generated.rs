@@ -1,7 +1,8 @@
 //! The code the attributes would generate for a program's `f`, all active, in reverse and
-//! forward mode, must be Rust that parses as written. The checker runs derivatives as IR,
-//! so it cannot see code generation write tokens that Rust reads another way (`i as f64 <
-//! x`, which opens generic arguments, was one).
+//! forward mode, must be Rust as it was meant: it parses, and no value `if` is read as a
+//! statement. The checker runs derivatives as IR, so it cannot see code generation write
+//! tokens that Rust reads another way (`i as f64 < x`, which opens generic arguments, and
+//! `if c { 1.0 } else { 0.0 } * d`, two statements, were two).
 
 use std::path::Path;
 
@@ -11,14 +12,13 @@ use cotan_expand::Mode;
 /// Why `f`'s generated derivatives are not Rust, if they are not. `text` is written to
 /// `file` first: the expansion reads the functions `f` calls from it.
 pub fn problem(text: &str, primal: &cotan_ir::Function, file: &Path) -> Option<String> {
-    std::fs::write(file, text).ok()?;
-    let path = std::fs::canonicalize(file).ok()?;
-    cotan_expand::set_source_file(Some(path));
     let parsed: syn::File = syn::parse_str(text).ok()?;
     let f = parsed.items.into_iter().find_map(|i| match i {
         syn::Item::Fn(f) if f.sig.ident == "f" => Some(f),
         _ => None,
     })?;
+    std::fs::write(file, text).ok()?;
+    cotan_expand::set_source_file(std::fs::canonicalize(file).ok());
     let mut why = None;
     for mode in [Mode::Reverse, Mode::Forward] {
         let spec = all_active(primal, mode);

@@ -109,8 +109,8 @@ pub(crate) struct TypeDef {
     pub fields: Vec<(String, Vis)>,
     /// The methods a trait declares.
     pub methods: Vec<String>,
-    /// A trait's methods with a default body.
-    pub provided: Vec<Rc<syn::TraitItemFn>>,
+    /// A trait's methods with a default body, as functions (public, without attributes).
+    pub provided: Vec<Rc<syn::ItemFn>>,
     /// A trait's first and last line (in its module's file).
     pub trait_lines: Option<(usize, usize)>,
     /// A struct's definition (its fields' types), if it is a struct without generics.
@@ -290,15 +290,8 @@ impl Sources {
                 if self.fns.iter().any(|f| f.imp == Some(i) && f.name == name) {
                     continue;
                 }
-                let Some(block) = p.default.clone() else { continue };
-                let item = syn::ItemFn {
-                    attrs: vec![],
-                    vis: syn::parse_quote!(pub),
-                    sig: p.sig.clone(),
-                    block: Box::new(block),
-                };
                 let module = self.types[t].module;
-                let id = self.add_fn(item, module, Some(i), &syn::parse_quote!(pub));
+                let id = self.add_fn((*p).clone(), module, Some(i), &p.vis);
                 self.fns[id].lines = (0, 0);
             }
         }
@@ -468,7 +461,12 @@ impl Sources {
                         .items
                         .iter()
                         .filter_map(|i| match i {
-                            syn::TraitItem::Fn(f) if f.default.is_some() => Some(Rc::new(f.clone())),
+                            syn::TraitItem::Fn(f) => Some(Rc::new(syn::ItemFn {
+                                attrs: vec![],
+                                vis: syn::parse_quote!(pub),
+                                sig: f.sig.clone(),
+                                block: Box::new(f.default.clone()?),
+                            })),
                             _ => None,
                         })
                         .collect();
@@ -854,7 +852,6 @@ impl Sources {
     }
 }
 
-/// The `#[path = "..."]` of a module.
 /// The traits `#[derive(..)]` attributes name, by their last name.
 fn derived(attrs: &[syn::Attribute]) -> Vec<String> {
     let parse = syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated;
@@ -867,6 +864,7 @@ fn derived(attrs: &[syn::Attribute]) -> Vec<String> {
         .collect()
 }
 
+/// The `#[path = "..."]` of a module.
 fn path_attr(a: &syn::Attribute) -> Option<String> {
     if !a.path().is_ident("path") {
         return None;

@@ -755,20 +755,10 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             let mut acc = Merge::new(depth);
             each(l, &c, None, |l, _, item| {
                 let v = item_agg(l, item);
-                acc.declare(l, &v, span)?;
-                let had = l.emit_s(OpKind::GetVar(some), BOOL);
-                l.push_region();
-                let old = acc.current(l).expect("declared");
-                let new = l.call_value(&f, vec![Item::from_agg(old), Item::from_agg(v.clone())], span)?;
-                acc.set(l, &new, span)?;
-                let combined = l.pop_region();
-                l.push_region();
-                acc.set(l, &v, span)?;
-                let first = l.pop_region();
-                l.effect(OpKind::If { cond: had, then_region: combined, else_region: first });
-                let t = l.bool_const(true);
-                l.effect(OpKind::SetVar(some, t));
-                Ok(())
+                first_or_later(l, &mut acc, some, &v, span, |l, acc, old| {
+                    let new = l.call_value(&f, vec![Item::from_agg(old), Item::from_agg(v.clone())], span)?;
+                    acc.set(l, &new, span)
+                })
             })?;
             let flag = l.emit_s(OpKind::GetVar(some), BOOL);
             let v = acc.get(l).expect("the loop body set the result");
@@ -786,13 +776,13 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
                 let v = item_agg(l, item);
                 if name == "last" {
                     best.set(l, &v, span)?;
-                } else {
-                    // The first item, or one that replaces the best so far: `max_by` keeps
-                    // the last of equal items, `min_by` the first (as std's `cmp::max_by`).
-                    best.declare(l, &v, span)?;
-                    let had = l.emit_s(OpKind::GetVar(some), BOOL);
-                    l.push_region();
-                    let old = best.current(l).expect("declared");
+                    let t = l.bool_const(true);
+                    l.effect(OpKind::SetVar(some, t));
+                    return Ok(());
+                }
+                // The first item, or one that replaces the best so far: `max_by` keeps the
+                // last of equal items, `min_by` the first (as std's `cmp::max_by`).
+                first_or_later(l, &mut best, some, &v, span, |l, best, old| {
                     let greater = match &cmp {
                         Some(f) => l.ordering_greater(f, Item::from_agg(old), Item::from_agg(v.clone()), span)?,
                         None => {
@@ -818,15 +808,8 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
                     best.set(l, &v, span)?;
                     let then_region = l.pop_region();
                     l.effect(OpKind::If { cond: replace, then_region, else_region: Region::default() });
-                    let compared = l.pop_region();
-                    l.push_region();
-                    best.set(l, &v, span)?;
-                    let first = l.pop_region();
-                    l.effect(OpKind::If { cond: had, then_region: compared, else_region: first });
-                }
-                let t = l.bool_const(true);
-                l.effect(OpKind::SetVar(some, t));
-                Ok(())
+                    Ok(())
+                })
             })?;
             let flag = l.emit_s(OpKind::GetVar(some), BOOL);
             let v = best.get(l).expect("the loop body set the result");
@@ -897,6 +880,32 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
             Ok(Some(Tree::Leaf(buf)))
         }
     }
+}
+
+/// For an item `v` of a chain folded from its first item (`reduce`, `max_by`): `acc = v`
+/// for the first, `later(acc, acc's value)` for the others (it sets `acc` as it chooses),
+/// and `some` becomes true.
+fn first_or_later(
+    l: &mut Lower,
+    acc: &mut Merge,
+    some: Var,
+    v: &Agg,
+    span: Span,
+    later: impl FnOnce(&mut Lower, &mut Merge, Agg) -> syn::Result<()>,
+) -> syn::Result<()> {
+    acc.declare(l, v, span)?;
+    let had = l.emit_s(OpKind::GetVar(some), BOOL);
+    l.push_region();
+    let old = acc.current(l).expect("declared");
+    later(l, acc, old)?;
+    let later_region = l.pop_region();
+    l.push_region();
+    acc.set(l, v, span)?;
+    let first = l.pop_region();
+    l.effect(OpKind::If { cond: had, then_region: later_region, else_region: first });
+    let t = l.bool_const(true);
+    l.effect(OpKind::SetVar(some, t));
+    Ok(())
 }
 
 impl Lower {

@@ -278,7 +278,6 @@ impl Lower {
         Ok(Tree::Struct(st.path.clone(), fields))
     }
 
-    /// `Point(x, y)`: a tuple struct built by its constructor, if `c` is one.
     /// `S::default()` (or `<S as Default>::default()`) of a struct of numbers that derives
     /// `Default`: zeros.
     pub(crate) fn derived_default(&mut self, c: &syn::ExprCall) -> Option<Agg> {
@@ -291,13 +290,10 @@ impl Lower {
                 syn::Type::Path(t) if t.qself.is_none() => t.path.clone(),
                 _ => return None,
             },
-            None if p.path.segments.len() >= 2 => {
-                let mut t = p.path.clone();
-                t.segments.pop();
-                let last = t.segments.pop()?.into_value();
-                t.segments.push(last);
-                t
-            }
+            None if p.path.segments.len() >= 2 => syn::Path {
+                leading_colon: p.path.leading_colon,
+                segments: p.path.segments.iter().take(p.path.segments.len() - 1).cloned().collect(),
+            },
             None => return None,
         };
         if !self.env.derives_default(&ty) {
@@ -314,14 +310,7 @@ impl Lower {
             .iter()
             .map(|(name, shape)| {
                 let v = match shape {
-                    FieldShape::Number(t) => {
-                        let c = match t {
-                            t if t.is_float() => cotan_ir::Const::Float(0.0),
-                            Scalar::Bool => cotan_ir::Const::Bool(false),
-                            _ => cotan_ir::Const::Int(0),
-                        };
-                        Tree::Leaf(self.emit_s(OpKind::Const(c), STy::Known(*t)))
-                    }
+                    FieldShape::Number(t) => Tree::Leaf(self.zero(STy::Known(*t))),
                     FieldShape::Struct(inner) => self.zeros_of(inner),
                 };
                 (name.clone(), v)
@@ -330,6 +319,7 @@ impl Lower {
         Tree::Struct(st.path.clone(), fields)
     }
 
+    /// `Point(x, y)`: a tuple struct built by its constructor, if `c` is one.
     pub(crate) fn struct_constructor(&mut self, c: &syn::ExprCall) -> Option<syn::Result<Agg>> {
         let syn::Expr::Path(p) = &*c.func else { return None };
         let st = self.env.structure(&p.path)?;
