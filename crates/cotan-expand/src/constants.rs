@@ -472,6 +472,30 @@ impl VisitMut for Substitute<'_> {
         }
     }
 
+    /// The arguments of `vec![..]` and of the `assert!` family, which are expressions
+    /// (a macro's tokens are not parsed by the visitor).
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let asserts = ["assert", "debug_assert", "assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne"];
+        if name != "vec" && !asserts.contains(&name.as_str()) {
+            return;
+        }
+        // As the array or repeat expression the body would be between brackets.
+        let tokens = &m.tokens;
+        let Ok(mut e) = syn::parse2::<syn::Expr>(quote::quote_spanned!(m.delimiter.span().join()=> [#tokens])) else {
+            return;
+        };
+        self.visit_expr_mut(&mut e);
+        m.tokens = match e {
+            syn::Expr::Array(a) => quote::ToTokens::to_token_stream(&a.elems),
+            syn::Expr::Repeat(r) => {
+                let (init, len) = (&r.expr, &r.len);
+                quote::quote!(#init; #len)
+            }
+            _ => return,
+        };
+    }
+
     fn visit_type_array_mut(&mut self, t: &mut syn::TypeArray) {
         syn::visit_mut::visit_type_array_mut(self, t);
         self.fold_length(&mut t.len);

@@ -31,6 +31,6 @@ mod structs;
 pub use env::{CalleeShape, Env, FieldShape, FieldType, Inlined, NoEnv, Structure};
 pub use expr::{float_constant, int_constant};
 pub use inline::inline_reason;
-pub use lower::{lower_fn, lower_fn_in, lower_fn_with_tuples, lower_signature, Lowered};
+pub use lower::{lower_fn, lower_fn_in, lower_signature, Lowered};
 pub use record::{container_of, is_record, record_type};
 pub use signature::{container_type, param_type, return_type, scalar_type, ResultShape};

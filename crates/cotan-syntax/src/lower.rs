@@ -158,7 +158,7 @@ fn no_env() -> Rc<dyn Env> {
 
 /// Lowers a free function (or a method without `self`) to IR.
 pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
-    lower(sig, body, false, &no_env(), false)
+    lower(sig, body, &no_env(), false)
 }
 
 /// [`lower_fn`] with what `env` knows of the crate: structs of numbers built and passed
@@ -166,14 +166,7 @@ pub fn lower_fn(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered>
 /// structs of numbers are taken field by field (see `env.rs`), as for functions that cotan
 /// calls; tuple results are lowered too.
 pub fn lower_fn_in(sig: &syn::Signature, body: &syn::Block, env: Rc<dyn Env>, flatten: bool) -> syn::Result<Lowered> {
-    lower(sig, body, flatten, &env, flatten)
-}
-
-/// [`lower_fn`], also for functions returning a tuple of scalars (as custom reverse rules
-/// and generated derivatives do): tools run them in the interpreter, while the macros do
-/// not differentiate them.
-pub fn lower_fn_with_tuples(sig: &syn::Signature, body: &syn::Block) -> syn::Result<Lowered> {
-    lower(sig, body, true, &no_env(), false)
+    lower(sig, body, &env, flatten)
 }
 
 /// The parameters and results of a function, without its body (for functions whose body
@@ -197,15 +190,9 @@ pub fn lower_signature(sig: &syn::Signature) -> syn::Result<Function> {
     Ok(l.func)
 }
 
-fn lower(
-    sig: &syn::Signature,
-    body: &syn::Block,
-    tuples: bool,
-    env: &Rc<dyn Env>,
-    flatten: bool,
-) -> syn::Result<Lowered> {
+fn lower(sig: &syn::Signature, body: &syn::Block, env: &Rc<dyn Env>, flatten: bool) -> syn::Result<Lowered> {
     if let Some(g) = crate::generic::monomorphic(sig, body)? {
-        let mut lowered = lower(&g.sig, &g.body, tuples, env, flatten)?;
+        let mut lowered = lower(&g.sig, &g.body, env, flatten)?;
         lowered.func.generic_float = g.float;
         lowered.func.type_params = g.others;
         return Ok(lowered);
@@ -216,13 +203,6 @@ fn lower(
     let mut l = Lower::new(sig, body, env.clone(), flatten);
     l.func.unsafe_code = sig.unsafety.is_some();
     signature::lower_params(&mut l, sig)?;
-    if let Some(tys) = signature::tuple_return_types(sig).filter(|_| tuples) {
-        l.func.returns = tys.iter().map(|s| Ty::Scalar(*s)).collect();
-        l.tuple_body(body, &tys)?;
-        l.finalize();
-        let ret_shape = Some(signature::ResultShape::Tuple);
-        return Ok(Lowered { func: l.func, spans: l.spans, assumed_int: l.assumed_int, ret_shape });
-    }
     let returned = match &sig.output {
         syn::ReturnType::Type(_, t) => l.flat_struct_type(t),
         syn::ReturnType::Default => None,
@@ -630,50 +610,6 @@ impl Lower {
             self.unify(t, vt, span)?;
         }
         Ok(vals)
-    }
-
-    /// The body of a function returning a tuple of scalars: it ends in a tuple `(a, b)` or in
-    /// a call of a function returning one, and has no other `return`.
-    fn tuple_body(&mut self, body: &syn::Block, tys: &[Scalar]) -> syn::Result<()> {
-        let (stmts, final_return) = split_final_return(&body.stmts);
-        let (stmts, tail) = match (final_return, stmts.split_last()) {
-            (Some(e), _) => (stmts, e),
-            (None, Some((syn::Stmt::Expr(e, None), rest))) => (rest, e),
-            _ => return err_at(&body, "a function returning a tuple must end in the tuple, as in `(value, grad)`"),
-        };
-        if stmts.iter().any(|s| exits_of_stmt(s).contains(&Exit::Return)) {
-            return err_at(&body, "cotan supports `return` in a function returning a tuple only as its last statement");
-        }
-        let mut vals = vec![];
-        self.stmts_then(stmts, |l| {
-            match strip_parens(tail) {
-                syn::Expr::Tuple(t) if t.elems.len() == tys.len() => {
-                    for e in &t.elems {
-                        let (v, _) = l.scalar(e)?;
-                        vals.push(v);
-                    }
-                }
-                syn::Expr::Call(c) if l.is_user_call(c) => vals = l.user_call_n(c, tys.len())?,
-                e => {
-                    return err_at(
-                        e,
-                        format!(
-                            "expected a tuple of {} values, as in `(value, grad)`, or a call returning one",
-                            tys.len()
-                        ),
-                    )
-                }
-            }
-            Ok(None)
-        })?;
-        for ((v, s), e) in vals.iter().zip(tys).zip(std::iter::repeat(tail)) {
-            let vt = self.scalar_sty(*v, e.span())?;
-            self.unify(STy::Known(*s), vt, e.span())?;
-        }
-        self.effect(OpKind::Return(vals));
-        let ops = self.stack.pop().unwrap();
-        self.func.body = Region { ops };
-        Ok(())
     }
 
     pub(crate) fn block(&mut self, b: &syn::Block) -> syn::Result<Option<Agg>> {

@@ -179,3 +179,24 @@ fn constants_of_called_helpers_in_every_mode() {
         assert!((hv[k] - want).abs() <= 1e-7 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
     }
 }
+
+// Constants in the arguments of `vec![..]` and `assert!` (a macro's tokens, which the
+// substitution once left alone: "cannot see the value of `DT`").
+#[autodiff_forward(in_macros_fwd, Dual, Dual)]
+#[autodiff_reverse(in_macros_rev, Duplicated, Active)]
+fn in_macros(x: &[f64]) -> f64 {
+    assert!(x.len() >= N - 1, "at least {} values", N - 1);
+    assert_eq!(WEIGHTS.len(), N);
+    let v = vec![x[0] * DT, GAIN, WEIGHTS[2]];
+    let mut w = vec![TWO_PI; N];
+    w[1] = x[1] * WEIGHTS[1];
+    v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() + v[0] * w[1]
+}
+
+#[test]
+fn constants_in_macro_arguments() {
+    let f = |x: &[f64]| in_macros(x);
+    let fwd = |x: &[f64], u: &[f64]| in_macros_fwd(x, u);
+    let rev = |x: &[f64], g: &mut [f64]| in_macros_rev(x, g, 1.0);
+    check("in_macros", &f, &fwd, &rev, &[0.7, -0.4]);
+}

@@ -206,3 +206,49 @@ slice_case!(
         norm([x[0], x[1]]) + cross([x[0], x[1], x[2]], [x[2], x[0], x[1]])
     }
 );
+
+// Helpers returning tuples the way model code does: the tail an `if`/`else if` chain whose
+// branches end in tuples or in calls returning them, an early `return (..)`, a `match`.
+
+fn decay(s0: f64, s1: f64, k: f64, dt: f64) -> (f64, f64) {
+    let e = (-k * dt).exp();
+    (s0 * e, s1 + s0 * (1.0 - e))
+}
+
+fn propagate(model: i32, s0: f64, s1: f64, s2: f64, k: f64, dt: f64) -> (f64, f64, f64) {
+    if model == 0 {
+        let (a, b) = decay(s0, s1, k, dt);
+        (a, b, s2)
+    } else if model == 1 || model == 3 {
+        if k * dt > 5.0 {
+            return (0.0, s1 + s0, s2);
+        }
+        let (a, b) = decay(s0, s1, k, dt);
+        let (c, d) = decay(b, s2, 0.5 * k, dt);
+        (a, c, d)
+    } else {
+        match model {
+            2 => (s0 * k, s1, s2 * dt),
+            _ => (s0, s1, s2),
+        }
+    }
+}
+
+#[cotan::autodiff_reverse(d_chain_of_models, Duplicated, Active)]
+#[cotan::autodiff_forward(t_chain_of_models, Dual, Dual)]
+fn chain_of_models(x: &[f64]) -> f64 {
+    let (mut s0, mut s1, mut s2) = (x[0], 0.0, 0.0);
+    for step in 0..8 {
+        let model = (step % 5) as i32;
+        (s0, s1, s2) = propagate(model, s0, s1, s2, x[1] * (1.0 + 0.1 * step as f64), x[2]);
+    }
+    s0 + 2.0 * s1 + 3.0 * s2
+}
+
+#[test]
+fn helpers_ending_in_if_chains_of_tuples() {
+    // x[1] * x[2] crosses 5 at the larger point: both sides of the early `return`.
+    for x in [[1.3, 0.4, 0.7], [0.8, 2.5, 2.2]] {
+        common::check_slice_fn("chain_of_models", chain_of_models, d_chain_of_models, t_chain_of_models, &x);
+    }
+}
