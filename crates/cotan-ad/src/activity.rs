@@ -144,7 +144,7 @@ fn forward_pass(f: &Function, seeds: &[bool]) -> ActivityInfo {
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }
-                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value, .. } | OpKind::VecPush { mem, value }
                     if s.value(*value) =>
                 {
                     s.mems.insert(*mem);
@@ -236,7 +236,7 @@ fn backward_pass(f: &Function, ret_useful: bool, out_mems: &[Value]) -> Activity
                     s.mems.insert(*base);
                     s.mems.insert(op.result.unwrap());
                 }
-                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value } | OpKind::VecPush { mem, value }
+                OpKind::Store { mem, value, .. } | OpKind::Fill { mem, value, .. } | OpKind::VecPush { mem, value }
                     if s.mem(*mem) =>
                 {
                     s.values.insert(*value);

@@ -448,11 +448,12 @@ impl Fwd<'_> {
                     }
                 }
             }
-            OpKind::Fill { mem, value } => {
+            OpKind::Fill { mem, value, resize } => {
                 let ts = self.tangents_or_zero(*value);
+                let resize = resize.map(|r| r.map(|n| self.map[&n]));
                 for (sh, t) in self.tan_mem[mem].clone().into_iter().zip(ts) {
                     if let Shadow::Mem(s) = sh {
-                        self.e.effect(OpKind::Fill { mem: s, value: t });
+                        self.e.effect(OpKind::Fill { mem: s, value: t, resize });
                     }
                 }
             }

@@ -4,6 +4,7 @@
 pub mod activity;
 mod counters;
 mod emit;
+mod final_lens;
 mod final_reads;
 mod forward;
 pub mod link;

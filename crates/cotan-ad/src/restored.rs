@@ -32,7 +32,7 @@ pub(crate) fn find(f: &Function, active: &dyn Fn(&Op) -> bool) -> HashMap<Value,
         .filter(|m| f.ty(*m).mem().is_some_and(|t| t.kind == MemKind::Vec))
         .collect();
     f.walk(&mut |op| match &op.kind {
-        OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Len(_) | OpKind::Fill { .. } => {}
+        OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Len(_) | OpKind::Fill { resize: None, .. } => {}
         k => {
             for u in k.operands() {
                 candidates.remove(&u);

@@ -49,8 +49,11 @@ struct Layout {
     used_elsewhere: HashSet<Value>,
     /// Memory that nothing writes.
     read_only: HashSet<Value>,
-    /// Vectors that grow by `push`: their length is not fixed at allocation.
+    /// Vectors whose length changes (`push`, `v = w`): it is not fixed at allocation.
     pushed: HashSet<Value>,
+    /// Per vector made in a loop or branch whose length changes: its length at the end of
+    /// that region (`final_lens.rs`).
+    final_lens: HashMap<Value, Value>,
     /// For each value, the position of the top-level op it is in.
     top_pos: HashMap<Value, usize>,
     /// For each piece of memory, the position of the last top-level op that writes it.
@@ -180,9 +183,7 @@ impl Layout {
             if let OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } | OpKind::VecPush { mem, .. } = &op.kind {
                 written.extend(aliases(*mem));
             }
-            if let OpKind::VecPush { mem, .. } = &op.kind {
-                l.pushed.insert(*mem);
-            }
+            l.pushed.extend(op.kind.resized());
             if let OpKind::Call { args, .. } = &op.kind {
                 written.extend(args.iter().filter(|a| a.1).flat_map(|a| aliases(a.0)));
             }
@@ -627,8 +628,11 @@ struct Rev<'a> {
 /// Builds the reverse-mode derivative `name` of `f` with std::autodiff's signature: the
 /// forward sweep and the reverse sweep in one function. Calls are linked by `linker`.
 pub fn reverse(f: &Function, spec: &Spec, name: &str, linker: &mut dyn Linker) -> Result<Function, AdError> {
+    let (f, final_lens) = crate::final_lens::with_final_lens(f);
+    let f = &*f;
     let act = analyze_spec(f, spec);
     let mut layout = Layout::new(f, None);
+    layout.final_lens = final_lens;
     layout.counters.keep_reversed(f, &|op| act.op_is_active(f, op));
     for (read, (m, body)) in crate::restored::find(f, &|op| act.op_is_active(f, op)) {
         if let Some(&id) = layout.region_of.get(&body) {
@@ -654,8 +658,11 @@ pub fn reverse_split(
     names: (&str, &str),
     linker: &mut dyn Linker,
 ) -> Result<(Function, Function), AdError> {
+    let (f, final_lens) = crate::final_lens::with_final_lens(f);
+    let f = &*f;
     let act = analyze_spec(f, spec);
     let mut layout = Layout::new(f, Some(avail));
+    layout.final_lens = final_lens;
     let mut plan = dry_plan(f, &act, &layout, names.0, linker, Some(avail), spec);
     let snapshots = snapshot_params(f, &layout, &plan, avail);
     if !snapshots.is_empty() {
@@ -1375,8 +1382,8 @@ impl<'a> Rev<'a> {
         let mut declared = HashSet::default();
         body.walk(&mut |o: &Op| {
             match &o.kind {
+                k if k.resized().is_some() => used.extend(k.resized().map(|m| (m, o.span, true, true))),
                 OpKind::Store { mem, .. } | OpKind::Fill { mem, .. } => used.push((*mem, o.span, true, false)),
-                OpKind::VecPush { mem, .. } => used.push((*mem, o.span, true, true)),
                 OpKind::Call { args, .. } => used.extend(args.iter().map(|a| (a.0, o.span, a.1, false))),
                 OpKind::DeclVar { var, .. } => {
                     declared.insert(*var);
@@ -2598,11 +2605,8 @@ impl<'a> Rev<'a> {
                         // A vector grown by `push` has its final length now.
                         self.e.emit(OpKind::Len(self.fwd[&m]), Ty::USIZE)
                     } else {
-                        self.errors.push(AdError {
-                            span: op.span,
-                            message: "cotan can differentiate through `push` only on vectors created at the top level of the function, not inside a loop or branch; create the vector before the loop".into(),
-                        });
-                        self.usize_const(0)
+                        // The length it ended its region with (`final_lens`).
+                        self.get(self.l.final_lens[&m])
                     };
                     let elem = self.f.ty(m).mem().unwrap().elem;
                     let zero = self.zero(Ty::Scalar(elem));
@@ -2788,13 +2792,22 @@ impl<'a> Rev<'a> {
                 self.e.effect(OpKind::Store { mem: s, index: Some(k), value: zero });
                 self.accumulate(*value, g);
             }
-            OpKind::Fill { mem, value } => {
+            OpKind::Fill { mem, value, resize } => {
                 let Shadow::Mem(s) = self.shadow(*mem) else {
                     return;
                 };
                 let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
-                let sum = self.drain(s, ty);
-                self.accumulate(*value, sum);
+                if resize.is_none() || self.act.value(*value) {
+                    let sum = self.drain(s, ty);
+                    self.accumulate(*value, sum);
+                }
+                if let Some([len, old_len]) = resize {
+                    // The shadow takes the length the vector had before: zeros, as nothing
+                    // of what it held then is read after this fill.
+                    let zero = self.zero(ty);
+                    let resize = Some([self.get(*old_len), self.get(*len)]);
+                    self.e.effect(OpKind::Fill { mem: s, value: zero, resize });
+                }
             }
             OpKind::Alloc { init, .. } => {
                 let m = op.result.unwrap();

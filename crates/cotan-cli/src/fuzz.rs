@@ -19,8 +19,9 @@
 //! `windows`, `chunks_mut`), local matrices (`[[0.0; 2]; 3]`, `vec![vec![0.0; 3]; 2]`)
 //! and rows (read, written, iterated, passed to helpers), closures (called, and in
 //! `map`/`fold`/`zip` chains), `match` on integers, `if let Some(..)` on
-//! `first()`/`last()`, `iter_mut` and `enumerate` loops, and integer literals typed by the
-//! helper they are passed to.
+//! `first()`/`last()`, `iter_mut` and `enumerate` loops, local vectors assigned anew with
+//! another length (`v = v.iter().map(..).collect(); v.push(..)`), and integer literals
+//! typed by the helper they are passed to.
 //!
 //! Every index is in bounds by construction: each slice in scope has the lengths it may
 //! have, and each loop index the largest value it takes and the slice whose length bounds
@@ -1034,6 +1035,21 @@ impl Gen {
                     array: false,
                     vec: false,
                 });
+            }
+            39 if !self.in_closure => {
+                // A local vector assigned anew, longer (a map of it, then a push) or shorter.
+                let (v, t) = (self.name("v"), self.t);
+                let (e1, e2, e3) = (self.expr(2), self.expr(2), self.expr(2));
+                self.line(&format!("let mut {v}: Vec<{t}> = vec![{e1}, {e2}];"));
+                if self.rng.bool() {
+                    self.line(&format!("{v} = {v}.iter().map(|u| (u * 0.5 + 0.25).tanh()).collect();"));
+                    self.line(&format!("{v}.push({t}::sin({e3}));"));
+                } else {
+                    self.line(&format!("{v} = vec![0.5 * {v}[1] + 0.25 * ({e3}).tanh()];"));
+                }
+                if let Some(m) = self.mutable() {
+                    self.update(&m, &format!("{v}[0] * {v}[{v}.len() - 1]"));
+                }
             }
             _ if !self.in_closure && self.rng.u8(0..4) == 0 && self.lend_stmt() => {}
             _ => {

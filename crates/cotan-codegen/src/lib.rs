@@ -920,10 +920,15 @@ impl<'f> Gen<'f> {
                 let v = self.expr(*value).0;
                 quote!(#place = #v;)
             }
-            OpKind::Fill { mem, value } => {
+            OpKind::Fill { mem, value, resize: None } => {
                 let m = self.mem_ref(*mem);
                 let v = self.expr(*value).0;
                 quote!(#m.fill(#v);)
+            }
+            OpKind::Fill { mem, value, resize: Some([len, _]) } => {
+                let m = self.name(*mem);
+                let (v, n) = (self.expr(*value).0, self.expr(*len).0);
+                quote!(#m.clear(); #m.resize(#n, #v);)
             }
             OpKind::DeclVar { var, init } => {
                 let n = self.var(*var);

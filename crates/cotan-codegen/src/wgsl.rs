@@ -477,6 +477,7 @@ impl<'f> Kernel<'f> {
                 }
             }
             OpKind::Fill { mem, .. } if self.buffers.contains_key(mem) || self.allocs.contains_key(mem) => ok = false,
+            OpKind::Fill { resize: Some(_), .. } => ok = false,
             _ => {}
         });
         // A top-level variable set before any read in the body is the iteration's own.
@@ -1390,7 +1391,7 @@ impl<'k, 'kf, 'c, 'f> Module<'k, 'kf, 'c, 'f> {
                 self.line(format!("for (var {k} = 0u; {k} < {n}u; {k}++) {{ a{}[{k}] = {x}; }}", r.0));
                 return Ok(());
             }
-            OpKind::Fill { mem, value } => {
+            OpKind::Fill { mem, value, .. } => {
                 let x = self.val(*value);
                 let len = if let Some(&n) = self.k.buffers.get(mem) {
                     self.bindings.insert(BUF0 + n);

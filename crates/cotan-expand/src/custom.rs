@@ -519,7 +519,7 @@ fn zero_forward(
         if writable(sig.ty(sig.params[k])) {
             for &t in lanes {
                 let z = ir.zero(ir.f.ty(t).mem().unwrap().elem);
-                ir.effect(OpKind::Fill { mem: t, value: z });
+                ir.effect(OpKind::Fill { mem: t, value: z, resize: None });
             }
         }
     }
@@ -705,7 +705,7 @@ fn zero_split(c: &Callee, site: &CallSite, (aug, rev): (&str, &str)) -> (Functio
         if let (Some(s), true) = (rp.shadow[k], writable(ty)) {
             // The initial contents of written memory do not affect anything.
             let z = r.zero(ty.mem().unwrap().elem);
-            r.effect(OpKind::Fill { mem: s, value: z });
+            r.effect(OpKind::Fill { mem: s, value: z, resize: None });
         }
         if ty.is_float() && site.active[k] {
             grads.push(r.zero(ty.scalar().unwrap()));

@@ -43,8 +43,8 @@ pub fn fuse_sweeps(f: &mut Function) {
             (OpKind::Alloc { len, .. }, Some(v)) => {
                 allocs.insert(v, *len);
             }
-            (OpKind::VecPush { mem, .. }, _) => {
-                pushed.insert(*mem);
+            (k, _) if k.resized().is_some() => {
+                pushed.extend(k.resized());
             }
             _ => {}
         }

@@ -860,9 +860,17 @@ impl Machine<'_> {
                 self.mems.push(vec![init; n]);
                 return Ok(Some(Slot::Mem(self.mems.len() - 1)));
             }
-            Fill { mem, value } => {
-                let (id, start, len) = self.range(*mem)?;
+            Fill { mem, value, resize } => {
                 let v = self.scalar(*value)?;
+                if let Some([len, _]) = resize {
+                    let n = self.usize(*len)?;
+                    self.charge(n as u64)?;
+                    let id = self.mem(*mem)?;
+                    self.mems[id].clear();
+                    self.mems[id].resize(n, v);
+                    return Ok(None);
+                }
+                let (id, start, len) = self.range(*mem)?;
                 self.charge(len as u64)?;
                 self.mems[id][start..start + len].fill(v);
                 return Ok(None);

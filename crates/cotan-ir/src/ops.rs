@@ -179,10 +179,13 @@ pub enum OpKind {
         len: Value,
         init: Value,
     },
-    /// `mem.fill(value)`.
+    /// `mem.fill(value)`. With `resize: Some([len, old_len])`, an owned vector is first
+    /// made `len` long (`v.clear(); v.resize(len, value)`, as `v = w` starts); `old_len` is
+    /// its length before, which the reverse sweep gives its shadow back.
     Fill {
         mem: Value,
         value: Value,
+        resize: Option<[Value; 2]>,
     },
     /// A call of another function by its Rust path: `outs = callee(args)`. Each argument
     /// says whether it is passed as `&mut` (for memory the caller owns). The results are
@@ -272,7 +275,8 @@ impl OpKind {
             Slice { base, start, end } => vec![*base, *start, *end],
             Elem { base, index } => vec![*base, *index],
             Offset { base, offset } => vec![*base, *offset],
-            Fill { mem, value } | VecPush { mem, value } => vec![*mem, *value],
+            Fill { mem, value, resize } => [*mem, *value].into_iter().chain(resize.iter().flatten().copied()).collect(),
+            VecPush { mem, value } => vec![*mem, *value],
             Call { args, .. } => args.iter().map(|a| a.0).collect(),
             DeclVar { init, .. } => vec![*init],
             SetVar(_, v) => vec![*v],
@@ -301,7 +305,8 @@ impl OpKind {
             Slice { base, start, end } => vec![base, start, end],
             Elem { base, index } => vec![base, index],
             Offset { base, offset } => vec![base, offset],
-            Fill { mem, value } | VecPush { mem, value } => vec![mem, value],
+            Fill { mem, value, resize } => [mem, value].into_iter().chain(resize.iter_mut().flatten()).collect(),
+            VecPush { mem, value } => vec![mem, value],
             Call { args, .. } => args.iter_mut().map(|a| &mut a.0).collect(),
             DeclVar { init, .. } => vec![init],
             SetVar(_, v) => vec![v],
@@ -335,6 +340,14 @@ impl OpKind {
     pub fn inner_defs(&self) -> Option<Value> {
         match self {
             OpKind::For { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// The vector whose length this op changes: a push, or a fill that resizes.
+    pub fn resized(&self) -> Option<Value> {
+        match self {
+            OpKind::VecPush { mem, .. } | OpKind::Fill { mem, resize: Some(_), .. } => Some(*mem),
             _ => None,
         }
     }

@@ -785,7 +785,14 @@ impl Parser {
             }
             "fill" => {
                 let [mem, value] = self.pair()?;
-                OpKind::Fill { mem, value }
+                let resize = if self.eat_keyword("len") {
+                    let len = self.value()?;
+                    self.expect_keyword("from")?;
+                    Some([len, self.value()?])
+                } else {
+                    None
+                };
+                OpKind::Fill { mem, value, resize }
             }
             "vpush" => {
                 let [mem, value] = self.pair()?;

@@ -301,7 +301,10 @@ impl Printer<'_> {
             OpKind::Slice { base, start, end } => write!(o, "slice %{}[%{}..%{}]", base.0, start.0, end.0).unwrap(),
             OpKind::Elem { base, index } => write!(o, "elem %{}[%{}]", base.0, index.0).unwrap(),
             OpKind::Offset { base, offset } => write!(o, "offset %{}, %{}", base.0, offset.0).unwrap(),
-            OpKind::Fill { mem, value } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
+            OpKind::Fill { mem, value, resize: None } => write!(o, "fill %{}, %{}", mem.0, value.0).unwrap(),
+            OpKind::Fill { mem, value, resize: Some([len, old]) } => {
+                write!(o, "fill %{}, %{} len %{} from %{}", mem.0, value.0, len.0, old.0).unwrap()
+            }
             OpKind::VecPush { mem, value } => write!(o, "vpush %{}, %{}", mem.0, value.0).unwrap(),
             OpKind::Call { callee, args, outs, tape } => {
                 let args: Vec<String> =

@@ -504,9 +504,16 @@ impl Verifier<'_> {
                     self.writable(*base, b)?;
                 }
             }
-            Fill { mem, value } => {
+            Fill { mem, value, resize } => {
                 let m = self.mem(*mem)?;
                 self.writable(*mem, m)?;
+                if let Some([len, old_len]) = resize {
+                    if m.kind != MemKind::Vec || m.access != crate::Access::Owned {
+                        return Err("a fill that resizes needs an owned Vec".into());
+                    }
+                    self.expect(*len, Ty::USIZE, "new length")?;
+                    self.expect(*old_len, Ty::USIZE, "old length")?;
+                }
                 if matches!(m.kind, MemKind::Cell | MemKind::Nested(..)) {
                     return Err("fill needs an array of numbers".into());
                 }

@@ -262,7 +262,7 @@ fn alloc_fill_and_assert() {
         let one = b.float(1.0, Scalar::F64);
         let v = b.op(OpKind::Alloc { len: n, init: one }, mem(Scalar::F64, MemKind::Vec, Access::Owned));
         let two = b.float(2.0, Scalar::F64);
-        b.effect(OpKind::Fill { mem: v, value: two });
+        b.effect(OpKind::Fill { mem: v, value: two, resize: None });
         let l = len(b, v);
         let zero = b.int(0, Scalar::Usize);
         let nonempty = b.cmp(CmpOp::Gt, l, zero);
@@ -279,6 +279,37 @@ fn alloc_fill_and_assert() {
     assert_eq!(e.message, "assertion failed: n must be positive");
     let e = run(&f, &mut [Arg::Scalar(usize_val(1 << 40))]).unwrap_err();
     assert!(e.message.contains("step limit"), "{e}");
+}
+
+/// `v = w` on an owned vector starts with a fill that resizes: `v.clear(); v.resize(n, x)`;
+/// its text form parses back to the same function.
+#[test]
+fn fill_that_resizes() {
+    let mut f = Function::new("resize");
+    let n = f.add_param(Ty::USIZE, "n", SpanId::NONE);
+    build(&mut f, |b| {
+        let one = b.float(1.0, Scalar::F64);
+        let three = b.int(3, Scalar::Usize);
+        let v = b.op(OpKind::Alloc { len: three, init: one }, mem(Scalar::F64, MemKind::Vec, Access::Owned));
+        let old = len(b, v);
+        let two = b.float(2.0, Scalar::F64);
+        b.effect(OpKind::Fill { mem: v, value: two, resize: Some([n, old]) });
+        let l = len(b, v);
+        let lf = b.op(OpKind::Cast(l), Ty::F64);
+        let zero = b.int(0, Scalar::Usize);
+        let e = load(b, v, Some(zero));
+        let r = b.binary(BinOp::Mul, lf, e);
+        b.effect(OpKind::Return(vec![r]));
+        vec![Ty::F64]
+    });
+    verify(&f).unwrap();
+    for k in [1, 3, 7] {
+        assert_eq!(run(&f, &mut [Arg::Scalar(usize_val(k))]).unwrap(), vec![Val::F64(2.0 * k as f64)]);
+    }
+    assert!(run(&f, &mut [Arg::Scalar(usize_val(0))]).is_err(), "v[0] of an empty vector");
+    let text = print(&f);
+    assert!(text.contains("fill %"), "{text}");
+    assert_eq!(parse(&text).unwrap(), f, "{text}");
 }
 
 #[test]

@@ -199,7 +199,7 @@ fn misc_type_rules() {
         b.int(300, Scalar::U8);
         let n = b.int(3, Scalar::Usize);
         b.op(OpKind::Alloc { len: n, init: x }, mem(Scalar::F64, MemKind::Vec, Access::Mut));
-        b.effect(OpKind::Fill { mem: v, value: i });
+        b.effect(OpKind::Fill { mem: v, value: i, resize: None });
         b.effect(OpKind::Assert { cond: x, message: "x".into() });
         b.op(OpKind::Pop, mem(Scalar::F64, MemKind::Vec, Access::Owned));
         b.effect(OpKind::Push(v));

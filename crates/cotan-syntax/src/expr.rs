@@ -502,7 +502,7 @@ impl Lower {
                     }
                     Some(Binding::Value(v)) if self.mem_ty(v).is_some() => err_at(
                         &e,
-                        "cotan assigns whole arrays, not whole vectors (whose length may change); assign the elements",
+                        "cotan assigns a whole vector only to a vector the function makes (`let mut v = ..; v = w;`); assign the elements of this one (e.g. in a `for` loop)",
                     ),
                     Some(Binding::Value(_)) => err_at(
                         &e,
@@ -592,7 +592,7 @@ impl Lower {
             if self.mem_ty(v).is_some_and(|m| m.kind != MemKind::Cell) {
                 return err_at(
                     target,
-                    "cotan assigns whole arrays, not whole vectors (whose length may change); assign the elements (e.g. in a `for` loop)",
+                    "cotan assigns a whole vector only to a vector the function makes (`let mut v = ..; v = w;`); assign the elements of this one (e.g. in a `for` loop)",
                 );
             }
         }
@@ -651,6 +651,9 @@ impl Lower {
             let src = self.memory(&a.right)?;
             return self.copy_array(dst, src, a);
         }
+        if let Some(dst) = self.vec_local(&a.left) {
+            return self.assign_vec(dst, a);
+        }
         self.check_assignable(&a.left)?;
         let (v, vt) = self.scalar(&a.right)?;
         self.assign(&a.left, v, vt)
@@ -673,6 +676,40 @@ impl Lower {
             self.copy_loop(dst, src, n);
             Ok(())
         }
+    }
+
+    /// The vector of numbers the function made that a plain name is bound to, if it is one.
+    fn vec_local(&self, e: &syn::Expr) -> Option<Value> {
+        let syn::Expr::Path(p) = crate::lower::strip_parens(e) else { return None };
+        let Some(Binding::Value(v)) = self.lookup(&p.path.get_ident()?.to_string()) else { return None };
+        let m = self.mem_ty(v)?;
+        (m.kind == MemKind::Vec && m.access == Access::Owned && !self.func.params.contains(&v)).then_some(v)
+    }
+
+    /// `v = w` for a vector `v` the function made: `v` takes the length and the elements of
+    /// `w`, which is made first (`v = layer.forward(&v)`). Rust's types make `w` another
+    /// buffer than `v` (an owned vector, not a view of `v`).
+    fn assign_vec(&mut self, dst: Value, a: &syn::ExprAssign) -> syn::Result<()> {
+        let src = self.memory(&a.right)?;
+        if src == dst {
+            return Ok(());
+        }
+        let flat = |m: Option<cotan_ir::MemTy>| {
+            m.is_some_and(|m| !matches!(m.kind, MemKind::Cell | MemKind::Nested(..) | MemKind::Records(..)))
+        };
+        if !flat(self.mem_ty(src)) {
+            return err_at(&a.right, "expected a vector of numbers here, as the vector assigned");
+        }
+        let (de, se) = (self.elem_sty(dst), self.elem_sty(src));
+        self.unify(de, se, a.span())?;
+        self.at(a.span());
+        let usize_t = STy::Known(Scalar::Usize);
+        let len = self.emit_s(OpKind::Len(src), usize_t);
+        let old_len = self.emit_s(OpKind::Len(dst), usize_t);
+        let zero = self.zero(de);
+        self.effect(OpKind::Fill { mem: dst, value: zero, resize: Some([len, old_len]) });
+        self.copy_loop(dst, src, len);
+        Ok(())
     }
 
     /// The writable array of numbers a plain name is bound to, if it is one.
@@ -993,7 +1030,7 @@ impl Lower {
                 let elem = self.elem_sty(mv);
                 self.unify(elem, t, args[0].span())?;
                 self.at(m.span());
-                self.effect(OpKind::Fill { mem: mv, value: v });
+                self.effect(OpKind::Fill { mem: mv, value: v, resize: None });
                 return Ok(None);
             }
             "swap" if args.len() == 2 => {

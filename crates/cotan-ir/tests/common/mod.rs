@@ -355,8 +355,8 @@ pub fn kitchen_sink() -> Function {
         let n = len(b, shared_vec);
         len(b, ys);
         let buf = b.op(OpKind::Alloc { len: n, init: x }, mem(F64, MemKind::Vec, Access::Owned));
-        b.effect(OpKind::Fill { mem: buf, value: c });
-        b.effect(OpKind::Fill { mem: ys, value: xf });
+        b.effect(OpKind::Fill { mem: buf, value: c, resize: None });
+        b.effect(OpKind::Fill { mem: ys, value: xf, resize: None });
         let three_usize = b.int(3, Usize);
         b.op(OpKind::Alloc { len: three_usize, init: xf }, mem(F32, MemKind::Array(3), Access::Owned));
         // Vars and control flow.

@@ -1,0 +1,204 @@
+//! Vectors the function makes, assigned whole (`a = layer.forward(&a)`, `v = vec![..]`)
+//! and grown by `push` inside loops and branches, as layer-by-layer network code and
+//! per-sample buffers are written. Every function is checked for its value, against finite
+//! differences, forward against reverse (dot-product test); some for second order and
+//! split mode.
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code, unused_assignments, unused_mut)]
+
+mod common;
+
+use common::{check_hvp_against_gradient, check_slice_fn as check};
+use cotan::{autodiff_forward, autodiff_reverse, autodiff_split, hvp};
+
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// A dense layer of `n_out` units over `input`, its weights at `w[off..]` (row-major)
+/// followed by the biases.
+fn dense(w: &[f64], off: usize, input: &[f64], n_out: usize) -> Vec<f64> {
+    let n_in = input.len();
+    let mut out = Vec::new();
+    for i in 0..n_out {
+        let mut z = w[off + n_out * n_in + i];
+        for j in 0..n_in {
+            z += w[off + i * n_in + j] * input[j];
+        }
+        out.push(sigmoid(z));
+    }
+    out
+}
+
+/// Layers of widths 3 → 4 → 2 → 3: the activations change length at each step.
+#[autodiff_reverse(d_network, Duplicated, Active)]
+#[autodiff_forward(t_network, Dual, Dual)]
+#[hvp(hv_network)]
+fn network(w: &[f64]) -> f64 {
+    let widths = [4, 2, 3];
+    let mut a = vec![0.5, -0.25, 1.0];
+    let mut off = 0;
+    for l in 0..widths.len() {
+        let n_in = a.len();
+        a = dense(w, off, &a, widths[l]);
+        off += widths[l] * (n_in + 1);
+    }
+    a.iter().map(|v| v * v).sum()
+}
+
+fn network_size() -> usize {
+    4 * 4 + 2 * 5 + 3 * 3
+}
+
+#[test]
+fn activations_assigned_layer_by_layer() {
+    let w: Vec<f64> = (0..network_size()).map(|k| (k as f64 * 0.37).sin()).collect();
+    check("network", network, d_network, t_network, &w);
+}
+
+#[test]
+fn second_order_through_assigned_vectors() {
+    // The first six weights as variables, the others fixed.
+    let rest: Vec<f64> = (0..network_size()).map(|k| (k as f64 * 0.37).cos()).collect();
+    let full = |x: &[f64]| -> Vec<f64> { x.iter().chain(&rest[6..]).copied().collect() };
+    check_hvp_against_gradient(
+        &|x, g| {
+            let mut dw = vec![0.0; network_size()];
+            d_network(&full(x), &mut dw, 1.0);
+            g.copy_from_slice(&dw[..6]);
+        },
+        &|x, v, g, hv| {
+            let (mut dw, mut hw) = (vec![0.0; network_size()], vec![0.0; network_size()]);
+            let vv: Vec<f64> = v.iter().copied().chain(std::iter::repeat(0.0)).take(network_size()).collect();
+            hv_network(&full(x), &vv, &mut dw, &mut hw);
+            g.copy_from_slice(&dw[..6]);
+            hv.copy_from_slice(&hw[..6]);
+        },
+    );
+}
+
+/// A buffer made and grown per sample, inside the loop; a vector assigned in a branch.
+#[autodiff_reverse(d_per_sample, Duplicated, Active)]
+#[autodiff_forward(t_per_sample, Dual, Dual)]
+fn per_sample(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for s in 0..3 {
+        let mut feats = Vec::new();
+        for j in 0..x.len() {
+            if (j + s) % 2 == 0 {
+                feats.push(x[j] * (s as f64 + 1.0));
+            }
+        }
+        if s == 1 {
+            feats = feats.iter().map(|f| f.sin()).collect();
+            feats.push(x[0] * x[1]);
+        }
+        total += feats.iter().map(|f| f * f).sum::<f64>() / feats.len() as f64;
+    }
+    total
+}
+
+#[test]
+fn buffers_grown_inside_loops_and_assigned_in_branches() {
+    for x in [vec![0.3, -1.2, 2.5, 0.7, 1.1], vec![1.0, 0.5, -2.0, 0.25]] {
+        check("per_sample", per_sample, d_per_sample, t_per_sample, &x);
+    }
+}
+
+/// Assigned at the top level, shorter and longer, from literals, copies and moves.
+#[autodiff_reverse(d_reshaped, Duplicated, Active)]
+#[autodiff_forward(t_reshaped, Dual, Dual)]
+fn reshaped(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    let first = v[0] * v[v.len() - 1];
+    v = vec![v[1] * v[2], first];
+    let mut w = vec![0.0; 5];
+    for i in 0..w.len() {
+        w[i] = v[i % 2] + x[i % x.len()];
+    }
+    v = w;
+    let mut longer = v.clone();
+    longer.push(x[0].exp());
+    v = longer;
+    v = v.iter().map(|e| e.tanh()).collect();
+    v.iter().enumerate().map(|(i, e)| e * (i as f64 + 1.0)).sum()
+}
+
+#[test]
+fn vectors_assigned_other_lengths() {
+    check("reshaped", reshaped, d_reshaped, t_reshaped, &[0.3, -1.2, 2.5, 0.7]);
+}
+
+/// A recurrence whose state vector is replaced each step (`h = next(&h, ..)`).
+fn next_state(h: &[f64], x: f64, w: &[f64]) -> Vec<f64> {
+    h.iter().enumerate().map(|(i, v)| (w[i] * v + x).tanh()).collect()
+}
+
+#[autodiff_split(rnn_forward, rnn_reverse, Duplicated, Const, Active)]
+#[autodiff_reverse(d_rnn, Duplicated, Const, Active)]
+fn rnn(w: &[f64], xs: &[f64]) -> f64 {
+    let mut h = vec![0.0; w.len()];
+    for t in 0..xs.len() {
+        h = next_state(&h, xs[t], w);
+    }
+    h.iter().sum()
+}
+
+#[test]
+fn split_mode_keeps_what_assigned_vectors_need() {
+    let w = [0.5, -0.3, 0.8];
+    let xs = [0.2, -0.4, 0.9, 0.1];
+    let (value, record) = rnn_forward(&w, &xs);
+    assert_eq!(value, rnn(&w, &xs));
+    for seed in [1.0, -0.5] {
+        let mut dw = [0.0; 3];
+        rnn_reverse(&record, &mut dw, seed);
+        let mut want = [0.0; 3];
+        d_rnn(&w, &mut want, &xs, seed);
+        assert_eq!(dw, want, "seed {seed}");
+    }
+    // The gradient against central differences.
+    let mut g = [0.0; 3];
+    d_rnn(&w, &mut g, &xs, 1.0);
+    for k in 0..3 {
+        let (mut p, mut m) = (w, w);
+        p[k] += 1e-6;
+        m[k] -= 1e-6;
+        let fd = (rnn(&p, &xs) - rnn(&m, &xs)) / 2e-6;
+        assert!((g[k] - fd).abs() < 1e-8, "w[{k}]: {} vs {fd}", g[k]);
+    }
+}
+
+// Two programs that were refused before (a vector made in a loop and pushed to; a vector
+// assigned anew), now differentiated.
+
+#[autodiff_reverse(d_pushed_in_loop, Duplicated, Active)]
+#[autodiff_forward(t_pushed_in_loop, Dual, Dual)]
+fn pushed_in_loop(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let mut v = Vec::new();
+        v.push(x[i] * 2.0);
+        s += v[0] * v[0];
+    }
+    s
+}
+
+#[autodiff_reverse(d_assigned_anew, Active, Active)]
+fn assigned_anew(x: f64) -> f64 {
+    let mut a = vec![x; 2];
+    let s = a[0];
+    a = vec![s, 2.0 * x];
+    a[0] * a[1]
+}
+
+#[test]
+fn formerly_refused_programs() {
+    check("pushed_in_loop", pushed_in_loop, d_pushed_in_loop, t_pushed_in_loop, &[0.3, -1.2, 2.5]);
+    for x in [0.7, -1.3] {
+        let (v, g) = d_assigned_anew(x, 1.0);
+        assert_eq!(v, assigned_anew(x));
+        assert!((g - 4.0 * x).abs() < 1e-12, "{g} vs {}", 4.0 * x);
+    }
+}
