@@ -2797,17 +2797,23 @@ impl<'a> Rev<'a> {
                     return;
                 };
                 let ty = Ty::Scalar(self.f.ty(*mem).mem().unwrap().elem);
-                if resize.is_none() || self.act.value(*value) {
-                    let sum = self.drain(s, ty);
+                let Some([len, old_len]) = resize else {
+                    let sum = self.drain(s, ty, None);
+                    self.accumulate(*value, sum);
+                    return;
+                };
+                let (len, old_len) = (self.get(*len), self.get(*old_len));
+                if self.act.value(*value) {
+                    // The elements it added (`old_len..len`) are `value`.
+                    let shorter = self.e.emit(OpKind::Cmp(CmpOp::Lt, len, old_len), Ty::BOOL);
+                    let kept = self.e.emit(OpKind::Select(shorter, len, old_len), Ty::USIZE);
+                    let sum = self.drain(s, ty, Some((kept, len)));
                     self.accumulate(*value, sum);
                 }
-                if let Some([len, old_len]) = resize {
-                    // The shadow takes the length the vector had before: zeros, as nothing
-                    // of what it held then is read after this fill.
-                    let zero = self.zero(ty);
-                    let resize = Some([self.get(*old_len), self.get(*len)]);
-                    self.e.effect(OpKind::Fill { mem: s, value: zero, resize });
-                }
+                // The shadow takes back the old length: the elements kept keep their
+                // adjoints, those the resize dropped get zeros (nothing read them after).
+                let zero = self.zero(ty);
+                self.e.effect(OpKind::Fill { mem: s, value: zero, resize: Some([old_len, len]) });
             }
             OpKind::Alloc { init, .. } => {
                 let m = op.result.unwrap();
@@ -2828,7 +2834,7 @@ impl<'a> Rev<'a> {
                     return;
                 };
                 let ty = self.f.ty(*init);
-                let sum = self.drain(s, ty);
+                let sum = self.drain(s, ty, None);
                 self.accumulate(*init, sum);
             }
             OpKind::DeclVar { var, init: v } | OpKind::SetVar(var, v) => {
@@ -3140,13 +3146,20 @@ impl<'a> Rev<'a> {
     }
 
     /// Sums a shadow buffer and zeroes it; returns the sum.
-    fn drain(&mut self, s: Value, ty: Ty) -> Value {
+    fn drain(&mut self, s: Value, ty: Ty, range: Option<(Value, Value)>) -> Value {
         let elem = ty.scalar().unwrap();
         let acc = self.e.out.new_var(elem, "sum");
         let z = self.zero(ty);
         self.e.effect(OpKind::DeclVar { var: acc, init: z });
-        let len = self.e.emit(OpKind::Len(s), Ty::USIZE);
+        let (start, len) = match range {
+            Some((lo, hi)) => (Some(lo), self.e.emit(OpKind::Binary(BinOp::Sub, hi, lo), Ty::USIZE)),
+            None => (None, self.e.emit(OpKind::Len(s), Ty::USIZE)),
+        };
         self.index_loop(len, false, |r, i| {
+            let i = match start {
+                Some(lo) => r.e.emit(OpKind::Binary(BinOp::Add, lo, i), Ty::USIZE),
+                None => i,
+            };
             let g = r.e.emit(OpKind::Load { mem: s, index: Some(i) }, ty);
             let z2 = r.zero(ty);
             r.e.effect(OpKind::Store { mem: s, index: Some(i), value: z2 });

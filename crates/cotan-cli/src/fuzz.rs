@@ -20,8 +20,9 @@
 //! and rows (read, written, iterated, passed to helpers), closures (called, and in
 //! `map`/`fold`/`zip` chains), `match` on integers, `if let Some(..)` on
 //! `first()`/`last()`, `iter_mut` and `enumerate` loops, local vectors assigned anew with
-//! another length (`v = v.iter().map(..).collect(); v.push(..)`), and integer literals
-//! typed by the helper they are passed to.
+//! another length (`v = v.iter().map(..).collect(); v.push(..)`), extended, truncated and
+//! emptied (`while let Some(u) = v.pop()`), and integer literals typed by the helper they
+//! are passed to.
 //!
 //! Every index is in bounds by construction: each slice in scope has the lengths it may
 //! have, and each loop index the largest value it takes and the slice whose length bounds
@@ -1041,11 +1042,25 @@ impl Gen {
                 let (v, t) = (self.name("v"), self.t);
                 let (e1, e2, e3) = (self.expr(2), self.expr(2), self.expr(2));
                 self.line(&format!("let mut {v}: Vec<{t}> = vec![{e1}, {e2}];"));
-                if self.rng.bool() {
-                    self.line(&format!("{v} = {v}.iter().map(|u| (u * 0.5 + 0.25).tanh()).collect();"));
-                    self.line(&format!("{v}.push({t}::sin({e3}));"));
-                } else {
-                    self.line(&format!("{v} = vec![0.5 * {v}[1] + 0.25 * ({e3}).tanh()];"));
+                match self.rng.u8(0..4) {
+                    0 => {
+                        self.line(&format!("{v} = {v}.iter().map(|u| (u * 0.5 + 0.25).tanh()).collect();"));
+                        self.line(&format!("{v}.push({t}::sin({e3}));"));
+                    }
+                    1 => self.line(&format!("{v} = vec![0.5 * {v}[1] + 0.25 * ({e3}).tanh()];")),
+                    2 => {
+                        self.line(&format!("{v}.extend_from_slice(&[{e3}, 0.5]);"));
+                        self.line(&format!("{v}.truncate(3);"));
+                    }
+                    _ => {
+                        // Emptied by `pop`, then one element again.
+                        let (s, u) = (self.name("s"), self.name("u"));
+                        self.line(&format!("let mut {s}: {t} = {e3};"));
+                        self.line(&format!("while let Some({u}) = {v}.pop() {{"));
+                        self.line(&format!("    {s} = 0.5 * {s} + {u};"));
+                        self.line("}");
+                        self.line(&format!("{v}.push({s});"));
+                    }
                 }
                 if let Some(m) = self.mutable() {
                     self.update(&m, &format!("{v}[0] * {v}[{v}.len() - 1]"));

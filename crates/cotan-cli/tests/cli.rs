@@ -422,6 +422,9 @@ fn fuzz_generates_valid_programs_with_every_construct() {
         "let old",
         "let mut v",
         ".collect();",
+        ".extend_from_slice(&[",
+        ".truncate(3)",
+        "while let Some(u",
     ] {
         assert!(all.contains(construct), "no program of 80 has `{construct}`");
     }

@@ -928,7 +928,7 @@ impl<'f> Gen<'f> {
             OpKind::Fill { mem, value, resize: Some([len, _]) } => {
                 let m = self.name(*mem);
                 let (v, n) = (self.expr(*value).0, self.expr(*len).0);
-                quote!(#m.clear(); #m.resize(#n, #v);)
+                quote!(#m.resize(#n, #v);)
             }
             OpKind::DeclVar { var, init } => {
                 let n = self.var(*var);

@@ -866,7 +866,6 @@ impl Machine<'_> {
                     let n = self.usize(*len)?;
                     self.charge(n as u64)?;
                     let id = self.mem(*mem)?;
-                    self.mems[id].clear();
                     self.mems[id].resize(n, v);
                     return Ok(None);
                 }

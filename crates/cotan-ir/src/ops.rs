@@ -179,9 +179,10 @@ pub enum OpKind {
         len: Value,
         init: Value,
     },
-    /// `mem.fill(value)`. With `resize: Some([len, old_len])`, an owned vector is first
-    /// made `len` long (`v.clear(); v.resize(len, value)`, as `v = w` starts); `old_len` is
-    /// its length before, which the reverse sweep gives its shadow back.
+    /// `mem.fill(value)`; with `resize: Some([len, old_len])`, instead `mem.resize(len,
+    /// value)` on an owned vector (it keeps its first elements; `v = w`, `truncate`, `pop`
+    /// are made of it). `old_len` is its length before, which the reverse sweep gives its
+    /// shadow back.
     Fill {
         mem: Value,
         value: Value,

@@ -281,8 +281,8 @@ fn alloc_fill_and_assert() {
     assert!(e.message.contains("step limit"), "{e}");
 }
 
-/// `v = w` on an owned vector starts with a fill that resizes: `v.clear(); v.resize(n, x)`;
-/// its text form parses back to the same function.
+/// A fill that resizes is `Vec::resize`: the first elements kept, the new ones the value
+/// (`v = w`, `truncate` and `pop` are made of it); its text form parses back.
 #[test]
 fn fill_that_resizes() {
     let mut f = Function::new("resize");
@@ -296,17 +296,19 @@ fn fill_that_resizes() {
         b.effect(OpKind::Fill { mem: v, value: two, resize: Some([n, old]) });
         let l = len(b, v);
         let lf = b.op(OpKind::Cast(l), Ty::F64);
-        let zero = b.int(0, Scalar::Usize);
-        let e = load(b, v, Some(zero));
+        let one = one_usize(b);
+        let last = b.binary(BinOp::Sub, l, one);
+        let e = load(b, v, Some(last));
         let r = b.binary(BinOp::Mul, lf, e);
         b.effect(OpKind::Return(vec![r]));
         vec![Ty::F64]
     });
     verify(&f).unwrap();
-    for k in [1, 3, 7] {
-        assert_eq!(run(&f, &mut [Arg::Scalar(usize_val(k))]).unwrap(), vec![Val::F64(2.0 * k as f64)]);
+    // `len * v[len - 1]`: kept ones up to 3, twos after.
+    for (k, want) in [(1, 1.0), (3, 3.0), (7, 14.0)] {
+        assert_eq!(run(&f, &mut [Arg::Scalar(usize_val(k))]).unwrap(), vec![Val::F64(want)]);
     }
-    assert!(run(&f, &mut [Arg::Scalar(usize_val(0))]).is_err(), "v[0] of an empty vector");
+    assert!(run(&f, &mut [Arg::Scalar(usize_val(0))]).is_err(), "v[0 - 1] of an empty vector");
     let text = print(&f);
     assert!(text.contains("fill %"), "{text}");
     assert_eq!(parse(&text).unwrap(), f, "{text}");

@@ -121,7 +121,7 @@ impl Lower {
             E::Field(f) => self.field_expr(f).map(Some),
             E::Struct(s) => self.struct_literal(s).map(Some),
             E::Range(_) => err_at(&e, "cotan supports ranges only as the iterator of a `for` loop"),
-            E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `let ... else` and `match`, not in `while let` or `&&` chains; write the loop with `loop` and `let ... else { break };`"),
+            E::Let(_) => err_at(&e, "cotan supports `let` patterns in `if let`, `while let`, `let ... else` and `match`, not in `&&` chains; test the conditions one after the other (`if let .. { if c { .. } }`)"),
             E::Unsafe(u) => {
                 // An ordinary block; generated code makes its calls in `unsafe` blocks.
                 self.func.unsafe_code = true;
@@ -678,6 +678,64 @@ impl Lower {
         }
     }
 
+    fn vec_method_index(&self, name: &str) -> usize {
+        ["clear", "truncate", "resize", "extend_from_slice", "extend"].iter().position(|n| *n == name).unwrap_or(0)
+    }
+
+    /// The vector a method that changes its length is called on: one the function made.
+    fn owned_vec(&mut self, m: &syn::ExprMethodCall, name: &str) -> syn::Result<Value> {
+        let v = self.memory(&m.receiver)?;
+        let mt = self.mem_ty(v).unwrap();
+        if mt.kind != MemKind::Vec || mt.access != Access::Owned || self.func.params.contains(&v) {
+            return err_at(
+                &m.receiver,
+                format!("cotan supports `{name}` on vectors the function makes only (`let mut v = Vec::new();`)"),
+            );
+        }
+        Ok(v)
+    }
+
+    /// `clear`, `truncate`, `resize`, `extend_from_slice` and `extend` on a vector the
+    /// function made: a resize (`Fill` with `resize`), or pushes.
+    fn vec_method(&mut self, m: &syn::ExprMethodCall, name: &str) -> syn::Result<()> {
+        let v = self.owned_vec(m, name)?;
+        let recv = &m.receiver;
+        let span = m.span();
+        let usize_t = STy::Known(Scalar::Usize);
+        let elem = self.elem_sty(v);
+        match name {
+            "extend_from_slice" | "extend" => {
+                // As the loop it stands for (the items are numbers, or references to them).
+                let it = &m.args[0];
+                let source: syn::Expr =
+                    if name == "extend" { it.clone() } else { syn::parse_quote_spanned!(span=> (#it).iter()) };
+                let l: syn::ExprForLoop = syn::parse_quote_spanned!(span=> for item in #source { #recv.push(*&item); });
+                return self.for_loop(&l);
+            }
+            _ => {}
+        }
+        self.at(span);
+        let old = self.emit_s(OpKind::Len(v), usize_t);
+        let (len, value) = match name {
+            "clear" => (self.usize_const(0), self.zero(elem)),
+            "truncate" => {
+                let (k, kt) = self.scalar(&m.args[0])?;
+                self.unify(usize_t, kt, m.args[0].span())?;
+                let shorter = self.emit_s(OpKind::Cmp(CmpOp::Lt, k, old), STy::Known(Scalar::Bool));
+                (self.emit_s(OpKind::Select(shorter, k, old), usize_t), self.zero(elem))
+            }
+            _ => {
+                let (n, nt) = self.scalar(&m.args[0])?;
+                self.unify(usize_t, nt, m.args[0].span())?;
+                let (x, xt) = self.scalar(&m.args[1])?;
+                self.unify(elem, xt, m.args[1].span())?;
+                (n, x)
+            }
+        };
+        self.effect(OpKind::Fill { mem: v, value, resize: Some([len, old]) });
+        Ok(())
+    }
+
     /// The vector of numbers the function made that a plain name is bound to, if it is one.
     fn vec_local(&self, e: &syn::Expr) -> Option<Value> {
         let syn::Expr::Path(p) = crate::lower::strip_parens(e) else { return None };
@@ -881,6 +939,21 @@ impl Lower {
                 let c = self.emit_s(OpKind::Math(MathFn::Cos, vec![x]), t);
                 return Ok(Some(Tree::Tuple(vec![Tree::Leaf(s), Tree::Leaf(c)])));
             }
+            ("pop", []) if self.is_memory(&m.receiver) => {
+                // The last element, if any, and the vector one shorter.
+                let mv = self.owned_vec(m, "pop")?;
+                let usize_t = STy::Known(Scalar::Usize);
+                self.at(m.span());
+                let n = self.emit_s(OpKind::Len(mv), usize_t);
+                let (zero, one) = (self.usize_const(0), self.usize_const(1));
+                let some = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
+                let n1 = self.emit_s(OpKind::Select(some, n, one), usize_t);
+                let last = self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t);
+                let popped = self.guarded_load(some, mv, last);
+                let z = self.zero(self.elem_sty(mv));
+                self.effect(OpKind::Fill { mem: mv, value: z, resize: Some([last, n]) });
+                return Ok(Some(popped));
+            }
             ("first" | "last", []) | ("get", [_]) if self.is_memory(&m.receiver) => {
                 let mv = self.memory(&m.receiver)?;
                 let usize_t = STy::Known(Scalar::Usize);
@@ -1066,6 +1139,12 @@ impl Lower {
                 });
                 return Ok(None);
             }
+            "clear" | "truncate" | "resize" | "extend_from_slice" | "extend"
+                if self.is_memory(&m.receiver) && args.len() == [0, 1, 2, 1, 1][self.vec_method_index(&name)] =>
+            {
+                self.vec_method(m, &name)?;
+                return Ok(None);
+            }
             "push" if args.len() == 1 => {
                 let mv = self.memory(&m.receiver)?;
                 let mt = self.mem_ty(mv).unwrap();
@@ -1134,7 +1213,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, clear, truncate, resize, extend, extend_from_slice, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
                 );
             }
             _ => {}

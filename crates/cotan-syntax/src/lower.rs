@@ -1090,6 +1090,18 @@ impl Lower {
     }
 
     pub(crate) fn while_loop(&mut self, e: &syn::ExprWhile) -> syn::Result<()> {
+        if let syn::Expr::Let(l) = &*e.cond {
+            // `while let P = x { .. }` is `loop { let P = x else { break }; .. }`.
+            let (label, pat, init, stmts) = (&e.label, &l.pat, &l.expr, &e.body.stmts);
+            let name = e.label.as_ref().map(|l| &l.name);
+            let desugared: syn::ExprLoop = syn::parse_quote_spanned!(e.while_token.span=>
+                #label loop {
+                    let #pat = #init else { break #name; };
+                    #(#stmts)*
+                }
+            );
+            return self.loop_expr(&desugared).map(|_| ());
+        }
         if !exits_of_expr(&e.cond).is_empty() {
             return err_at(
                 &e.cond,

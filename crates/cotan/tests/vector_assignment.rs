@@ -1,5 +1,6 @@
-//! Vectors the function makes, assigned whole (`a = layer.forward(&a)`, `v = vec![..]`)
-//! and grown by `push` inside loops and branches, as layer-by-layer network code and
+//! Vectors the function makes, assigned whole (`a = layer.forward(&a)`, `v = vec![..]`),
+//! grown by `push` inside loops and branches, and changed by `clear`, `truncate`,
+//! `resize`, `extend` and `extend_from_slice`, as layer-by-layer network code and
 //! per-sample buffers are written. Every function is checked for its value, against finite
 //! differences, forward against reverse (dot-product test); some for second order and
 //! split mode.
@@ -200,5 +201,74 @@ fn formerly_refused_programs() {
         let (v, g) = d_assigned_anew(x, 1.0);
         assert_eq!(v, assigned_anew(x));
         assert!((g - 4.0 * x).abs() < 1e-12, "{g} vs {}", 4.0 * x);
+    }
+}
+
+/// The length-changing methods of `Vec`, at the top level and in a loop.
+#[autodiff_reverse(d_vec_methods, Duplicated, Active)]
+#[autodiff_forward(t_vec_methods, Dual, Dual)]
+#[hvp(hv_vec_methods)]
+fn vec_methods(x: &[f64]) -> f64 {
+    let mut v = Vec::new();
+    v.extend_from_slice(&x[1..]);
+    v.extend(x.iter().map(|e| e.sin()));
+    v.truncate(x.len() + 1);
+    v.truncate(100);
+    v.resize(v.len() + 2, x[0] * x[1]);
+    v.resize(3, 0.0);
+    let mut total: f64 = v.iter().enumerate().map(|(i, e)| (i as f64 + 1.0) * e * e).sum();
+    let mut buf = Vec::with_capacity(x.len());
+    for k in 0..3 {
+        buf.clear();
+        buf.extend(x.iter().skip(k).map(|e| e * (k as f64 + 0.5)));
+        buf.push(total.tanh());
+        total += buf.iter().map(|e| e.cos()).sum::<f64>() / buf.len() as f64;
+    }
+    total
+}
+
+#[test]
+fn clear_truncate_resize_extend() {
+    for x in [vec![0.3, -1.2, 2.5, 0.7, 1.1, -0.4], vec![1.0, 0.5, -2.0, 0.25]] {
+        check("vec_methods", vec_methods, d_vec_methods, t_vec_methods, &x);
+    }
+    check_hvp_against_gradient(
+        &|x, g| {
+            d_vec_methods(x, g, 1.0);
+        },
+        &|x, v, g, hv| {
+            hv_vec_methods(x, v, g, hv);
+        },
+    );
+}
+
+/// A stack: `pop` in `while let` (with a labelled `continue` and a `break`), `pop().unwrap()`.
+#[autodiff_reverse(d_stack, Duplicated, Active)]
+#[autodiff_forward(t_stack, Dual, Dual)]
+fn stack(x: &[f64]) -> f64 {
+    let mut st = x.to_vec();
+    let top = st.pop().unwrap();
+    let mut s = top * top;
+    'drain: while let Some(e) = st.pop() {
+        if e > 2.0 {
+            continue 'drain;
+        }
+        s = 0.5 * s + e.sin() * top;
+        if st.len() == 1 {
+            break;
+        }
+    }
+    st.push(s);
+    while let Some(e) = st.pop() {
+        s += e * 0.25;
+    }
+    s
+}
+
+#[test]
+fn pop_and_while_let() {
+    // 2.5 > 2 takes the `continue`.
+    for x in [vec![0.3, -1.2, 2.5, 0.7, 1.1], vec![1.0, 0.5, -2.0, 0.25]] {
+        check("stack", stack, d_stack, t_stack, &x);
     }
 }
