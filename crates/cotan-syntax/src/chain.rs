@@ -84,8 +84,9 @@ pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
     match e {
         syn::Expr::MethodCall(m) => {
+            // (An adapter's receiver is a chain too: `x.last().copied().map(f)` is an `Option`.)
             let name = m.method.to_string();
-            ADAPTERS.contains(&name.as_str()) || SOURCES.contains(&name.as_str())
+            (ADAPTERS.contains(&name.as_str()) && is_chain(&m.receiver)) || SOURCES.contains(&name.as_str())
         }
         syn::Expr::Paren(p) => is_chain(&p.expr),
         syn::Expr::Range(_) => true,

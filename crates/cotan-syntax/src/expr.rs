@@ -1036,6 +1036,23 @@ impl Lower {
             ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "is_some" | "is_none", _) => {
                 return self.option_method(m, &name, &args).map(Some);
             }
+            ("map" | "and_then", [_]) | ("map_or", [_, _]) | ("unwrap_or_else", [_])
+                if !crate::chain::is_chain(&m.receiver)
+                    && !self.is_memory(&m.receiver)
+                    && !matches!(
+                        crate::lower::strip_parens(&m.receiver),
+                        syn::Expr::Array(_) | syn::Expr::Repeat(_)
+                    ) =>
+            {
+                // The `match` each stands for: a closure runs only on a value.
+                let opt @ Tree::Option(..) = self.agg(&m.receiver)? else {
+                    return err_at(
+                        &m.method,
+                        format!("cotan supports `.{name}(..)` on `Option`s (and `map` on iterators and arrays)"),
+                    );
+                };
+                return self.option_map(opt, &name, &args, m.span());
+            }
             // An iterator chain that does not end in a consumer cotan knows: blame the method.
             _ if crate::chain::is_chain(&m.receiver) => {
                 return err_at(
@@ -1046,6 +1063,40 @@ impl Lower {
             _ => {}
         }
         self.method_value(m, &name, &args).map(|v| v.map(Tree::Leaf))
+    }
+
+    /// `opt.map(f)`, `and_then(f)`, `map_or(d, f)`, `unwrap_or_else(g)`: the `match` each
+    /// stands for, on the receiver lowered once.
+    fn option_map(&mut self, scrutinee: Agg, name: &str, args: &[&syn::Expr], span: Span) -> syn::Result<Option<Agg>> {
+        self.push_scope();
+        let r = (|| {
+            let f = args[args.len() - 1];
+            let callee: syn::Expr = match crate::lower::strip_parens(f) {
+                syn::Expr::Path(p) if p.path.get_ident().is_none_or(|i| self.lookup(&i.to_string()).is_none()) => {
+                    syn::Expr::Path(p.clone())
+                }
+                f => {
+                    let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let __cotan_f = #f;);
+                    self.stmt(&bind, false)?;
+                    syn::parse_quote_spanned!(span=> __cotan_f)
+                }
+            };
+            let arms: syn::ExprMatch = match name {
+                "map" => syn::parse_quote_spanned!(span=> match () { Some(v) => Some(#callee(v)), None => None }),
+                "and_then" => syn::parse_quote_spanned!(span=> match () { Some(v) => #callee(v), None => None }),
+                "map_or" => {
+                    // The default is evaluated first, as Rust passes it.
+                    let d = args[0];
+                    let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let __cotan_default = #d;);
+                    self.stmt(&bind, false)?;
+                    syn::parse_quote_spanned!(span=> match () { Some(v) => #callee(v), None => __cotan_default })
+                }
+                _ => syn::parse_quote_spanned!(span=> match () { Some(v) => v, None => #callee() }),
+            };
+            self.match_agg(&scrutinee, &arms.arms)
+        })();
+        self.pop_scope();
+        r
     }
 
     /// The methods of `Option` cotan knows.
@@ -1498,6 +1549,34 @@ impl Lower {
             Some(Class::Float) => {
                 if let Some(v) = self.float_predicate(name, x, t, args.len()) {
                     return Ok(v);
+                }
+                match (name, vals.as_slice()) {
+                    // As std computes them: a product by a constant; `x % y`, then `+ |y|`
+                    // when negative; `x - x.trunc()`; `±|x|` as the sign of `y`.
+                    ("to_degrees" | "to_radians", [x]) => {
+                        let k = if name == "to_degrees" { 180.0 / std::f64::consts::PI } else { std::f64::consts::PI / 180.0 };
+                        let c = self.emit_s(OpKind::Const(Const::Float(k)), t);
+                        return Ok(self.emit_s(OpKind::Binary(BinOp::Mul, *x, c), t));
+                    }
+                    ("rem_euclid", [x, y]) => {
+                        let r = self.emit_s(OpKind::Binary(BinOp::Rem, *x, *y), t);
+                        let zero = self.zero(t);
+                        let negative = self.emit_s(OpKind::Cmp(CmpOp::Lt, r, zero), STy::Known(Scalar::Bool));
+                        let ay = self.emit_s(OpKind::Math(MathFn::Abs, vec![*y]), t);
+                        let up = self.emit_s(OpKind::Binary(BinOp::Add, r, ay), t);
+                        return Ok(self.emit_s(OpKind::Select(negative, up, r), t));
+                    }
+                    ("fract", [x]) => {
+                        let t_x = self.emit_s(OpKind::Math(MathFn::Trunc, vec![*x]), t);
+                        return Ok(self.emit_s(OpKind::Binary(BinOp::Sub, *x, t_x), t));
+                    }
+                    ("copysign", [x, y]) => {
+                        let negative = self.float_predicate("is_sign_negative", *y, t, 0).expect("a float predicate");
+                        let ax = self.emit_s(OpKind::Math(MathFn::Abs, vec![*x]), t);
+                        let minus = self.emit_s(OpKind::Unary(UnOp::Neg, ax), t);
+                        return Ok(self.emit_s(OpKind::Select(negative, minus, ax), t));
+                    }
+                    _ => {}
                 }
                 let Some(f) = MathFn::from_name(name) else {
                     return err(span, format!("cotan does not know how to differentiate the float method `.{name}()`; write it with the supported functions, or move it into a function of your own marked `#[cotan::custom_derivative(...)]` (or `#[cotan::zero_derivative]`)"));

@@ -742,7 +742,7 @@ impl Lower {
         acc.unwrap_or_else(|| self.bool_const(false))
     }
 
-    fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Agg>> {
+    pub(crate) fn stmt(&mut self, stmt: &syn::Stmt, last: bool) -> syn::Result<Option<Agg>> {
         self.at(stmt.span());
         match stmt {
             syn::Stmt::Local(local) => {

@@ -253,6 +253,13 @@ impl Lower {
         Ok(result.get(self))
     }
 
+    /// `match` on a value already lowered, with `arms` (`Option::map` is one).
+    pub(crate) fn match_agg(&mut self, scrutinee: &Agg, arms: &[syn::Arm]) -> syn::Result<Option<Agg>> {
+        let mut result = Merge::new(self.stack.len());
+        self.arms(arms, scrutinee, &mut result)?;
+        Ok(result.get(self))
+    }
+
     /// The arms from the first on: the first whose pattern (and guard) matches runs. The
     /// last arm without a guard needs no test: rustc has checked that the match is exhaustive.
     fn arms(&mut self, arms: &[syn::Arm], scrutinee: &Agg, result: &mut Merge) -> syn::Result<()> {

@@ -246,3 +246,20 @@ slice_case!(
         a + b
     }
 );
+
+// `Option`'s `map`, `and_then`, `map_or` and `unwrap_or_else` (each closure runs only on a
+// value), and the argmax idiom `max_by(..).map(|(i, _)| i)`.
+slice_case!(
+    option_combinators,
+    // (The second point's last element takes `and_then`'s `None`.)
+    [[0.3, -1.2, 2.5, 0.7], [1.0, 0.5, -2.0, -0.25]],
+    fn f(x: &[f64]) -> f64 {
+        let best = x.iter().enumerate().max_by(|a, b| a.1.partial_cmp(b.1).unwrap()).map(|(i, _)| i).unwrap();
+        let first = x.first().map(|v| v.sin()).unwrap_or(0.0);
+        // `x[9]` is out of bounds: the closure must not run.
+        let missing = x.get(9).map(|v| v.ln()).unwrap_or_else(|| x[0] * 2.0);
+        let pos = x.iter().find(|v| **v > 0.6).map_or(x[1], |v| v * v);
+        let root = x.last().copied().and_then(|v| if v > 0.0 { Some(v.sqrt()) } else { None }).unwrap_or(-1.0);
+        x[best] * first + missing + pos * root + x.last().copied().map(f64::exp).unwrap()
+    }
+);

@@ -174,3 +174,28 @@ scalar_case!(
         -a + b * a - a / b + 2.0 * (a - b)
     }
 );
+scalar_case!(
+    degrees_and_radians,
+    1,
+    [[1.3], [-0.75]],
+    fn f(x: f64) -> f64 {
+        x.to_degrees() * 0.01 + (x * 30.0).to_radians().sin() + f64::to_degrees(x).cos() + (x * 3.0).fract()
+    }
+);
+scalar_case!(
+    rem_euclid,
+    2,
+    // Positive and negative `x % y`, each side of a multiple.
+    [[2.9, 1.2], [-0.9, 1.2], [-2.5, -0.7], [0.4, -1.1]],
+    fn f(x: f64, y: f64) -> f64 {
+        x.rem_euclid(y) * x + f64::rem_euclid(y * 3.0, 0.8)
+    }
+);
+scalar_case!(
+    copysign,
+    2,
+    [[1.3, -0.4], [-0.7, 2.0], [0.6, 0.3]],
+    fn f(x: f64, y: f64) -> f64 {
+        x.copysign(y) * y + (x * y).copysign(x - 1.0)
+    }
+);
