@@ -68,8 +68,8 @@ const USIZE: STy = STy::Known(Scalar::Usize);
 const BOOL: STy = STy::Known(Scalar::Bool);
 
 /// The consumers and adapters cotan knows, to recognise a chain.
-const ADAPTERS: [&str; 10] =
-    ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter"];
+const ADAPTERS: [&str; 11] =
+    ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter", "chain"];
 const SOURCES: [&str; 8] =
     ["iter", "iter_mut", "into_iter", "chunks", "chunks_mut", "chunks_exact", "chunks_exact_mut", "windows"];
 const CONSUMERS: [&str; 16] = [
@@ -78,7 +78,7 @@ const CONSUMERS: [&str; 16] = [
 ];
 
 /// The iterator methods cotan knows, for messages.
-pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned; consumers sum, product, fold, reduce, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges, std::iter::once; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned, chain; consumers sum, product, fold, reduce, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
 
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
@@ -90,9 +90,18 @@ pub(crate) fn is_chain(e: &syn::Expr) -> bool {
         }
         syn::Expr::Paren(p) => is_chain(&p.expr),
         syn::Expr::Range(_) => true,
-        syn::Expr::Call(c) => iter_zip(c).is_some(),
+        syn::Expr::Call(c) => iter_zip(c).is_some() || iter_once(c).is_some(),
         _ => false,
     }
+}
+
+/// `std::iter::once(v)` (or `core::iter::once`, `iter::once`): its one item.
+fn iter_once(c: &syn::ExprCall) -> Option<&syn::Expr> {
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let once = matches!(segs.as_slice(), [.., i, o] if i == "iter" && o == "once")
+        && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
+    (once && c.args.len() == 1).then(|| &c.args[0])
 }
 
 fn bin(l: &mut Lower, op: BinOp, a: Value, b: Value) -> Value {
@@ -139,6 +148,11 @@ pub(crate) fn chain<'a>(l: &mut Lower, e: &'a syn::Expr) -> syn::Result<Chain<'a
                 return err_at(&c.args[0], "cotan cannot zip a filtered iterator; filter after `zip`");
             }
             zip(l, a, b)
+        }
+        syn::Expr::Call(c) if iter_once(c).is_some() => {
+            let v = l.agg(iter_once(c).expect("checked"))?;
+            let count = usize_const(l, 1);
+            Ok(Chain { count, item: Box::new(move |l, _, cont| cont(l, Item::from_agg(v.clone()))), filtered: false })
         }
         _ => source(l, e, false),
     }
@@ -350,6 +364,29 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
         "zip" => {
             let a = unfiltered(chain(l, &m.receiver)?, m)?;
             zip(l, a, arg(m, 0)?)
+        }
+        "chain" => {
+            let (a, b) = (chain(l, &m.receiver)?, chain(l, arg(m, 0)?)?);
+            let count = bin(l, BinOp::Add, a.count, b.count);
+            let (fa, fb, first_count) = (a.item, b.item, a.count);
+            Ok(Chain {
+                count,
+                item: Box::new(move |l, k, cont| {
+                    // The first iterator's items, then the second's: the rest of the body
+                    // is lowered in both branches.
+                    let first = l.emit_s(OpKind::Cmp(CmpOp::Lt, k, first_count), BOOL);
+                    l.push_region();
+                    fa(l, k, &mut *cont)?;
+                    let then_region = l.pop_region();
+                    l.push_region();
+                    let j = bin(l, BinOp::Sub, k, first_count);
+                    fb(l, j, cont)?;
+                    let else_region = l.pop_region();
+                    l.effect(OpKind::If { cond: first, then_region, else_region });
+                    Ok(())
+                }),
+                filtered: a.filtered || b.filtered,
+            })
         }
         "map" => {
             let inner = chain(l, &m.receiver)?;

@@ -1053,6 +1053,13 @@ impl Lower {
                 };
                 return self.option_map(opt, &name, &args, m.span());
             }
+            // An iterator kept as a value: cotan lowers chains where they are consumed.
+            _ if crate::chain::is_chain(&syn::Expr::MethodCall(m.clone())) => {
+                return err_at(
+                    &m.method,
+                    format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep the iterator `.{name}(..)` makes as a value: consume it where it is made ({})", crate::chain::SUPPORTED),
+                );
+            }
             // An iterator chain that does not end in a consumer cotan knows: blame the method.
             _ if crate::chain::is_chain(&m.receiver) => {
                 return err_at(

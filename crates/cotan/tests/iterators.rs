@@ -144,3 +144,25 @@ slice_case!(
         a.iter().zip(&b).map(|(p, q)| p * q).sum::<f64>() + c[1]
     }
 );
+
+// `chain` (the rest of the loop body lowered for each part) and `std::iter::once`.
+slice_case!(
+    chained_iterators,
+    [[0.3, 1.2, 0.8, 1.5], [1.1, -0.5, 2.0, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let a: f64 = x.iter().chain(x.iter().rev()).map(|e| e * 2.0).enumerate().map(|(i, e)| e * i as f64).sum();
+        let v: Vec<f64> = x.iter().map(|e| e.sin()).chain(std::iter::once(x[0] * x[1])).collect();
+        let b: f64 = x[..2].iter().chain(&x[2..]).filter(|e| **e > 0.5).map(|e| e.ln()).sum();
+        let c = x.iter().chain(x.iter()).skip(3).take(4).product::<f64>();
+        let mut d = 0.0;
+        for (i, e) in x.iter().chain([x[0] * 3.0, 1.0].iter()).enumerate() {
+            d += e * e * (i as f64 + 1.0);
+        }
+        let ring = x
+            .iter()
+            .zip(x.iter().skip(1).chain(std::iter::once(&x[0])))
+            .map(|(a, b)| (a - b).powi(2))
+            .fold(0.0, |m: f64, v| m.max(v));
+        a + v.iter().sum::<f64>() * v[v.len() - 1] + b + c + d + ring
+    }
+);
