@@ -68,8 +68,8 @@ const USIZE: STy = STy::Known(Scalar::Usize);
 const BOOL: STy = STy::Known(Scalar::Bool);
 
 /// The consumers and adapters cotan knows, to recognise a chain.
-const ADAPTERS: [&str; 11] =
-    ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter", "chain"];
+const ADAPTERS: [&str; 12] =
+    ["enumerate", "zip", "map", "rev", "skip", "take", "step_by", "copied", "cloned", "filter", "chain", "flatten"];
 const SOURCES: [&str; 8] =
     ["iter", "iter_mut", "into_iter", "chunks", "chunks_mut", "chunks_exact", "chunks_exact_mut", "windows"];
 const CONSUMERS: [&str; 16] = [
@@ -78,7 +78,7 @@ const CONSUMERS: [&str; 16] = [
 ];
 
 /// The iterator methods cotan knows, for messages.
-pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges, std::iter::once; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned, chain; consumers sum, product, fold, reduce, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
+pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter, chunks, chunks_mut, chunks_exact, chunks_exact_mut, windows, ranges, std::iter::once; adapters enumerate, zip, map, filter, rev, skip, take, step_by, copied, cloned, chain, flatten (of a matrix's rows); consumers sum, product, fold, reduce, for_each, count, collect, any, all, position, find, max_by, min_by, max, min, last";
 
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
@@ -279,6 +279,76 @@ fn zip<'a>(l: &mut Lower, a: Chain<'a>, b: &'a syn::Expr) -> syn::Result<Chain<'
     })
 }
 
+/// `m.iter().flatten()` (or `iter_mut`, `into_iter`) of nested memory: the elements of its
+/// rows, row after row, the `k`-th at `(k / cols, k % cols)`. Rows of vectors must all have
+/// the first one's length (checked: cotan numbers the items).
+fn flatten<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a>> {
+    let (recv, access) = match crate::lower::strip_parens(&m.receiver) {
+        syn::Expr::MethodCall(r)
+            if r.args.is_empty() && matches!(r.method.to_string().as_str(), "iter" | "into_iter") =>
+        {
+            (&*r.receiver, Access::Shared)
+        }
+        syn::Expr::MethodCall(r) if r.args.is_empty() && r.method == "iter_mut" => (&*r.receiver, Access::Mut),
+        _ => {
+            return err_at(
+                &m.method,
+                "cotan flattens the rows of a matrix (`m.iter().flatten()`, `m.iter_mut().flatten()`)",
+            )
+        }
+    };
+    let mem = l.memory(recv)?;
+    if !l.is_nested(mem) {
+        return err_at(recv, "cotan flattens vectors of vectors and arrays of arrays (`&[Vec<f64>]`, `[[f64; 3]; 2]`)");
+    }
+    if access == Access::Mut && !l.mem_ty(mem).unwrap().is_writable() {
+        return err_at(recv, "`iter_mut` needs `&mut` access");
+    }
+    let rows = l.emit_s(OpKind::Len(mem), USIZE);
+    let row_kind = l.mem_ty(mem).unwrap().kind.row().expect("nested memory");
+    let cols = match row_kind {
+        MemKind::Array(n) => usize_const(l, n as i128),
+        _ => {
+            // The first row's length (none: 0), and every row as long.
+            let cols = l.new_var("cols", USIZE);
+            let zero = usize_const(l, 0);
+            l.effect(OpKind::DeclVar { var: cols, init: zero });
+            let some = l.emit_s(OpKind::Cmp(CmpOp::Gt, rows, zero), BOOL);
+            l.push_region();
+            let first = l.row_as(mem, zero, Access::Shared);
+            let n = l.emit_s(OpKind::Len(first), USIZE);
+            l.effect(OpKind::SetVar(cols, n));
+            let then_region = l.pop_region();
+            l.effect(OpKind::If { cond: some, then_region, else_region: Region::default() });
+            let cols = l.emit_s(OpKind::GetVar(cols), USIZE);
+            l.index_loop(rows, |l, r| {
+                let row = l.row_as(mem, r, Access::Shared);
+                let n = l.emit_s(OpKind::Len(row), USIZE);
+                let same = l.emit_s(OpKind::Cmp(CmpOp::Eq, n, cols), BOOL);
+                let message = "cotan flattens vectors of vectors whose rows have the same length".to_string();
+                l.effect(OpKind::Assert { cond: same, message });
+            });
+            cols
+        }
+    };
+    let count = bin(l, BinOp::Mul, rows, cols);
+    let elem = l.elem_sty(mem);
+    Ok(Chain {
+        count,
+        item: Box::new(move |l, k, cont| {
+            let (r, c) = (bin(l, BinOp::Div, k, cols), bin(l, BinOp::Rem, k, cols));
+            let row = l.row_as(mem, r, access);
+            if access == Access::Mut {
+                cont(l, Item::Place(row, c))
+            } else {
+                let v = l.emit_s(OpKind::Load { mem: row, index: Some(c) }, elem);
+                cont(l, Item::Val(v))
+            }
+        }),
+        filtered: false,
+    })
+}
+
 /// `std::iter::zip(a, b)` (or `core::iter::zip`, `iter::zip`): `a`'s items zipped with `b`'s.
 pub(crate) fn iter_zip(c: &syn::ExprCall) -> Option<(&syn::Expr, &syn::Expr)> {
     let syn::Expr::Path(p) = &*c.func else { return None };
@@ -365,6 +435,7 @@ fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a
             let a = unfiltered(chain(l, &m.receiver)?, m)?;
             zip(l, a, arg(m, 0)?)
         }
+        "flatten" => flatten(l, m),
         "chain" => {
             let (a, b) = (chain(l, &m.receiver)?, chain(l, arg(m, 0)?)?);
             let count = bin(l, BinOp::Add, a.count, b.count);

@@ -1212,6 +1212,12 @@ impl Lower {
                         "cotan supports `push` on local vectors only (`let mut v = Vec::new();`)",
                     );
                 }
+                if self.is_memory(args[0]) || self.is_nested(mv) {
+                    return err_at(
+                        args[0],
+                        "cotan pushes numbers onto vectors, not rows onto a vector of vectors; make it with its rows (`let mut m = vec![vec![0.0; cols]; rows];`, or `vec![[0.0; 2]; rows]` for rows that are arrays) and write `m[i][j]`",
+                    );
+                }
                 let (v, t) = self.scalar(args[0])?;
                 let elem = self.elem_sty(mv);
                 self.unify(elem, t, args[0].span())?;

@@ -259,3 +259,46 @@ fn matrices_written_out_and_repeated_rows() {
     };
     check("written_matrices", &|x| written_matrices(x), &jvp, &grad, &[0.4, -0.7, 1.1, 0.3]);
 }
+
+/// `flatten` of a matrix's rows: an L2 penalty over `&[Vec<f64>]`, a local `[[f64; 2]; 3]`
+/// and a local `Vec<Vec<f64>>` written through `iter_mut().flatten()`.
+#[autodiff_reverse(d_flattened, Duplicated, Active)]
+#[autodiff_forward(t_flattened, Dual, Dual)]
+fn flattened(m: &[Vec<f64>]) -> f64 {
+    let l2: f64 = m.iter().flatten().map(|v| v * v).sum();
+    let g = [[m[0][0], m[0][1]], [m[1][0], 1.0], [m[0][0] * m[1][1], m[2][2]]];
+    let weighted: f64 = g.iter().flatten().enumerate().map(|(i, v)| v * i as f64).sum();
+    let mut t = vec![vec![0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            t[i][j] = m[i][j] * m[j][i + 1];
+        }
+    }
+    for v in t.iter_mut().flatten() {
+        *v = v.sin();
+    }
+    l2 + weighted + t.iter().flatten().rev().step_by(3).sum::<f64>() + t.iter().flatten().product::<f64>()
+}
+
+#[test]
+fn flattened_rows() {
+    let (n, k) = (3, 4);
+    let x: Vec<f64> = (0..n * k).map(|i| ((i as f64) * 0.37).sin()).collect();
+    let f = |x: &[f64]| flattened(&rows_of(x, k));
+    let jvp = |x: &[f64], u: &[f64]| t_flattened(&rows_of(x, k), &rows_of(u, k)).1;
+    let grad = |x: &[f64]| {
+        let mut dm = vec![vec![0.0; k]; n];
+        d_flattened(&rows_of(x, k), &mut dm, 1.0);
+        flat(&dm)
+    };
+    check("flattened", &f, &jvp, &grad, &x);
+    // Rows of different lengths (which the primal takes): the derivative refuses them at
+    // run time, since it numbers the items.
+    let ragged = vec![vec![1.0, 2.0, 3.0, 4.0], vec![1.0, 2.0, 3.0], vec![0.5; 4]];
+    assert!(flattened(&ragged).is_finite());
+    let mut dm = vec![vec![0.0; 4], vec![0.0; 3], vec![0.0; 4]];
+    let r = std::panic::catch_unwind(move || d_flattened(&ragged, &mut dm, 1.0));
+    let message =
+        r.err().and_then(|p| p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string())));
+    assert!(message.is_some_and(|m| m.contains("rows have the same length")));
+}
