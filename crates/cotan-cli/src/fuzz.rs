@@ -12,7 +12,8 @@
 //! `&[Vec<T>]`), returning `T`, `(T, T)` or `[T; 2]`; `T` is `f64`, or `f32` for one
 //! program in six. Their bodies mix loops with dynamic trip counts, `while`, branches,
 //! early `break`/`continue`/`return`, in-place updates, guarded math functions, tuples
-//! (locals, fields, destructuring, helpers returning them, kept whole), arrays by value
+//! (locals, fields, destructuring, helpers returning them, kept whole), `chain` and
+//! `Option::map` in chains, arrays by value
 //! (`let mut st: [T; 2]`, assigned whole from a helper, its old value kept in a copy
 //! `let old = st;`), sub-slices (`&x[a..b]` passed to
 //! helpers, `split_at`, `split_at_mut`, `split_first`, `chunks`, `chunks_exact`,
@@ -1093,10 +1094,21 @@ impl Gen {
         self.in_closure = true;
         self.scopes.push(Scope::default());
         self.scope().floats.push((v.clone(), false));
-        let line = match self.rng.u8(0..3) {
+        let other = if b.name == "c" { "x" } else { "c" };
+        let other = if self.readable().iter().any(|o| o.name == other) { other } else { "c" };
+        let line = match self.rng.u8(0..5) {
             0 => {
                 let e = self.expr(2);
                 format!("let {s}: {} = {}.iter().map(|&{v}| {e}).sum();", self.t, b.name)
+            }
+            3 => {
+                let e = self.expr(2);
+                format!("let {s}: {} = {}.iter().chain({other}.iter()).map(|&{v}| {e}).sum();", self.t, b.name)
+            }
+            4 => {
+                // `Option::map`: the closure runs only on a value.
+                let (e, d) = (self.expr(2), self.literal());
+                format!("let {s}: {} = {}.first().map(|&{v}| {e}).unwrap_or({d});", self.t, b.name)
             }
             1 => {
                 let acc = self.name("acc");
@@ -1112,8 +1124,6 @@ impl Gen {
                 let w = self.name("v");
                 self.scope().floats.push((w.clone(), false));
                 let e = self.expr(2);
-                let other = if b.name == "c" { "x" } else { "c" };
-                let other = if self.readable().iter().any(|o| o.name == other) { other } else { "c" };
                 format!("let {s}: {} = {}.iter().zip({other}.iter()).map(|(&{v}, &{w})| {e}).sum();", self.t, b.name)
             }
         };

@@ -425,6 +425,8 @@ fn fuzz_generates_valid_programs_with_every_construct() {
         ".extend_from_slice(&[",
         ".truncate(3)",
         "while let Some(u",
+        ".chain(",
+        ".first().map(|&v",
     ] {
         assert!(all.contains(construct), "no program of 80 has `{construct}`");
     }
@@ -451,13 +453,14 @@ fn fuzz_generates_valid_programs_with_every_construct() {
 /// that keeps copies of local arrays, seed 2 program 115 and seed 8 programs 50 and 233;
 /// with the generator that casts integers on the left of `<`, seed 2 program 115 and seed 8
 /// programs 94 and 185; with the generator that assigns local vectors anew, seed 2 program
-/// 115 and seed 8 programs 10 and 94).
+/// 115 and seed 8 programs 10 and 94; with the generator that chains iterators, seed 2
+/// program 115 and seed 8 programs 10 and 976).
 #[test]
 fn fuzz_passes_local_arrays_to_in_place_helpers_by_reference() {
     let dir = scratch("local_arrays");
     std::fs::create_dir_all(&dir).unwrap();
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    for (seed, k) in [("2", "115"), ("8", "10"), ("8", "94")] {
+    for (seed, k) in [("2", "115"), ("8", "10"), ("8", "976")] {
         let program = stdout(&cotan(&["fuzz", "--seed", seed, "--show", k]));
         assert!(program.contains("(&mut st"), "seed {seed} program {k}:\n{program}");
         let file = format!("{dir}/s{seed}_{k}.rs");
