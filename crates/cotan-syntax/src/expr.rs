@@ -678,6 +678,67 @@ impl Lower {
         }
     }
 
+    /// `x.sort_by(compare)` (and `sort_unstable_by`) on numbers, as an insertion sort written
+    /// out: each element moved down past the greater ones before it, by swaps, so that the
+    /// derivatives follow the values (ties keep their order, as `sort_by` does). Quadratic:
+    /// meant for the short slices of medians and order statistics.
+    fn sort_by(&mut self, m: &syn::ExprMethodCall) -> syn::Result<()> {
+        let v = self.memory(&m.receiver)?;
+        let mt = self.mem_ty(v).unwrap();
+        if !mt.is_writable() {
+            return err_at(&m.receiver, "sorting needs `&mut` access");
+        }
+        if matches!(mt.kind, MemKind::Cell | MemKind::Nested(..) | MemKind::Records(..)) {
+            return err_at(&m.receiver, "cotan sorts slices and vectors of numbers");
+        }
+        let compare = self.callable(&m.args[0], 2)?;
+        let (span, usize_t, bool_t) = (m.span(), STy::Known(Scalar::Usize), STy::Known(Scalar::Bool));
+        let elem = self.elem_sty(v);
+        self.at(span);
+        let n = self.emit_s(OpKind::Len(v), usize_t);
+        let one = self.usize_const(1);
+        let zero = self.usize_const(0);
+        let nonempty = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), bool_t);
+        let n1 = self.emit_s(OpKind::Select(nonempty, n, one), usize_t);
+        let rest = self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t);
+        let mut result = Ok(());
+        self.index_loop(rest, |l, t| {
+            // Element `i = t + 1` moves down while the one before it is greater.
+            let i = l.emit_s(OpKind::Binary(BinOp::Add, t, one), usize_t);
+            let moving = l.new_var("moving", bool_t);
+            let yes = l.bool_const(true);
+            l.effect(OpKind::DeclVar { var: moving, init: yes });
+            l.index_loop(i, |l, s| {
+                let j = l.emit_s(OpKind::Binary(BinOp::Sub, i, s), usize_t);
+                let before = l.emit_s(OpKind::Binary(BinOp::Sub, j, one), usize_t);
+                let go = l.emit_s(OpKind::GetVar(moving), bool_t);
+                l.push_region();
+                let a = l.emit_s(OpKind::Load { mem: v, index: Some(before) }, elem);
+                let b = l.emit_s(OpKind::Load { mem: v, index: Some(j) }, elem);
+                let greater =
+                    match l.ordering_greater(&compare, crate::chain::Item::Val(a), crate::chain::Item::Val(b), span) {
+                        Ok(g) => g,
+                        Err(e) => {
+                            result = Err(e);
+                            l.bool_const(false)
+                        }
+                    };
+                l.push_region();
+                l.effect(OpKind::Store { mem: v, index: Some(before), value: b });
+                l.effect(OpKind::Store { mem: v, index: Some(j), value: a });
+                let swap = l.pop_region();
+                l.push_region();
+                let no = l.bool_const(false);
+                l.effect(OpKind::SetVar(moving, no));
+                let stop = l.pop_region();
+                l.effect(OpKind::If { cond: greater, then_region: swap, else_region: stop });
+                let then_region = l.pop_region();
+                l.effect(OpKind::If { cond: go, then_region, else_region: cotan_ir::Region::default() });
+            });
+        });
+        result
+    }
+
     fn vec_method_index(&self, name: &str) -> usize {
         ["clear", "truncate", "resize", "extend_from_slice", "extend"].iter().position(|n| *n == name).unwrap_or(0)
     }
@@ -1197,6 +1258,10 @@ impl Lower {
                 });
                 return Ok(None);
             }
+            "sort_by" | "sort_unstable_by" if args.len() == 1 && self.is_memory(&m.receiver) => {
+                self.sort_by(m)?;
+                return Ok(None);
+            }
             "clear" | "truncate" | "resize" | "extend_from_slice" | "extend"
                 if self.is_memory(&m.receiver) && args.len() == [0, 1, 2, 1, 1][self.vec_method_index(&name)] =>
             {
@@ -1277,7 +1342,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, clear, truncate, resize, extend, extend_from_slice, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
                 );
             }
             _ => {}

@@ -272,3 +272,61 @@ fn pop_and_while_let() {
         check("stack", stack, d_stack, t_stack, &x);
     }
 }
+
+/// Sorting (`sort_by`, `sort_unstable_by`, with the comparators people write): a median, a
+/// trimmed mean, a descending weighted sum, a sort by a key; on a parameter `&mut [f64]` too.
+#[autodiff_reverse(d_order_statistics, Duplicated, Active)]
+#[autodiff_forward(t_order_statistics, Dual, Dual)]
+#[hvp(hv_order_statistics)]
+fn order_statistics(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    let median = if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) };
+    let mut w = x.to_vec();
+    w.sort_by(f64::total_cmp);
+    let trimmed = w[1..n - 1].iter().sum::<f64>() / (n - 2) as f64;
+    let mut d: Vec<f64> = x.iter().map(|e| e.sin()).collect();
+    d.sort_unstable_by(|a, b| b.total_cmp(a));
+    let weighted: f64 = d.iter().enumerate().map(|(i, e)| e * (i as f64 + 1.0)).sum();
+    let mut k = x.to_vec();
+    k.sort_by(|a, b| (a * a).partial_cmp(&(b * b)).unwrap());
+    median * trimmed + weighted + k[0] * 3.0 + k[n - 1] * k[n - 1]
+}
+
+#[autodiff_reverse(d_sort_in_place, Duplicated, Active)]
+fn sort_in_place(x: &mut [f64]) -> f64 {
+    for e in x.iter_mut() {
+        *e = e.tanh();
+    }
+    x.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    x[0] - 2.0 * x[1]
+}
+
+#[test]
+fn sorting() {
+    // Distinct values (a sort's derivative is a permutation of the derivatives).
+    for x in [vec![0.3, -1.2, 2.5, 0.7, 1.1, -0.4], vec![1.0, 0.5, -2.0, 0.25]] {
+        check("order_statistics", order_statistics, d_order_statistics, t_order_statistics, &x);
+    }
+    check_hvp_against_gradient(
+        &|x, g| {
+            d_order_statistics(x, g, 1.0);
+        },
+        &|x, v, g, hv| {
+            hv_order_statistics(x, v, g, hv);
+        },
+    );
+    let x0 = [0.3, -1.2, 2.5, 0.7];
+    let (mut x, mut dx) = (x0, [0.0; 4]);
+    let value = d_sort_in_place(&mut x, &mut dx, 1.0);
+    let mut y = x0;
+    assert_eq!(value, sort_in_place(&mut y));
+    assert_eq!(x, y, "the sorted slice");
+    // Largest tanh is at 2.5, then 0.7: d/dx = sech^2.
+    let sech2 = |v: f64| 1.0 - v.tanh().powi(2);
+    let want = [0.0, 0.0, sech2(2.5), -2.0 * sech2(0.7)];
+    for k in 0..4 {
+        assert!((dx[k] - want[k]).abs() < 1e-12, "dx[{k}] = {} vs {}", dx[k], want[k]);
+    }
+}
