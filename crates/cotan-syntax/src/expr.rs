@@ -739,6 +739,54 @@ impl Lower {
         result
     }
 
+    /// `v.remove(i)`, `v.swap_remove(i)` (the element) and `v.insert(i, x)`: the elements
+    /// after `i` moved by one (or the last moved to `i`), and the length changed by a resize.
+    fn shift(&mut self, m: &syn::ExprMethodCall, name: &str) -> syn::Result<Option<Value>> {
+        let v = self.owned_vec(m, name)?;
+        let (usize_t, bool_t) = (STy::Known(Scalar::Usize), STy::Known(Scalar::Bool));
+        let elem = self.elem_sty(v);
+        let i = self.index_value(&m.args[0])?;
+        self.at(m.span());
+        let n = self.emit_s(OpKind::Len(v), usize_t);
+        let one = self.usize_const(1);
+        let zero = self.zero(elem);
+        if name == "insert" {
+            let (x, xt) = self.scalar(&m.args[1])?;
+            self.unify(elem, xt, m.args[1].span())?;
+            let ok = self.emit_s(OpKind::Cmp(CmpOp::Le, i, n), bool_t);
+            self.effect(OpKind::Assert { cond: ok, message: "insertion index should be <= len".into() });
+            let longer = self.emit_s(OpKind::Binary(BinOp::Add, n, one), usize_t);
+            self.effect(OpKind::Fill { mem: v, value: zero, resize: Some([longer, n]) });
+            // From the end down to `i + 1`: `v[k] = v[k - 1]`.
+            let moved = self.emit_s(OpKind::Binary(BinOp::Sub, n, i), usize_t);
+            self.index_loop(moved, |l, t| {
+                let k = l.emit_s(OpKind::Binary(BinOp::Sub, n, t), usize_t);
+                let from = l.emit_s(OpKind::Binary(BinOp::Sub, k, one), usize_t);
+                let e = l.emit_s(OpKind::Load { mem: v, index: Some(from) }, elem);
+                l.effect(OpKind::Store { mem: v, index: Some(k), value: e });
+            });
+            self.effect(OpKind::Store { mem: v, index: Some(i), value: x });
+            return Ok(None);
+        }
+        // (Reading `v[i]` checks the index, as `remove` does.)
+        let removed = self.emit_s(OpKind::Load { mem: v, index: Some(i) }, elem);
+        let last = self.emit_s(OpKind::Binary(BinOp::Sub, n, one), usize_t);
+        if name == "swap_remove" {
+            let e = self.emit_s(OpKind::Load { mem: v, index: Some(last) }, elem);
+            self.effect(OpKind::Store { mem: v, index: Some(i), value: e });
+        } else {
+            let moved = self.emit_s(OpKind::Binary(BinOp::Sub, last, i), usize_t);
+            self.index_loop(moved, |l, t| {
+                let k = l.emit_s(OpKind::Binary(BinOp::Add, i, t), usize_t);
+                let from = l.emit_s(OpKind::Binary(BinOp::Add, k, one), usize_t);
+                let e = l.emit_s(OpKind::Load { mem: v, index: Some(from) }, elem);
+                l.effect(OpKind::Store { mem: v, index: Some(k), value: e });
+            });
+        }
+        self.effect(OpKind::Fill { mem: v, value: zero, resize: Some([last, n]) });
+        Ok(Some(removed))
+    }
+
     fn vec_method_index(&self, name: &str) -> usize {
         ["clear", "truncate", "resize", "extend_from_slice", "extend"].iter().position(|n| *n == name).unwrap_or(0)
     }
@@ -1258,6 +1306,11 @@ impl Lower {
                 });
                 return Ok(None);
             }
+            "remove" | "swap_remove" | "insert"
+                if self.is_memory(&m.receiver) && args.len() == if name == "insert" { 2 } else { 1 } =>
+            {
+                return self.shift(m, &name);
+            }
             "sort_by" | "sort_unstable_by" if args.len() == 1 && self.is_memory(&m.receiver) => {
                 self.sort_by(m)?;
                 return Ok(None);
@@ -1342,7 +1395,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, insert, remove, swap_remove, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
                 );
             }
             _ => {}

@@ -330,3 +330,24 @@ fn sorting() {
         assert!((dx[k] - want[k]).abs() < 1e-12, "dx[{k}] = {} vs {}", dx[k], want[k]);
     }
 }
+
+/// `insert`, `remove` and `swap_remove`: the elements move, the derivatives with them.
+#[autodiff_reverse(d_shifted, Duplicated, Active)]
+#[autodiff_forward(t_shifted, Dual, Dual)]
+fn shifted(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.insert(2, x[0] * x[1]);
+    v.insert(0, 0.5);
+    v.insert(v.len(), x[3].sin());
+    let r = v.remove(1);
+    let s = v.swap_remove(0);
+    let weighted: f64 = v.iter().enumerate().map(|(i, e)| e * (i as f64 + 1.0)).sum();
+    weighted * r + s * s
+}
+
+#[test]
+fn insert_and_remove() {
+    for x in [vec![0.3, -1.2, 2.5, 0.7, 1.1], vec![1.0, 0.5, -2.0, 0.25]] {
+        check("shifted", shifted, d_shifted, t_shifted, &x);
+    }
+}
