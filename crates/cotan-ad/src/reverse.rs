@@ -2604,9 +2604,15 @@ impl<'a> Rev<'a> {
                     } else if id == TOP {
                         // A vector grown by `push` has its final length now.
                         self.e.emit(OpKind::Len(self.fwd[&m]), Ty::USIZE)
-                    } else {
+                    } else if let Some(&n) = self.l.final_lens.get(&m) {
                         // The length it ended its region with (`final_lens`).
-                        self.get(self.l.final_lens[&m])
+                        self.get(n)
+                    } else {
+                        self.errors.push(AdError {
+                            span: op.span,
+                            message: "cotan cannot size the derivative of this vector, whose length changes: make it before the loop".into(),
+                        });
+                        self.usize_const(0)
                     };
                     let elem = self.f.ty(m).mem().unwrap().elem;
                     let zero = self.zero(Ty::Scalar(elem));

@@ -818,7 +818,13 @@ impl Lower {
                 let it = &m.args[0];
                 let source: syn::Expr =
                     if name == "extend" { it.clone() } else { syn::parse_quote_spanned!(span=> (#it).iter()) };
-                let l: syn::ExprForLoop = syn::parse_quote_spanned!(span=> for item in #source { #recv.push(*&item); });
+                // (The loop variable is named as no name of the receiver is.)
+                let names = quote::ToTokens::to_token_stream(recv).to_string();
+                let item =
+                    ["item", "elem", "pushed_item"].into_iter().find(|n| !names.contains(n)).unwrap_or("pushed_elem");
+                let item = syn::Ident::new(item, span);
+                let l: syn::ExprForLoop =
+                    syn::parse_quote_spanned!(span=> for #item in #source { #recv.push(*&#item); });
                 return self.for_loop(&l);
             }
             _ => {}
@@ -1203,9 +1209,9 @@ impl Lower {
                 "map_or" => {
                     // The default is evaluated first, as Rust passes it.
                     let d = args[0];
-                    let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let __cotan_default = #d;);
+                    let bind: syn::Stmt = syn::parse_quote_spanned!(span=> let otherwise = #d;);
                     self.stmt(&bind, false)?;
-                    syn::parse_quote_spanned!(span=> match () { Some(v) => #callee(v), None => __cotan_default })
+                    syn::parse_quote_spanned!(span=> match () { Some(v) => #callee(v), None => otherwise })
                 }
                 _ => syn::parse_quote_spanned!(span=> match () { Some(v) => v, None => #callee() }),
             };
