@@ -780,6 +780,9 @@ impl Lower {
         if let Some((_, diverge)) = &init.diverge {
             return self.let_else(&local.pat, &init.expr, diverge);
         }
+        if let Some(desugared) = array_from_fn(local, &init.expr) {
+            return self.local(&desugared);
+        }
         let pat = match &local.pat {
             syn::Pat::Type(pt) => &*pt.pat,
             p => p,
@@ -1346,6 +1349,35 @@ fn discard_values(body: &mut syn::Block, unit_fn: bool) {
 }
 
 /// Splits off a final top-level `return e;`, which needs no flag.
+/// `let a: [T; N] = std::array::from_fn(f);` as the array made element by element:
+/// `{ let f = ..; let mut a = [f(0); N]; for i in 1..N { a[i] = f(i); } a }` (the length from
+/// the type written in the `let`).
+fn array_from_fn(local: &syn::Local, init: &syn::Expr) -> Option<syn::Local> {
+    let syn::Pat::Type(pt) = &local.pat else { return None };
+    let syn::Type::Array(a) = &*pt.ty else { return None };
+    let syn::Expr::Call(c) = strip_parens(init) else { return None };
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let from_fn = matches!(segs.as_slice(), [.., m, f] if m == "array" && f == "from_fn")
+        && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
+    let empty =
+        matches!(&a.len, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(k), .. }) if k.base10_digits() == "0");
+    if !from_fn || c.args.len() != 1 || empty {
+        return None;
+    }
+    let (f, n, span) = (&c.args[0], &a.len, init.span());
+    let mut out = local.clone();
+    *out.init.as_mut()?.expr = syn::parse_quote_spanned!(span=> {
+        let element = #f;
+        let mut made = [element(0); #n];
+        for index in 1..#n {
+            made[index] = element(index);
+        }
+        made
+    });
+    Some(out)
+}
+
 fn split_final_return(stmts: &[syn::Stmt]) -> (&[syn::Stmt], Option<&syn::Expr>) {
     if let Some((syn::Stmt::Expr(syn::Expr::Return(r), _), rest)) = stmts.split_last() {
         if let Some(e) = &r.expr {

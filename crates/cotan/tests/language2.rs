@@ -181,3 +181,14 @@ fn methods_on_numbers_behind_references() {
     assert_eq!(d_exp_ref(&0.5, &mut dx, 1.0), 0.5f64.exp());
     assert_eq!(dx, 0.5f64.exp());
 }
+
+// `std::array::from_fn` with the length in the `let`'s type.
+slice_case!(
+    array_from_fn,
+    [[0.3, 1.2, 0.8, 1.5], [1.1, -0.5, 2.0, 0.7]],
+    fn f(x: &[f64]) -> f64 {
+        let w: [f64; 4] = std::array::from_fn(|i| x[i] * (i as f64 + 0.5));
+        let sq: [f64; 3] = core::array::from_fn(|k| w[k] * w[k + 1]);
+        w.iter().sum::<f64>() + sq[2] * sq[0]
+    }
+);
