@@ -335,6 +335,21 @@ pair!(above springs, springs_rev, springs_fwd; springs_seq, springs_seq_rev, spr
     s
 });
 
+// A vector made, grown and assigned anew in each iteration (its shadow sized per iteration).
+pair!(above local_vectors, local_vectors_rev, local_vectors_fwd; local_vectors_seq, local_vectors_seq_rev, local_vectors_seq_fwd;
+(x: &[f64], y: &mut [f64]) -> f64 {
+    let n = x.len();
+    for i in cotan::par(0..n) {
+        let mut v = Vec::new();
+        for j in 0..3 {
+            v.push(x[(i + j) % n] * (j as f64 + 1.0));
+        }
+        v = v.iter().map(|e| e.sin()).collect();
+        y[i] = v.iter().sum::<f64>() * v[0];
+    }
+    y.iter().map(|e| e * e).sum()
+});
+
 fn pairs() -> Vec<Pair> {
     vec![
         Pair {
@@ -363,6 +378,11 @@ fn pairs() -> Vec<Pair> {
             name: "outputs",
             kernel: (outputs, outputs_rev, outputs_fwd),
             plain: (outputs_seq, outputs_seq_rev, outputs_seq_fwd),
+        },
+        Pair {
+            name: "local_vectors",
+            kernel: (local_vectors, local_vectors_rev, local_vectors_fwd),
+            plain: (local_vectors_seq, local_vectors_seq_rev, local_vectors_seq_fwd),
         },
         Pair {
             name: "springs",
