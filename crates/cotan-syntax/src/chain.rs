@@ -83,11 +83,7 @@ pub(crate) const SUPPORTED: &str = "supported: sources iter, iter_mut, into_iter
 /// True if `e` is a method chain ending in an iterator source or adapter.
 pub(crate) fn is_chain(e: &syn::Expr) -> bool {
     match e {
-        syn::Expr::MethodCall(m) => {
-            // (An adapter's receiver is a chain too: `x.last().copied().map(f)` is an `Option`.)
-            let name = m.method.to_string();
-            (ADAPTERS.contains(&name.as_str()) && is_chain(&m.receiver)) || SOURCES.contains(&name.as_str())
-        }
+        syn::Expr::MethodCall(m) => is_chain_call(m),
         syn::Expr::Paren(p) => is_chain(&p.expr),
         syn::Expr::Range(_) => true,
         syn::Expr::Call(c) => iter_zip(c).is_some() || iter_once(c).is_some(),
@@ -95,13 +91,30 @@ pub(crate) fn is_chain(e: &syn::Expr) -> bool {
     }
 }
 
-/// `std::iter::once(v)` (or `core::iter::once`, `iter::once`): its one item.
-fn iter_once(c: &syn::ExprCall) -> Option<&syn::Expr> {
+/// True if the method call `m` makes an iterator: a source, or an adapter of one.
+pub(crate) fn is_chain_call(m: &syn::ExprMethodCall) -> bool {
+    // (An adapter's receiver is a chain too: `x.last().copied().map(f)` is an `Option`.)
+    let name = m.method.to_string();
+    (ADAPTERS.contains(&name.as_str()) && is_chain(&m.receiver)) || SOURCES.contains(&name.as_str())
+}
+
+/// The arguments of a call of std's `module::name` (written `module::name`,
+/// `std::module::name` or `core::module::name`), if `c` is one.
+pub(crate) fn std_call<'c>(
+    c: &'c syn::ExprCall,
+    module: &str,
+    name: &str,
+) -> Option<&'c syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>> {
     let syn::Expr::Path(p) = &*c.func else { return None };
     let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let once = matches!(segs.as_slice(), [.., i, o] if i == "iter" && o == "once")
+    let named = matches!(segs.as_slice(), [.., m, f] if m == module && f == name)
         && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
-    (once && c.args.len() == 1).then(|| &c.args[0])
+    named.then_some(&c.args)
+}
+
+/// `std::iter::once(v)` (or `core::iter::once`, `iter::once`): its one item.
+fn iter_once(c: &syn::ExprCall) -> Option<&syn::Expr> {
+    std_call(c, "iter", "once").filter(|a| a.len() == 1).map(|a| &a[0])
 }
 
 fn bin(l: &mut Lower, op: BinOp, a: Value, b: Value) -> Value {
@@ -112,7 +125,7 @@ fn usize_const(l: &mut Lower, n: i128) -> Value {
     l.emit_s(OpKind::Const(Const::Int(n)), USIZE)
 }
 
-fn min(l: &mut Lower, a: Value, b: Value) -> Value {
+pub(crate) fn min(l: &mut Lower, a: Value, b: Value) -> Value {
     let lt = l.emit_s(OpKind::Cmp(CmpOp::Lt, a, b), BOOL);
     l.emit_s(OpKind::Select(lt, a, b), USIZE)
 }
@@ -351,14 +364,7 @@ fn flatten<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'
 
 /// `std::iter::zip(a, b)` (or `core::iter::zip`, `iter::zip`): `a`'s items zipped with `b`'s.
 pub(crate) fn iter_zip(c: &syn::ExprCall) -> Option<(&syn::Expr, &syn::Expr)> {
-    let syn::Expr::Path(p) = &*c.func else { return None };
-    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let std_zip = matches!(segs.as_slice(), [.., i, z] if i == "iter" && z == "zip")
-        && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
-    match (std_zip, c.args.len()) {
-        (true, 2) => Some((&c.args[0], &c.args[1])),
-        _ => None,
-    }
+    std_call(c, "iter", "zip").filter(|a| a.len() == 2).map(|a| (&a[0], &a[1]))
 }
 
 fn method<'a>(l: &mut Lower, m: &'a syn::ExprMethodCall) -> syn::Result<Chain<'a>> {

@@ -684,11 +684,10 @@ impl Lower {
     /// meant for the short slices of medians and order statistics.
     fn sort_by(&mut self, m: &syn::ExprMethodCall) -> syn::Result<()> {
         let v = self.memory(&m.receiver)?;
-        let mt = self.mem_ty(v).unwrap();
-        if !mt.is_writable() {
+        if !self.mem_ty(v).unwrap().is_writable() {
             return err_at(&m.receiver, "sorting needs `&mut` access");
         }
-        if matches!(mt.kind, MemKind::Cell | MemKind::Nested(..) | MemKind::Records(..)) {
+        if !self.holds_numbers(v) {
             return err_at(&m.receiver, "cotan sorts slices and vectors of numbers");
         }
         let compare = self.callable(&m.args[0], 2)?;
@@ -696,11 +695,9 @@ impl Lower {
         let elem = self.elem_sty(v);
         self.at(span);
         let n = self.emit_s(OpKind::Len(v), usize_t);
+        // The elements after the first (none of an empty slice).
+        let (_, rest) = self.last_index(n);
         let one = self.usize_const(1);
-        let zero = self.usize_const(0);
-        let nonempty = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), bool_t);
-        let n1 = self.emit_s(OpKind::Select(nonempty, n, one), usize_t);
-        let rest = self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t);
         let mut result = Ok(());
         self.index_loop(rest, |l, t| {
             // Element `i = t + 1` moves down while the one before it is greater.
@@ -787,8 +784,19 @@ impl Lower {
         Ok(Some(removed))
     }
 
-    fn vec_method_index(&self, name: &str) -> usize {
-        ["clear", "truncate", "resize", "extend_from_slice", "extend"].iter().position(|n| *n == name).unwrap_or(0)
+    /// For a buffer of `n` elements: whether it has any, and its last index (`n - 1` only
+    /// when `n > 0`; 0 otherwise).
+    fn last_index(&mut self, n: Value) -> (Value, Value) {
+        let usize_t = STy::Known(Scalar::Usize);
+        let (zero, one) = (self.usize_const(0), self.usize_const(1));
+        let some = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
+        let n1 = self.emit_s(OpKind::Select(some, n, one), usize_t);
+        (some, self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t))
+    }
+
+    /// Whether `m` is memory of numbers read by index (not a cell, rows or structs).
+    fn holds_numbers(&self, m: Value) -> bool {
+        self.mem_ty(m).is_some_and(|t| !matches!(t.kind, MemKind::Cell | MemKind::Nested(..) | MemKind::Records(..)))
     }
 
     /// The vector a method that changes its length is called on: one the function made.
@@ -836,8 +844,7 @@ impl Lower {
             "truncate" => {
                 let (k, kt) = self.scalar(&m.args[0])?;
                 self.unify(usize_t, kt, m.args[0].span())?;
-                let shorter = self.emit_s(OpKind::Cmp(CmpOp::Lt, k, old), STy::Known(Scalar::Bool));
-                (self.emit_s(OpKind::Select(shorter, k, old), usize_t), self.zero(elem))
+                (crate::chain::min(self, k, old), self.zero(elem))
             }
             _ => {
                 let (n, nt) = self.scalar(&m.args[0])?;
@@ -867,10 +874,7 @@ impl Lower {
         if src == dst {
             return Ok(());
         }
-        let flat = |m: Option<cotan_ir::MemTy>| {
-            m.is_some_and(|m| !matches!(m.kind, MemKind::Cell | MemKind::Nested(..) | MemKind::Records(..)))
-        };
-        if !flat(self.mem_ty(src)) {
+        if !self.holds_numbers(src) {
             return err_at(&a.right, "expected a vector of numbers here, as the vector assigned");
         }
         let (de, se) = (self.elem_sty(dst), self.elem_sty(src));
@@ -1060,10 +1064,7 @@ impl Lower {
                 let usize_t = STy::Known(Scalar::Usize);
                 self.at(m.span());
                 let n = self.emit_s(OpKind::Len(mv), usize_t);
-                let (zero, one) = (self.usize_const(0), self.usize_const(1));
-                let some = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
-                let n1 = self.emit_s(OpKind::Select(some, n, one), usize_t);
-                let last = self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t);
+                let (some, last) = self.last_index(n);
                 let popped = self.guarded_load(some, mv, last);
                 let z = self.zero(self.elem_sty(mv));
                 self.effect(OpKind::Fill { mem: mv, value: z, resize: Some([last, n]) });
@@ -1079,19 +1080,11 @@ impl Lower {
                         let i = self.index_value(args[0])?;
                         (self.emit_s(OpKind::Cmp(CmpOp::Lt, i, n), STy::Known(Scalar::Bool)), i)
                     }
-                    _ => {
-                        let zero = self.emit_s(OpKind::Const(Const::Int(0)), usize_t);
-                        let cond = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
-                        let index = if name == "first" {
-                            zero
-                        } else {
-                            // `n - 1` only when `n > 0`.
-                            let one = self.emit_s(OpKind::Const(Const::Int(1)), usize_t);
-                            let n1 = self.emit_s(OpKind::Select(cond, n, one), usize_t);
-                            self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t)
-                        };
-                        (cond, index)
+                    "first" => {
+                        let zero = self.usize_const(0);
+                        (self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool)), zero)
                     }
+                    _ => self.last_index(n),
                 };
                 return Ok(Some(self.guarded_load(cond, mv, index)));
             }
@@ -1169,7 +1162,7 @@ impl Lower {
                 return self.option_map(opt, &name, &args, m.span());
             }
             // An iterator kept as a value: cotan lowers chains where they are consumed.
-            _ if crate::chain::is_chain(&syn::Expr::MethodCall(m.clone())) => {
+            _ if crate::chain::is_chain_call(m) => {
                 return err_at(
                     &m.method,
                     format!("cotan supports iterators in `for` loops and in chains that end in a consumer; it cannot keep the iterator `.{name}(..)` makes as a value: consume it where it is made ({})", crate::chain::SUPPORTED),
@@ -1322,7 +1315,11 @@ impl Lower {
                 return Ok(None);
             }
             "clear" | "truncate" | "resize" | "extend_from_slice" | "extend"
-                if self.is_memory(&m.receiver) && args.len() == [0, 1, 2, 1, 1][self.vec_method_index(&name)] =>
+                if self.is_memory(&m.receiver)
+                    && matches!(
+                        (name.as_str(), args.len()),
+                        ("clear", 0) | ("truncate" | "extend_from_slice" | "extend", 1) | ("resize", 2)
+                    ) =>
             {
                 self.vec_method(m, &name)?;
                 return Ok(None);

@@ -1356,16 +1356,13 @@ fn array_from_fn(local: &syn::Local, init: &syn::Expr) -> Option<syn::Local> {
     let syn::Pat::Type(pt) = &local.pat else { return None };
     let syn::Type::Array(a) = &*pt.ty else { return None };
     let syn::Expr::Call(c) = strip_parens(init) else { return None };
-    let syn::Expr::Path(p) = &*c.func else { return None };
-    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let from_fn = matches!(segs.as_slice(), [.., m, f] if m == "array" && f == "from_fn")
-        && (segs.len() == 2 || matches!(segs[0].as_str(), "std" | "core"));
+    let args = crate::chain::std_call(c, "array", "from_fn").filter(|a| a.len() == 1)?;
     let empty =
         matches!(&a.len, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(k), .. }) if k.base10_digits() == "0");
-    if !from_fn || c.args.len() != 1 || empty {
+    if empty {
         return None;
     }
-    let (f, n, span) = (&c.args[0], &a.len, init.span());
+    let (f, n, span) = (&args[0], &a.len, init.span());
     let mut out = local.clone();
     *out.init.as_mut()?.expr = syn::parse_quote_spanned!(span=> {
         let element = #f;
