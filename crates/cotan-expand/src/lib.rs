@@ -309,8 +309,6 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     internal_check(&inner, "simplification")?;
     let inner = emit_with_callees(&inner, quote!(), &lowered, &program)?;
     let inner = quote!(#[inline] #inner);
-    let lanes: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("e{k}"), Span::call_site())).collect();
-    let cols: Vec<syn::Ident> = (0..width).map(|k| syn::Ident::new(&format!("c{k}"), Span::call_site())).collect();
     let w = proc_macro2::Literal::usize_unsuffixed(width);
 
     let elem = cotan_codegen::ty_tokens(ret.unwrap());
@@ -326,6 +324,10 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
         syn::Ident::new(&s, Span::call_site())
     };
     let (v, grad, hv, hess) = (fresh("v"), fresh("grad"), fresh("hv"), fresh("hess"));
+    // (The Hessian's locals must not hide the parameters passed on to `hvp_of`.)
+    let (n, dirs, columns, value, j0) = (fresh("n"), fresh("dirs"), fresh("columns"), fresh("value"), fresh("j0"));
+    let lanes: Vec<syn::Ident> = (0..width).map(|k| fresh(&format!("e{k}"))).collect();
+    let cols: Vec<syn::Ident> = (0..width).map(|k| fresh(&format!("c{k}"))).collect();
     let vis = &func.vis;
     // Generic over the types the function is generic over (`M: Model`).
     let generics = &func.sig.generics;
@@ -347,48 +349,48 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
             #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
             #vis fn #name #generics(#x: &[#elem], #(#others,)* #grad: &mut [#elem], #hess: &mut [#elem]) -> #elem #where_clause {
                 #inner
-                let n = #x.len();
-                assert!(#grad.len() == n && #hess.len() == n * n, "cotan::hessian: grad must have the length n of x, hess n * n");
+                let #n = #x.len();
+                assert!(#grad.len() == #n && #hess.len() == #n * #n, "cotan::hessian: grad must have the length n of x, hess n * n");
                 // Unit directions and Hessian columns, #w at a time.
-                let mut dirs = vec![vec![0.0; n]; #w];
-                let mut columns = vec![vec![0.0; n]; #w];
-                let mut value = 0.0;
-                let mut j0 = 0;
+                let mut #dirs = vec![vec![0.0; #n]; #w];
+                let mut #columns = vec![vec![0.0; #n]; #w];
+                let mut #value = 0.0;
+                let mut #j0 = 0;
                 loop {
-                    for (k, d) in dirs.iter_mut().enumerate() {
+                    for (k, d) in #dirs.iter_mut().enumerate() {
                         d.fill(0.0);
-                        if j0 + k < n {
-                            d[j0 + k] = 1.0;
+                        if #j0 + k < #n {
+                            d[#j0 + k] = 1.0;
                         }
                     }
-                    for c in columns.iter_mut() {
+                    for c in #columns.iter_mut() {
                         c.fill(0.0);
                     }
                     #grad.fill(0.0);
-                    let [#(#lanes),*] = &dirs[..] else { unreachable!() };
-                    let [#(#cols),*] = &mut columns[..] else { unreachable!() };
-                    value = hvp_of(#x, #(#lanes,)* #grad, #(#cols,)* #(#other_names,)* 1.0);
-                    for (k, c) in columns.iter().enumerate() {
-                        if j0 + k < n {
-                            for i in 0..n {
-                                #hess[i * n + j0 + k] = c[i];
+                    let [#(#lanes),*] = &#dirs[..] else { unreachable!() };
+                    let [#(#cols),*] = &mut #columns[..] else { unreachable!() };
+                    #value = hvp_of(#x, #(#lanes,)* #grad, #(#cols,)* #(#other_names,)* 1.0);
+                    for (k, c) in #columns.iter().enumerate() {
+                        if #j0 + k < #n {
+                            for i in 0..#n {
+                                #hess[i * #n + #j0 + k] = c[i];
                             }
                         }
                     }
-                    j0 += #w;
-                    if j0 >= n {
+                    #j0 += #w;
+                    if #j0 >= #n {
                         break;
                     }
                 }
                 // Both triangles get their mean, so the result is exactly symmetric.
-                for i in 0..n {
-                    for j in i + 1..n {
-                        let m = 0.5 * (#hess[i * n + j] + #hess[j * n + i]);
-                        #hess[i * n + j] = m;
-                        #hess[j * n + i] = m;
+                for i in 0..#n {
+                    for j in i + 1..#n {
+                        let m = 0.5 * (#hess[i * #n + j] + #hess[j * #n + i]);
+                        #hess[i * #n + j] = m;
+                        #hess[j * #n + i] = m;
                     }
                 }
-                value
+                #value
             }
         },
     };

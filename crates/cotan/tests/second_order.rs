@@ -138,3 +138,37 @@ fn second_order_through_loops_branches_and_constant_arguments() {
         }
     }
 }
+
+/// Constant parameters named like the Hessian's own locals (`n`, `value`, `c0`, `dirs`,
+/// `j0`, `e0`): the Hessian passes the caller's values on, not its locals.
+#[hessian(named_like_locals_hess)]
+#[autodiff_reverse(named_like_locals_grad, Duplicated, Const, Const, Const, Const, Const, Const, Active)]
+fn named_like_locals(x: &[f64], n: usize, value: f64, c0: f64, dirs: f64, j0: usize, e0: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x[i % x.len()] * x[(i + j0) % x.len()] * value;
+    }
+    s + c0 * x[0] * x[0] * x[1] + dirs * e0 * x[2].sin()
+}
+
+#[test]
+fn hessian_passes_parameters_named_like_its_locals() {
+    let x = [0.2, 0.9, -0.4];
+    let (n, value, c0, dirs, j0, e0) = (5, 3.0, 0.5, 1.5, 1, -2.0);
+    let grad = |x: &[f64]| {
+        let mut g = vec![0.0; x.len()];
+        named_like_locals_grad(x, &mut g, n, value, c0, dirs, j0, e0, 1.0);
+        g
+    };
+    let mut g = vec![0.0; 3];
+    let mut h = vec![0.0; 9];
+    let got = named_like_locals_hess(&x, n, value, c0, dirs, j0, e0, &mut g, &mut h);
+    assert_eq!(got, named_like_locals(&x, n, value, c0, dirs, j0, e0));
+    assert_close(&g, &grad(&x), "gradient");
+    for j in 0..3 {
+        let mut unit = vec![0.0; 3];
+        unit[j] = 1.0;
+        let column: Vec<f64> = (0..3).map(|i| h[i * 3 + j]).collect();
+        assert_close(&column, &fd_hvp(&grad, &x, &unit), "Hessian column");
+    }
+}
