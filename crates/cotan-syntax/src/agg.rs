@@ -386,7 +386,11 @@ impl Lower {
                 self.annotate(&pt.ty, &a)?;
                 self.bind_agg(&pt.pat, a)
             }
-            (syn::Pat::Reference(r), a) => self.bind_agg(&r.pat, a),
+            (syn::Pat::Reference(r), a) => {
+                // `&mut x` of an element reference binds a copy of the element.
+                let a = a.map(&mut |v| self.elem_copy(v));
+                self.bind_agg(&r.pat, a)
+            }
             (syn::Pat::Paren(p), a) => self.bind_agg(&p.pat, a),
             (syn::Pat::Wild(_), _) => Ok(()),
             (syn::Pat::Ident(_), Tree::Leaf(v)) => self.bind_pat(pat, v),

@@ -102,6 +102,8 @@ impl Lower {
             E::Reference(r) if r.mutability.is_none() => self.agg_opt(&r.expr),
             // `let r = &mut a;` of an array or a slice: `r` is `a`'s memory.
             E::Reference(r) if self.is_memory(&r.expr) => self.agg_opt(&r.expr),
+            // `&mut v[i]` of a number: the element's place (see `Lower::elem_refs`).
+            E::Reference(r) if matches!(crate::lower::strip_parens(&r.expr), E::Index(_)) => leaf(self.elem_ref(&r.expr)),
             E::Reference(r) => err_at(&e, format!("cotan takes `&mut` of arrays and slices as values (`let r = &mut a;`), and lends other places only to calls (`f(&mut {})`); write to `{}` directly here", quote::ToTokens::to_token_stream(&r.expr), quote::ToTokens::to_token_stream(&r.expr))),
             E::Repeat(r) => leaf(self.repeat(r)),
             E::Array(a) if self.is_rows_literal(a.elems.iter()) => leaf(self.rows_literal(a.elems.iter(), false, a.span())),
@@ -564,6 +566,9 @@ impl Lower {
                     }
                     crate::pointers::Deref::Other(v) => v,
                 };
+                if let Some(&(mem, index)) = self.elem_refs.get(&v) {
+                    return Ok(Place::Mem(mem, Some(index)));
+                }
                 match self.mem_ty(v) {
                     Some(m) if m.kind == MemKind::Cell => Ok(Place::Mem(v, None)),
                     _ => err_at(&e, "cotan can assign through `*` only to `&mut f64`-like parameters and raw pointers"),
@@ -792,6 +797,38 @@ impl Lower {
         let some = self.emit_s(OpKind::Cmp(CmpOp::Gt, n, zero), STy::Known(Scalar::Bool));
         let n1 = self.emit_s(OpKind::Select(some, n, one), usize_t);
         (some, self.emit_s(OpKind::Binary(BinOp::Sub, n1, one), usize_t))
+    }
+
+    /// `&mut v[i]` where a value is expected: the element, read now, remembered as a
+    /// place (a name bound to it reads and writes `v[i]` where it is used); `&mut ps[i]`
+    /// of a struct (or a row): the element's memory, as `iter_mut` gives it.
+    fn elem_ref(&mut self, place: &syn::Expr) -> syn::Result<Value> {
+        let syn::Expr::Index(ix) = crate::lower::strip_parens(place) else { unreachable!("checked: an index") };
+        let mem = self.memory(&ix.expr)?;
+        let index = self.index_value(&ix.index)?;
+        self.at(place.span());
+        if self.is_nested(mem) {
+            return Ok(self.row(mem, index));
+        }
+        if !self.holds_numbers(mem) {
+            return err_at(place, "cotan takes `&mut` of elements of slices and vectors (`&mut v[i]`) and of arrays and slices (`&mut a`); write to this place directly here");
+        }
+        let t = self.elem_sty(mem);
+        let v = self.emit_s(OpKind::Load { mem, index: Some(index) }, t);
+        self.elem_refs.insert(v, (mem, index));
+        Ok(v)
+    }
+
+    /// A value to copy: the element again if `v` is an element reference (whose element may
+    /// have been written since), else `v`.
+    pub(crate) fn elem_copy(&mut self, v: Value) -> Value {
+        match self.elem_refs.get(&v) {
+            Some(&(mem, index)) => {
+                let t = self.elem_sty(mem);
+                self.emit_s(OpKind::Load { mem, index: Some(index) }, t)
+            }
+            None => v,
+        }
     }
 
     /// Whether `m` is memory of numbers read by index (not a cell, rows or structs).
@@ -1070,12 +1107,17 @@ impl Lower {
                 self.effect(OpKind::Fill { mem: mv, value: z, resize: Some([last, n]) });
                 return Ok(Some(popped));
             }
-            ("first" | "last", []) | ("get", [_]) if self.is_memory(&m.receiver) => {
+            ("first" | "last" | "first_mut" | "last_mut", []) | ("get" | "get_mut", [_])
+                if self.is_memory(&m.receiver) =>
+            {
                 let mv = self.memory(&m.receiver)?;
+                if name.ends_with("_mut") && !self.holds_numbers(mv) {
+                    return err_at(&m.method, format!("cotan supports `.{name}()` on slices and vectors of numbers; for other elements, test the index and take the element: `if i < v.len() {{ let e = &mut v[i]; .. }}`"));
+                }
                 let usize_t = STy::Known(Scalar::Usize);
                 self.at(m.span());
                 let n = self.emit_s(OpKind::Len(mv), usize_t);
-                let (cond, index) = match name.as_str() {
+                let (cond, index) = match name.trim_end_matches("_mut") {
                     "get" => {
                         let i = self.index_value(args[0])?;
                         (self.emit_s(OpKind::Cmp(CmpOp::Lt, i, n), STy::Known(Scalar::Bool)), i)
@@ -1086,7 +1128,13 @@ impl Lower {
                     }
                     _ => self.last_index(n),
                 };
-                return Ok(Some(self.guarded_load(cond, mv, index)));
+                let option = self.guarded_load(cond, mv, index);
+                if let (true, Tree::Option(_, payload)) = (name.ends_with("_mut"), &option) {
+                    if let Tree::Leaf(v) = **payload {
+                        self.elem_refs.insert(v, (mv, index));
+                    }
+                }
+                return Ok(Some(option));
             }
             ("first_chunk" | "last_chunk", []) if self.is_memory(&m.receiver) => {
                 // `Some(&x[..N])` (as a `&[T; N]`) when the slice has `N` elements.
@@ -1137,7 +1185,14 @@ impl Lower {
             }
             ("copied" | "cloned", []) if !crate::chain::is_chain(&m.receiver) => {
                 return match self.agg(&m.receiver)? {
-                    a @ Tree::Option(..) => Ok(Some(a)),
+                    // (Of an element reference: the element's value now, not its place.)
+                    Tree::Option(some, payload) => match *payload {
+                        Tree::Leaf(v) if self.elem_refs.contains_key(&v) => {
+                            let (mem, index) = self.elem_refs[&v];
+                            Ok(Some(self.guarded_load(some, mem, index)))
+                        }
+                        payload => Ok(Some(Tree::Option(some, Box::new(payload)))),
+                    },
                     _ => err_at(&m.method, format!("cotan supports `.{name}()` on iterators and `Option`s")),
                 };
             }
@@ -1370,7 +1425,7 @@ impl Lower {
             }
             "clone" | "to_owned" if args.is_empty() => {
                 let (v, _) = self.scalar(&m.receiver)?;
-                return Ok(Some(v));
+                return Ok(Some(self.elem_copy(v)));
             }
             "is_empty" if args.is_empty() && self.is_memory(&m.receiver) => {
                 let mv = self.memory(&m.receiver)?;
@@ -1398,7 +1453,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, insert, remove, swap_remove, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, first_mut, last_mut, get_mut, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, insert, remove, swap_remove, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
                 );
             }
             _ => {}
@@ -1628,6 +1683,10 @@ impl Lower {
             }
             return Ok((v, by_mut));
         }
+        if let Some(Binding::Place(mem, index)) = ident_of(a).and_then(|n| self.lookup(&n)) {
+            // `g(x)` of `x` bound to an element by `&mut` (`iter_mut`, `get_mut`, `&mut v[i]`).
+            return Ok(self.lend_place(mem, index, a.span()));
+        }
         let v = match self.agg(a)? {
             Tree::Leaf(v) => v,
             t => {
@@ -1640,6 +1699,10 @@ impl Lower {
                 )
             }
         };
+        if let Some(&(mem, index)) = self.elem_refs.get(&v) {
+            // `g(v.last_mut().unwrap())`: the element, lent.
+            return Ok(self.lend_place(mem, index, a.span()));
+        }
         if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
             return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
         }
@@ -2248,4 +2311,12 @@ pub(crate) fn compact(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// The name an expression is, if it is a bare name.
+fn ident_of(e: &syn::Expr) -> Option<String> {
+    match crate::lower::strip_parens(e) {
+        syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
 }

@@ -10,7 +10,7 @@
 
 use crate::span::Spanned;
 
-use crate::agg::Agg;
+use crate::agg::{Agg, Tree};
 use crate::chain::Item;
 use crate::env::Inlined;
 use crate::exits::{exits_of_expr, Exit};
@@ -439,6 +439,9 @@ impl Lower {
     /// An argument of an inlined function or of a closure: numbers, tuples and structs of
     /// numbers, or memory (lent: `&x`, `&mut x[1..]`).
     pub(crate) fn passed(&mut self, a: &syn::Expr) -> syn::Result<Item> {
+        if let Some(place) = self.place_item(a) {
+            return Ok(place);
+        }
         if let syn::Expr::Reference(r) = strip_parens(a) {
             let lent = r.mutability.is_some()
                 || crate::slices::is_range_index(&r.expr)
@@ -448,13 +451,31 @@ impl Lower {
             }
             return Ok(Item::from_agg(self.agg(&r.expr)?));
         }
-        Ok(Item::from_agg(self.agg(a)?))
+        match self.agg(a)? {
+            Tree::Leaf(v) if self.elem_refs.contains_key(&v) => {
+                let (mem, index) = self.elem_refs[&v];
+                Ok(Item::Place(mem, index))
+            }
+            a => Ok(Item::from_agg(a)),
+        }
+    }
+
+    /// A name bound to an element taken by `&mut`, passed on as that element's place.
+    fn place_item(&mut self, a: &syn::Expr) -> Option<Item> {
+        let syn::Expr::Path(p) = strip_parens(a) else { return None };
+        match self.lookup(&p.path.get_ident()?.to_string()) {
+            Some(Binding::Place(mem, index)) => Some(Item::Place(mem, index)),
+            _ => None,
+        }
     }
 
     /// A value argument of an inlined function.
     fn inline_arg(&mut self, p: &syn::FnArg, a: &syn::Expr) -> syn::Result<Item> {
         if let syn::Expr::Reference(_) = strip_parens(a) {
             return self.passed(a);
+        }
+        if let Some(place) = self.place_item(a) {
+            return Ok(place);
         }
         let v = self.agg(a)?;
         // A struct or tuple taken by value owns copies of its arrays.

@@ -238,6 +238,13 @@ impl Lower {
         })())
     }
 
+    /// An element already taken by `&mut` (a name bound to `mem[index]`), lent `&mut`.
+    pub(crate) fn lend_place(&mut self, mem: Value, index: Value, span: Span) -> (Value, bool) {
+        let mt = self.mem_ty(mem).expect("an element's buffer is memory");
+        self.at(span);
+        (self.offset_of(mem, index, MemTy { kind: MemKind::Cell, access: Access::Mut, ..mt }), true)
+    }
+
     /// After a call: what was lent to it `&mut` since `mark` (the length of `lent` before
     /// its arguments), read back from the copies.
     pub(crate) fn return_lent(&mut self, mark: usize, span: Span) {

@@ -139,6 +139,10 @@ pub(crate) struct Lower {
     pub(crate) views: HashMap<Value, (Value, Value, Value)>,
     /// Offsets (pointer arithmetic, `as_ptr`, `&*p`) made so far: `(base, offset)`.
     pub(crate) offsets: HashMap<Value, (Value, Value)>,
+    /// Elements taken by `&mut` (`&mut v[i]`, `v.get_mut(i)`, `v.last_mut()`): the value
+    /// read there, with its place `(mem, index)`. A name bound to one is the place itself
+    /// (`Binding::Place`), so that it reads and writes the element where it is used.
+    pub(crate) elem_refs: HashMap<Value, (Value, Value)>,
     /// What the crate says about its structs and functions.
     pub(crate) env: Rc<dyn Env>,
     /// Parameters and results that are structs of numbers are taken field by field (for a
@@ -264,6 +268,7 @@ impl Lower {
             inline_stack: vec![],
             top_fields: Default::default(),
             offsets: HashMap::default(),
+            elem_refs: HashMap::default(),
         }
     }
 }
@@ -854,6 +859,16 @@ impl Lower {
         match pat {
             syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let name = pi.ident.to_string();
+                if let Some(&(mem, index)) = self.elem_refs.get(&v) {
+                    if pi.mutability.is_some() {
+                        return err_at(
+                            pi,
+                            "cotan does not point a reference to an element elsewhere later; bind each element with its own `let x = &mut v[i];` (without `mut`)",
+                        );
+                    }
+                    self.bind(name, Binding::Place(mem, index));
+                    return Ok(());
+                }
                 if pi.mutability.is_some() && self.func.ty(v).mem().is_none() {
                     let t = self.scalar_sty(v, pi.span())?;
                     let var = self.new_var(&name, t);
@@ -871,7 +886,11 @@ impl Lower {
                 Ok(())
             }
             syn::Pat::Wild(_) => Ok(()),
-            syn::Pat::Reference(r) => self.bind_pat(&r.pat, v),
+            syn::Pat::Reference(r) => {
+                // `&mut x` of an element reference binds a copy of the element.
+                let v = self.elem_copy(v);
+                self.bind_pat(&r.pat, v)
+            }
             syn::Pat::Paren(p) => self.bind_pat(&p.pat, v),
             syn::Pat::Type(pt) => self.bind_pat(&pt.pat, v),
             p => err_at(

@@ -195,7 +195,11 @@ impl Lower {
                 self.bind_agg(&plain, a)
             }
             (P::Paren(p), a) => self.pat_bind(&p.pat, a),
-            (P::Reference(r), a) => self.pat_bind(&r.pat, a),
+            (P::Reference(r), a) => {
+                // `Some(&mut x)` of an element reference binds a copy of the element.
+                let a = a.map(&mut |v| self.elem_copy(v));
+                self.pat_bind(&r.pat, a)
+            }
             (P::Or(o), _) => {
                 if o.cases.iter().any(binds_names) {
                     return err_at(

@@ -140,6 +140,7 @@ impl Lower {
             {
                 self.array_copy(v, e.span())?
             }
+            Deref::Other(v) if self.elem_refs.contains_key(&v) => self.elem_copy(v),
             Deref::Other(v) => self.auto_load(v),
         })
     }
