@@ -340,7 +340,7 @@ impl Program {
                 func: self.by_name[name].clone(),
                 rule: Rule::Body,
                 path: name.clone(),
-                shown: format!("`{name}`"),
+                shown: made_shown(name),
                 spans: vec![],
             }),
             Origin::Root => {
@@ -394,9 +394,7 @@ impl Program {
             cotan_ad::Mode::Forward => cotan_ad::forward(&func, &spec, &dd.name, self),
             cotan_ad::Mode::Reverse => cotan_ad::reverse(&func, &spec, &dd.name, self),
         }
-        .map_err(|e| {
-            in_callee(&of.shown, &of.spans.get(e.span.0 as usize).copied().unwrap_or_else(Span::call_site), &e.message)
-        })?;
+        .map_err(|e| in_callee_at(&of.shown, of.spans.get(e.span.0 as usize), &e.message))?;
         check(&derived)?;
         let mut derived = derived;
         cotan_ir::simplify::cse(&mut derived);
@@ -744,13 +742,7 @@ impl Program {
             ));
         }
         let spec = site.spec(&func);
-        let wrap = |e: cotan_ad::AdError| {
-            in_callee(
-                &callee.shown,
-                &callee.spans.get(e.span.0 as usize).copied().unwrap_or_else(Span::call_site),
-                &e.message,
-            )
-        };
+        let wrap = |e: cotan_ad::AdError| in_callee_at(&callee.shown, callee.spans.get(e.span.0 as usize), &e.message);
         match site.need {
             Need::Forward { .. } => {
                 let name = self.variant_name(origin, "fwd", site, &func);
@@ -922,6 +914,22 @@ fn in_callee(shown: &str, span: &Span, message: &str) -> String {
     } else {
         format!("in {shown}, line {}, column {}: {message}", at.line, at.column + 1)
     }
+}
+
+/// An error in a callee at a span of its own, if it has one (functions cotan made have
+/// none: the error's place is the call).
+fn in_callee_at(shown: &str, span: Option<&Span>, message: &str) -> String {
+    match span {
+        Some(span) => in_callee(shown, span, message),
+        None => format!("in {shown}: {message}"),
+    }
+}
+
+/// How a function cotan made (`cube__rev_d`) is named in messages: after the function it
+/// was made from, never by its generated name.
+fn made_shown(name: &str) -> String {
+    let of = name.split("__").next().unwrap_or(name);
+    format!("the derivative of `{of}`")
 }
 
 /// How a function's own cotan attributes say it is differentiated.
