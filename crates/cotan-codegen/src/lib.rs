@@ -1039,6 +1039,15 @@ impl<'f> Gen<'f> {
                     }
                 }
                 let (split, mut arg_tokens) = self.split_views(args);
+                if is_other_crate(&path) {
+                    // An integer whose type nothing here decided (a literal: `i32`) takes
+                    // the type of the other crate's parameter, which cotan cannot see.
+                    for (t, &(v, _)) in arg_tokens.iter_mut().zip(args.iter()) {
+                        if self.f.ty(v).scalar().is_some_and(|s| s.is_int()) {
+                            *t = quote!(#t as _);
+                        }
+                    }
+                }
                 if *tape {
                     arg_tokens.push(if self.f.tape_param {
                         quote!(&mut *__cotan_tape)
@@ -1439,6 +1448,17 @@ fn literal_is_negated(c: Const, t: Ty) -> bool {
         Const::Int(i) => i < 0,
         Const::Float(x) => x.is_finite() && x.is_sign_negative(),
     }
+}
+
+/// Whether a called path is another crate's (`dep::f__aug`), not this crate's
+/// (`crate::m::f`, a local function, a type's `Normal::new`).
+fn is_other_crate(path: &syn::ExprPath) -> bool {
+    let segs = &path.path.segments;
+    let first = segs[0].ident.to_string();
+    path.qself.is_none()
+        && segs.len() > 1
+        && first.starts_with(|c: char| c.is_ascii_lowercase())
+        && !matches!(first.as_str(), "crate" | "self" | "super")
 }
 
 fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {

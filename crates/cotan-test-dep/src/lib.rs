@@ -58,3 +58,13 @@ pub fn power(x: f64, n: u32) -> f64 {
         x * power(x, n - 1)
     }
 }
+
+/// Marked, recursive, with integer parameters of types a literal does not default to.
+#[cotan::differentiable]
+pub fn marked_power(x: f64, n: u32, scale: usize) -> f64 {
+    if n == 0 {
+        scale as f64
+    } else {
+        x * marked_power(x, n - 1, scale)
+    }
+}

@@ -20,6 +20,16 @@ slice_case!(
     }
 );
 
+// Integer literals passed to a marked function of another crate take its parameters'
+// types (`u32`, `usize`), which cotan cannot see from here.
+slice_case!(
+    literals_passed_to_another_crate,
+    [[0.3, -1.2, 2.5], [1.1, 0.4, -0.6]],
+    fn f(x: &[f64]) -> f64 {
+        cotan_test_dep::marked_power(x[0], 3, 2) * x[1] + cotan_test_dep::marked_power(x[2], 2, 1)
+    }
+);
+
 #[cotan::hvp(hvp_unmarked)]
 fn unmarked_of_two(x: &[f64]) -> f64 {
     cotan_test_dep::unmarked(x[0] * x[2]) * norm_sq(x)
