@@ -293,10 +293,9 @@ fn compute_reproj_error(cam: &[f64; BA_NCAMPARAMS], x: &[f64; 3], w: f64, feat: 
     err[1] = w * (proj[1] - feat[1]);
 }
 
-/// ADBench's `computeZachWeightError`: 1 − w². (ADBench writes it through a pointer; cotan
-/// does not pass a local number by `&mut` to a call yet, so it is returned.)
-fn compute_zach_weight_error(w: f64) -> f64 {
-    1.0 - w * w
+/// ADBench's `computeZachWeightError`: 1 − w², written through `err` as ADBench does.
+fn compute_zach_weight_error(w: &f64, err: &mut f64) {
+    *err = 1.0 - w * w;
 }
 
 /// `ba`: ADBench's bundle-adjustment residuals (a reprojection error per observation and a
@@ -314,14 +313,15 @@ pub fn ba(cams: &[f64], points: &[f64], weights: &[f64], obs: &[usize], feats: &
     let mut cost = 0.0;
     let mut err = [0.0; 2];
     for i in 0..weights.len() {
-        let cam = cams[obs[2 * i] * BA_NCAMPARAMS..].first_chunk::<11>().unwrap();
+        let cam = cams[obs[2 * i] * BA_NCAMPARAMS..].first_chunk::<BA_NCAMPARAMS>().unwrap();
         let x = points[obs[2 * i + 1] * 3..].first_chunk::<3>().unwrap();
         let feat = feats[2 * i..].first_chunk::<2>().unwrap();
         compute_reproj_error(cam, x, weights[i], feat, &mut err);
         cost += err[0] * err[0] + err[1] * err[1];
     }
     for i in 0..weights.len() {
-        let w_err = compute_zach_weight_error(weights[i]);
+        let mut w_err = 0.0;
+        compute_zach_weight_error(&weights[i], &mut w_err);
         cost += w_err * w_err;
     }
     cost
