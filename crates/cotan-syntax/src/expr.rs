@@ -1001,6 +1001,13 @@ impl Lower {
         }
         if !self.is_record_path(&f.base) {
             let base = self.agg(&f.base)?;
+            let call = matches!(crate::lower::strip_parens(&f.base), syn::Expr::Call(_) | syn::Expr::MethodCall(_));
+            if let (Tree::Leaf(_), true, syn::Member::Unnamed(_)) = (&base, call, &f.member) {
+                return err_at(
+                    &f.base,
+                    "cotan reads the results of a call returning a tuple through a pattern; bind them (`let (a, b) = f(..);`) and use the one you need",
+                );
+            }
             if let Tree::Leaf(_) = base {
                 return err_at(
                     &f.base,
@@ -1067,8 +1074,11 @@ impl Lower {
         if let Some(r) = self.struct_method(m) {
             return r;
         }
-        if let Some(r) = self.record_method(m, 1) {
-            return r.map(|mut v| v.pop().map(Tree::Leaf));
+        if let Some(r) = self.record_method(m, None) {
+            return r.map(|mut v| match v.len() {
+                0 | 1 => v.pop().map(Tree::Leaf),
+                _ => Some(Tree::Tuple(v.into_iter().map(Tree::Leaf).collect())),
+            });
         }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();

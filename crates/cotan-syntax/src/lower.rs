@@ -761,7 +761,7 @@ impl Lower {
             }
             syn::Stmt::Expr(syn::Expr::MethodCall(m), Some(_)) if self.is_record_receiver(&m.receiver) => {
                 // A method whose result is dropped: it may return `()`.
-                self.record_method(m, 0).expect("checked: the receiver is a record")?;
+                self.record_method(m, Some(0)).expect("checked: the receiver is a record")?;
                 Ok(None)
             }
             syn::Stmt::Expr(e, semi) => {
@@ -797,6 +797,15 @@ impl Lower {
                 // `let (a, b) = g(..)`: a function returning a tuple, as a generated derivative does.
                 let vals = self.user_call_n(c, t.elems.len())?;
                 for (p, v) in t.elems.iter().zip(vals) {
+                    self.bind_pat(p, v)?;
+                }
+                return Ok(());
+            }
+        }
+        if let (syn::Pat::Tuple(t), syn::Expr::MethodCall(m)) = (pat, strip_parens(&init.expr)) {
+            // `let (a, b) = s.method(..)` of a struct: as `Type::method(&s, ..)` is.
+            if let Some(vals) = self.record_method(m, Some(t.elems.len())) {
+                for (p, v) in t.elems.iter().zip(vals?) {
                     self.bind_pat(p, v)?;
                 }
                 return Ok(());

@@ -425,7 +425,11 @@ impl Lower {
 
     /// A method call on a record (`self.energy(x)`, `p.update(&mut g)`): a call of
     /// `Type::method` with the record first. `None` if the receiver is not a record.
-    pub(crate) fn record_method(&mut self, m: &syn::ExprMethodCall, results: usize) -> Option<syn::Result<Vec<Value>>> {
+    pub(crate) fn record_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        results: Option<usize>,
+    ) -> Option<syn::Result<Vec<Value>>> {
         if !self.is_record_receiver(&m.receiver) {
             if let Some(path) = field_path(&m.receiver) {
                 if self.field_shapes.get(&path) == Some(&Shape::Record) {
@@ -472,7 +476,16 @@ impl Lower {
             paren_token: m.paren_token,
             args,
         };
+        // (Unless told, as many results as the method returns numbers: a tuple's each.)
+        let results = results.unwrap_or_else(|| self.env.callee(&call_path(&call)).map_or(1, |s| s.results.max(1)));
         Some(self.user_call_n(&call, results))
+    }
+}
+
+fn call_path(c: &syn::ExprCall) -> syn::Path {
+    match &*c.func {
+        syn::Expr::Path(p) => p.path.clone(),
+        _ => unreachable!("built from a path"),
     }
 }
 

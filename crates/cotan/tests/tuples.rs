@@ -252,3 +252,42 @@ fn helpers_ending_in_if_chains_of_tuples() {
         common::check_slice_fn("chain_of_models", chain_of_models, d_chain_of_models, t_chain_of_models, &x);
     }
 }
+
+/// A struct whose methods return tuples.
+pub struct Scaler {
+    pub a: f64,
+}
+
+impl Scaler {
+    pub fn pair(&self, x: f64) -> (f64, f64) {
+        (x * self.a, x)
+    }
+    pub fn scaled(&self, x: f64, k: usize) -> (f64, f64) {
+        (x * self.a * k as f64, x.sin())
+    }
+}
+
+/// Tuples returned by methods of a struct parameter: destructured, kept whole and read by
+/// `.0`, and read directly from the call.
+#[cotan::autodiff_reverse(d_method_tuples, Const, Active, Active)]
+#[cotan::autodiff_forward(t_method_tuples, Const, Dual, Dual)]
+fn method_tuples(c: &Scaler, k: f64) -> f64 {
+    let (u, w) = c.pair(k);
+    let t = c.scaled(u, 2);
+    let z = c.pair(w).1 * c.pair(t.1).0;
+    u * w + t.0 * t.1 + z
+}
+
+#[test]
+fn tuples_returned_by_methods() {
+    let c = Scaler { a: 1.3 };
+    for k in [0.7, -0.4] {
+        let (value, dk) = d_method_tuples(&c, k, 1.0);
+        assert_eq!(value, method_tuples(&c, k));
+        let fd = (method_tuples(&c, k + 1e-6) - method_tuples(&c, k - 1e-6)) / 2e-6;
+        assert!((fd - dk).abs() <= 1e-6 * fd.abs().max(1.0), "at {k}: {dk} vs {fd}");
+        let (v, jvp) = t_method_tuples(&c, k, 1.0);
+        assert_eq!(v, value);
+        assert!((jvp - dk).abs() <= 1e-12 * dk.abs().max(1.0), "forward at {k}: {jvp} vs {dk}");
+    }
+}
