@@ -138,12 +138,26 @@ impl cotan_syntax::Env for SourceEnv {
         callee_shape(&self.src, f).map(|mut shape| {
             // The result as the caller names it.
             if let Some(r) = &mut shape.ret {
+                // The type as the callee's module names it (`Self`, or `Pt` of
+                // `crate::more::Pt::new`).
+                let def = &self.src.fns[f];
+                let own = def.imp.and_then(|i| self.src.impl_type(i));
+                let t = match r.path.as_str() {
+                    "Self" => own,
+                    p => {
+                        let segs: Vec<String> = p.split("::").map(str::to_string).collect();
+                        match self.src.resolve(def.scope, &segs, Ns::Type) {
+                            Res::Type(t) => Some(t),
+                            _ => None,
+                        }
+                    }
+                };
                 if self.home.is_some() || self.krate.is_some() {
-                    let t = self.src.fns[f].imp.and_then(|i| self.src.impl_type(i));
-                    if let Some(p) = t.filter(|_| r.path == "Self").and_then(|t| self.type_path_out(t)) {
+                    if let Some(p) = t.and_then(|t| self.type_path_out(t)) {
                         r.path = p;
                     }
-                } else if r.path == "Self" && segs.len() >= 2 {
+                } else if (r.path == "Self" || t.is_some() && t == own) && segs.len() >= 2 {
+                    // The impl's own type: the call's path names it.
                     r.path = segs[..segs.len() - 1].join("::");
                 }
             }

@@ -565,7 +565,9 @@ impl Program {
                 "the derivative, generated here, reads {what}, which is private to its module; make it `pub(crate)`"
             )
         };
-        for g in &self.made {
+        // (The function with the attribute too: it reads the fields of structs it passes
+        // field by field.)
+        for g in self.made.iter().chain(std::iter::once(&*self.root)) {
             let mut bad = None;
             g.walk(&mut |op| {
                 if bad.is_some() {

@@ -413,3 +413,46 @@ fn structs_changed_by_calls() {
         assert!((ds.v[k] - fd).abs() < 1e-8, "d/dv[{k}]: {} vs {fd}", ds.v[k]);
     }
 }
+
+mod geometry {
+    #[derive(Clone, Copy)]
+    pub struct Pt {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    impl Pt {
+        pub fn new(x: f64, y: f64) -> Pt {
+            Pt { x, y }
+        }
+        pub fn dist2(&self, o: &Pt) -> f64 {
+            (self.x - o.x).powi(2) + (self.y - o.y).powi(2)
+        }
+    }
+}
+
+/// Structs made by their type's associated function named by its full path
+/// (`crate::geometry::Pt::new`), with no `use` of the type: kept in a local and passed on,
+/// and made inside the argument of a call.
+#[autodiff_reverse(d_full_paths, Active, Active, Active)]
+#[autodiff_forward(t_full_paths, Dual, Dual, Dual)]
+fn full_paths(x: f64, y: f64) -> f64 {
+    let a = crate::geometry::Pt::new(2.0 * x, 1.0);
+    a.dist2(&crate::geometry::Pt::new(y, x * y)) + crate::geometry::Pt::new(x, y).dist2(&a)
+}
+
+#[test]
+fn structs_made_by_full_paths() {
+    for (x, y) in [(0.7, -0.3), (1.2, 0.4)] {
+        let (value, dx, dy) = d_full_paths(x, y, 1.0);
+        assert_eq!(value, full_paths(x, y));
+        let h = 1e-6;
+        let fx = (full_paths(x + h, y) - full_paths(x - h, y)) / (2.0 * h);
+        let fy = (full_paths(x, y + h) - full_paths(x, y - h)) / (2.0 * h);
+        assert!((dx - fx).abs() <= 1e-6 * fx.abs().max(1.0), "d/dx: {dx} vs {fx}");
+        assert!((dy - fy).abs() <= 1e-6 * fy.abs().max(1.0), "d/dy: {dy} vs {fy}");
+        let (_, jx) = t_full_paths(x, 1.0, y, 0.0);
+        let (_, jy) = t_full_paths(x, 0.0, y, 1.0);
+        assert!((jx - dx).abs() <= 1e-12 * dx.abs().max(1.0) && (jy - dy).abs() <= 1e-12 * dy.abs().max(1.0));
+    }
+}
