@@ -1455,10 +1455,12 @@ fn literal_is_negated(c: Const, t: Ty) -> bool {
 fn is_other_crate(path: &syn::ExprPath) -> bool {
     let segs = &path.path.segments;
     let first = segs[0].ident.to_string();
+    // (`::cotan::rt::..` is cotan's runtime, whose types the generated code matches.)
     path.qself.is_none()
+        && path.path.leading_colon.is_none()
         && segs.len() > 1
         && first.starts_with(|c: char| c.is_ascii_lowercase())
-        && !matches!(first.as_str(), "crate" | "self" | "super")
+        && !matches!(first.as_str(), "crate" | "self" | "super" | "cotan")
 }
 
 fn literal(c: Const, t: Ty, suffixed: bool) -> TokenStream {
