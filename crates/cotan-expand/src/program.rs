@@ -372,7 +372,18 @@ impl Program {
     fn lower_derived(&mut self, d: DerivedId) -> Result<Callee, String> {
         let src = self.src.clone().expect("derivatives come from sources");
         let dd = &src.derived[d];
-        let of = self.callee(&self.def_or_root(dd.of))?;
+        let of = self.callee(&self.def_or_root(dd.of)).map_err(|e| {
+            if !e.contains("generic over a type other than its float type") {
+                return e;
+            }
+            let primal = &src.fns[dd.of].name;
+            format!("cotan cannot differentiate `{}` again: it is the derivative of `{primal}`, which is generic over a type other than its float type; for second order, put `#[cotan::hvp]` (or `#[cotan::hessian]`) on a function that takes the inputs first and the concrete model after (`fn f(x: &[f64], m: &MyModel) -> f64 {{ {primal}(m, x) }}`)", dd.name)
+        })?;
+        if crate::env::flat_shape(&src, dd.of).is_some() {
+            // (Its callers would pass the structs whole; its IR takes them field by field.)
+            let primal = &src.fns[dd.of].name;
+            return Err(format!("cotan cannot differentiate `{}` again: `{primal}` takes structs (or arrays by value), which its derivatives take apart; for second order, put `#[cotan::hvp]` (or `#[cotan::hessian]`) on a function that takes the inputs first and the struct after (`fn f(x: &[f64], m: &MyModel) -> f64`), or pass the struct's numbers as separate arguments", dd.name));
+        }
         let shown = format!("`{}` (the derivative of {})", dd.name, of.shown);
         let args: TokenStream =
             dd.args.parse().map_err(|_| format!("cotan cannot read the attribute of {}", of.shown))?;

@@ -981,6 +981,7 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
                     }
                     Tree::Leaf(v) => v,
                     Tree::Struct(..) => return err_at(&m.receiver, "cotan collects numbers and arrays into vectors, not structs; copy a slice of the structs with `.to_vec()` and write their fields (`for (s, &k) in v.iter_mut().zip(ks) { s.k = k; }`)"),
+                    a @ Tree::Tuple(_) => return err_at(&m.receiver, format!("cotan collects numbers and arrays into vectors, not {}; collect arrays (`.map(|x| [a, b])` gives a `Vec<[f64; 2]>`) or one vector per part", a.describe())),
                     a => return err_at(&m.receiver, format!("expected numbers from this iterator, found {}", a.describe())),
                 };
                 let vt = l.scalar_sty(v, span)?;

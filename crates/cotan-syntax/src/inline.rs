@@ -350,7 +350,14 @@ impl Lower {
                 true => format!(", line {}, column {}", at.line, at.column + 1),
                 false => String::new(),
             };
-            syn::Error::new(span, format!("in {}{place}, which cotan lowers at this call: {e}", inl.shown))
+            // (Another crate's function can also be marked there, or wrapped here.)
+            let remedy = match inl.reason.starts_with("it is another crate's")
+                && !["cotan::differentiable", "custom_derivative"].iter().any(|m| e.to_string().contains(m))
+            {
+                true => "; if this cannot change, mark the function `#[cotan::differentiable]` in its crate, or call it from a function of your own marked `#[cotan::custom_derivative(..)]` or `#[cotan::zero_derivative]`",
+                false => "",
+            };
+            syn::Error::new(span, format!("in {}{place}, which cotan lowers at this call: {e}{remedy}", inl.shown))
         })
     }
 

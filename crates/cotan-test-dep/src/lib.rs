@@ -68,3 +68,10 @@ pub fn marked_power(x: f64, n: u32, scale: usize) -> f64 {
         x * marked_power(x, n - 1, scale)
     }
 }
+
+/// Not marked, and built on what cotan cannot lower (a vector of tuples): the error at
+/// its call says what to do.
+pub fn sum_of_pairs(v: &[f64]) -> f64 {
+    let pairs: Vec<(f64, f64)> = v.iter().map(|x| (*x, x * x)).collect();
+    pairs.iter().map(|p| p.0 * p.1).sum()
+}
