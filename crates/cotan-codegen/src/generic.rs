@@ -76,7 +76,13 @@ pub(crate) fn generic_tokens(ts: TokenStream, g: &Ident) -> TokenStream {
 fn is_float_literal(l: &Literal) -> bool {
     let s = l.to_string();
     let digits = s.chars().next().is_some_and(|c| c.is_ascii_digit());
-    digits && !s.starts_with("0x") && (s.contains('.') || s.ends_with("f64") || (s.contains('e') && !s.contains('_')))
+    // (An integer's suffix is no exponent: `3usize`.)
+    const INTEGERS: [&str; 12] =
+        ["usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128"];
+    digits
+        && !s.starts_with("0x")
+        && !INTEGERS.iter().any(|t| s.ends_with(t))
+        && (s.contains('.') || s.ends_with("f64") || (s.contains('e') && !s.contains('_')))
 }
 
 fn constant(name: &str) -> Option<&'static str> {

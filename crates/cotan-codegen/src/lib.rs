@@ -143,6 +143,21 @@ fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     }
 }
 
+/// The generics of a function that wraps derivative `f` (batched results as an array,
+/// tuple results): `f`'s own, `<T: cotan::Real, M: Model>`, or nothing.
+pub fn wrapper_generics(f: &Function, krate: &TokenStream) -> TokenStream {
+    generics_tokens(f, krate)
+}
+
+/// The head of a function that wraps derivative `f`, written with `f64`: in generic float
+/// code, with the float type in place of `f64`, as `f`'s own head is written.
+pub fn wrapper_head(f: &Function, head: TokenStream) -> TokenStream {
+    match &f.generic_float {
+        Some(t) => generic::generic_tokens(head, &format_ident!("{}", t)),
+        None => head,
+    }
+}
+
 /// `fn NAME<..>(params) -> ret` of `f`, for a declaration (parameters by their names, a
 /// receiver named `self` as `this`).
 pub fn signature_tokens(f: &Function, krate: &TokenStream) -> TokenStream {

@@ -1007,9 +1007,12 @@ fn batched(
     let elem = cotan_codegen::ty_tokens(derived.returns[0]);
     let outs: Vec<syn::Ident> = (0..n).map(|k| syn::Ident::new(&format!("r{k}"), Span::call_site())).collect();
     let n_lit = proc_macro2::Literal::usize_unsuffixed(n);
+    // The function's generics (`M: Model`, a float type): the wrapper's too.
+    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
+    let head = cotan_codegen::wrapper_head(derived, quote!(#vis fn #name #generics(#(#params),*) -> [#elem; #n_lit]));
     Ok(quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-        #vis fn #name(#(#params),*) -> [#elem; #n_lit] {
+        #head {
             #inner_tokens
             let (#(#outs),*) = batched(#(#args),*);
             [#(#outs),*]
@@ -1093,10 +1096,12 @@ fn lanes(
         " Forward-mode derivative of [`{}`], batched over {w} directions (`Dualv`: one buffer of {w} lanes per slice).",
         primal.name
     );
+    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
+    let head = cotan_codegen::wrapper_head(derived, quote!(#vis fn #name #generics(#(#params),*) #ret));
     Ok(quote! {
         #[doc = #doc]
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-        #vis fn #name(#(#params),*) #ret {
+        #head {
             #inner_tokens
             #prelude
             #body
@@ -1210,9 +1215,11 @@ fn shaped(
         1 => quote!(let #(#outs)* = shaped(#(#call_args),*);),
         _ => quote!(let (#(#outs),*) = shaped(#(#call_args),*);),
     };
+    // (Generic float code is refused before: only type parameters.)
+    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
     Ok(quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-        #vis fn #name(#(#params),*) -> #ret_ty {
+        #vis fn #name #generics(#(#params),*) -> #ret_ty {
             #inner_tokens
             #bind
             #value

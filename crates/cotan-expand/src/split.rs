@@ -228,7 +228,22 @@ pub(crate) fn batched_reverse(
             }
         }
     }
+    // A sweep generic over the function's type parameters (`M: Model`) that takes none of
+    // them (the reverse sweep of a `Const` model) is called with them named.
+    let turbofish = |g: &cotan_ir::Function| -> TokenStream {
+        let names: Vec<syn::Ident> = g
+            .type_params
+            .iter()
+            .map(|decl| format_ident!("{}", decl.split(':').next().unwrap_or_default().trim()))
+            .collect();
+        match names.is_empty() {
+            true => quote!(),
+            false => quote!(::<#(#names),*>),
+        }
+    };
     let (aug_name, rev_name) = (format_ident!("{}", aug.name), format_ident!("{}", rev.name));
+    let (aug_args, rev_args) = (turbofish(&aug), turbofish(&rev));
+    let (aug_name, rev_name) = (quote!(#aug_name #aug_args), quote!(#rev_name #rev_args));
     let of = f.name.clone();
     let sweeps = lanes.iter().map(|lane| {
         quote! {
@@ -249,13 +264,15 @@ pub(crate) fn batched_reverse(
     };
     let name = &args.name;
     let vis = &func.vis;
+    // The function's type parameters (`M: Model`; generic float code is refused above).
+    let generics = cotan_codegen::wrapper_generics(f, &krate);
     let doc =
         format!(" Reverse-mode derivative of [`{of}`], batched over {w} seeds: one forward sweep, {w} reverse sweeps.");
     Ok(quote! {
         #[doc = #doc]
         #[inline]
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
-        #vis fn #name(#(#params),*) #ret {
+        #vis fn #name #generics(#(#params),*) #ret {
             #items
             let mut __tape = #krate::rt::Tape::acquire();
             let __result = #aug_name(#(#primal_args,)* &mut __tape);

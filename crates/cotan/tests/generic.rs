@@ -6,6 +6,8 @@ use num_traits::Float;
 
 #[autodiff_reverse(d_logsumexp, Duplicated, Active)]
 #[autodiff_forward(f_logsumexp, Dual, Dual)]
+#[autodiff_forward(b_logsumexp, 2, Dual, Dual)]
+#[autodiff_forward(v_logsumexp, 2, Dualv, Dual)]
 fn logsumexp<T: Float>(x: &[T]) -> T {
     let mut m = T::neg_infinity();
     for &v in x {
@@ -128,4 +130,28 @@ fn type_parameters_bound_by_arithmetic_or_unbounded_elements() {
     for k in 0..4 {
         assert!((g[k] - 2.0 * (4 - k) as f64 * x[k]).abs() < 1e-12, "{g:?}");
     }
+}
+
+/// Batched forward mode of generic float code is generic too: `f32` and `f64`.
+#[test]
+fn batched_forward_mode_in_f64_and_f32() {
+    let x = [0.3, -1.2, 2.5, 0.7];
+    let (u0, u1) = ([1.0, 0.5, -0.3, 0.2], [0.0, -1.0, 0.4, 2.0]);
+    let [y, t0, t1] = b_logsumexp(&x, &u0, &u1);
+    assert_eq!(y, logsumexp(&x));
+    let lanes: Vec<f64> = u0.iter().chain(&u1).copied().collect();
+    let [yv, l0, l1] = v_logsumexp(&x, &lanes);
+    assert_eq!(yv, y);
+    let grad = fd(logsumexp, &x, 1e-6);
+    for (t, l, u) in [(t0, l0, u0), (t1, l1, u1)] {
+        // Against finite differences (1e-8) and unbatched forward mode (1e-14).
+        let want: f64 = grad.iter().zip(u).map(|(g, u)| g * u).sum();
+        assert!((t - want).abs() < 1e-8, "{t} vs {want}");
+        let (_, single) = f_logsumexp(&x, &u);
+        assert!((t - single).abs() < 1e-14 && (l - single).abs() < 1e-14, "{t} {l} vs {single}");
+    }
+    let x32 = x.map(|v| v as f32);
+    let [y32, s0, s1] = b_logsumexp(&x32, &u0.map(|v| v as f32), &u1.map(|v| v as f32));
+    assert!((y32 as f64 - y).abs() < 1e-5);
+    assert!((s0 as f64 - t0).abs() < 1e-5 && (s1 as f64 - t1).abs() < 1e-5, "{s0} {s1} vs {t0} {t1}");
 }
