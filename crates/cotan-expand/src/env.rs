@@ -21,11 +21,17 @@ pub(crate) struct SourceEnv {
     /// For the body of another crate's function inlined into this one's: that crate's name,
     /// by which generated paths reach its items (`::simple_dep::f`).
     pub krate: Option<Rc<str>>,
+    /// For the body of a generic function inlined at a call: the types its type parameters
+    /// stand for there (`K` for `Gauss`), see `cotan_syntax::Env::with_type_params`.
+    /// Each with the path the function being lowered names the type by, which is the
+    /// path of the methods called on the parameters of that type (`A::f` for `m.f(x)`
+    /// with `m: &K`; `A` may not be visible in the inlined function's module).
+    pub type_params: Vec<(String, TypeId, String)>,
 }
 
 impl SourceEnv {
     pub(crate) fn new(src: Rc<Sources>, scope: ModId, imp: Option<ImplId>) -> Self {
-        SourceEnv { src, scope, imp, home: None, krate: None }
+        SourceEnv { src, scope, imp, home: None, krate: None, type_params: vec![] }
     }
 
     /// `::krate::module::name` for an item of another crate's module.
@@ -75,6 +81,18 @@ impl SourceEnv {
         }
     }
 
+    /// The type a type parameter of an inlined generic function stands for.
+    fn type_param(&self, name: &str) -> Option<TypeId> {
+        self.type_params.iter().find(|(n, _, _)| n == name).map(|(_, t, _)| *t)
+    }
+
+    /// The type a type parameter stands for, by the path the function being lowered names
+    /// it with.
+    fn bound_type(&self, path: &[String]) -> Option<TypeId> {
+        let text = path.join("::");
+        self.type_params.iter().find(|(_, _, p)| *p == text).map(|(_, t, _)| *t)
+    }
+
     /// Where generated paths are read.
     fn home_scope(&self) -> ModId {
         self.home.unwrap_or(self.scope)
@@ -85,6 +103,8 @@ impl SourceEnv {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         let res = match (segs.as_slice(), self.imp) {
             ([s, m], Some(i)) if s == "Self" => self.src.method(self.src.impl_type(i)?, m),
+            ([s, m], _) if self.type_param(s).is_some() => self.src.method(self.type_param(s)?, m),
+            ([ty @ .., m], _) if self.bound_type(ty).is_some() => self.src.method(self.bound_type(ty)?, m),
             _ => self.src.resolve(self.scope, &segs, Ns::Value),
         };
         match res {
@@ -179,6 +199,40 @@ impl cotan_syntax::Env for SourceEnv {
         }
         self.fn_path_from_home(self.resolve_fn(path)?)
     }
+
+    fn home_type(&self, ty: &syn::Path) -> Option<String> {
+        if self.krate.is_some() {
+            return None;
+        }
+        self.src.type_path(self.home_scope(), self.type_named(ty)?)
+    }
+
+    fn with_type_params(&self, types: &[(String, String)]) -> Option<Rc<dyn cotan_syntax::Env>> {
+        // (Another crate's generic functions are not lowered here.)
+        if self.krate.is_some() {
+            return None;
+        }
+        let mut type_params = vec![];
+        for (name, ty) in types {
+            let path: syn::Path = syn::parse_str(ty).ok()?;
+            if path.segments.iter().any(|s| !s.arguments.is_none()) {
+                return None;
+            }
+            let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            match self.src.resolve(self.home_scope(), &segs, Ns::Type) {
+                Res::Type(t) => type_params.push((name.clone(), t, segs.join("::"))),
+                _ => return None,
+            }
+        }
+        Some(Rc::new(SourceEnv {
+            src: self.src.clone(),
+            scope: self.scope,
+            imp: self.imp,
+            home: self.home,
+            krate: None,
+            type_params,
+        }))
+    }
 }
 
 impl SourceEnv {
@@ -240,7 +294,14 @@ impl SourceEnv {
             Err(e) => return Some(Err(e.to_string())),
         };
         let home = (!foreign).then(|| self.home_scope());
-        let env = SourceEnv { src: src.clone(), scope: def.scope, imp: def.imp, home, krate: krate.clone() };
+        let env = SourceEnv {
+            src: src.clone(),
+            scope: def.scope,
+            imp: def.imp,
+            home,
+            krate: krate.clone(),
+            type_params: vec![],
+        };
         Some(Ok(cotan_syntax::Inlined {
             item,
             env: Rc::new(env),
@@ -318,6 +379,7 @@ impl SourceEnv {
         }
         match (segs.as_slice(), self.imp) {
             ([s], Some(i)) if s == "Self" => self.src.impl_type(i),
+            ([s], _) if self.type_param(s).is_some() => self.type_param(s),
             _ => match self.src.resolve(self.scope, &segs, Ns::Type) {
                 Res::Type(t) => Some(t),
                 _ => None,

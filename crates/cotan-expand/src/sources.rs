@@ -582,9 +582,11 @@ impl Sources {
         let module = (0..self.modules.len())
             .filter(|&m| *self.modules[m].file == file && within(self.modules[m].lines))
             .max_by_key(|&m| self.depth(m))?;
+        // The innermost function around the line; of several on one line
+        // (`impl K for A { fn scale() .. fn f(&self) .. }`), the one of that name.
         let func = (0..self.fns.len())
             .filter(|&f| *self.fns[f].file == file && within(self.fns[f].lines))
-            .min_by_key(|&f| self.fns[f].lines.1 - self.fns[f].lines.0);
+            .min_by_key(|&f| (self.fns[f].lines.1 - self.fns[f].lines.0, self.fns[f].name != name));
         Some((module, func))
     }
 

@@ -97,6 +97,18 @@ pub trait Env {
     fn home_path(&self, _path: &syn::Path) -> Option<String> {
         None
     }
+    /// The path, as the function being lowered names it, of the type of the crate that
+    /// `ty` names here (a turbofish's type argument, `helper::<Gauss>(..)`).
+    fn home_type(&self, _ty: &syn::Path) -> Option<String> {
+        None
+    }
+    /// For the body of a function lowered at a call (`Inlined::env`): the crate as seen from
+    /// it with its type parameters standing for types of the crate, each named as the
+    /// function being lowered names it (`("K", "model::Gauss")`), so that `K::scale()` is
+    /// `Gauss::scale()`. `None` if one of them is not a type of the crate.
+    fn with_type_params(&self, _types: &[(String, String)]) -> Option<std::rc::Rc<dyn Env>> {
+        None
+    }
 }
 
 /// A function of the crate to lower in place of a call of it.

@@ -9,6 +9,7 @@
 //! named as the caller's module names them (`Env::home_path`).
 
 use crate::span::Spanned;
+use syn::visit_mut::VisitMut;
 
 use crate::agg::{Agg, Tree};
 use crate::chain::Item;
@@ -273,6 +274,13 @@ impl Lower {
                 (None, None) => Arg::Item(self.inline_arg(p, a)?),
             });
         }
+        // Type parameters other than closures' (`K: Kind`): the types the arguments have
+        // here, so that `K::scale()` names the impl's function.
+        let types = self.type_args(sig, &closures, &bound, turbofish);
+        if !types.is_empty() {
+            self.bind_type_params(&mut inl, &types, span)?;
+        }
+        let sig = &inl.item.sig;
         if sig.generics.const_params().next().is_some() {
             let values = self.const_args(sig, &bound, turbofish).map_err(|m| {
                 syn::Error::new(span, format!("cotan lowers {} at this call ({}); {m}", inl.shown, inl.reason))
@@ -411,6 +419,105 @@ impl Lower {
         Ok(out)
     }
 
+    /// Per type parameter of `sig` other than closures', the type it stands for at this
+    /// call (as the function being lowered names it), if it can be told: from the turbofish
+    /// (`helper::<Gauss>(..)`) or from an argument passed for a parameter of type `K`,
+    /// `&K`, `&mut K` (a struct) or `&[K]`, `&Vec<K>`, `&[K; N]` (a slice of structs).
+    fn type_args(
+        &self,
+        sig: &syn::Signature,
+        closures: &[(String, usize)],
+        bound: &[Arg],
+        turbofish: Option<&syn::AngleBracketedGenericArguments>,
+    ) -> Vec<(String, Option<String>)> {
+        let given: Vec<&syn::GenericArgument> = turbofish
+            .map(|t| t.args.iter().filter(|a| !matches!(a, syn::GenericArgument::Lifetime(_))).collect())
+            .unwrap_or_default();
+        let params: Vec<&syn::GenericParam> =
+            sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_))).collect();
+        let mut out = vec![];
+        for (k, t) in params.iter().enumerate() {
+            let syn::GenericParam::Type(t) = t else { continue };
+            let name = t.ident.to_string();
+            if closures.iter().any(|(c, _)| *c == name) {
+                continue;
+            }
+            let from_turbofish = match given.get(k) {
+                Some(syn::GenericArgument::Type(syn::Type::Path(p))) if p.qself.is_none() => {
+                    self.env.home_type(&p.path)
+                }
+                _ => None,
+            };
+            let from_args = || {
+                sig.inputs.iter().zip(bound).find_map(|(p, a)| {
+                    let syn::FnArg::Typed(pt) = p else { return None };
+                    let (param, container) = type_param_of(&pt.ty)?;
+                    if param != name {
+                        return None;
+                    }
+                    let record = |kind: cotan_ir::MemKind| match (kind, container) {
+                        (cotan_ir::MemKind::Record(id), false) | (cotan_ir::MemKind::Records(_, id), true) => {
+                            Some(self.func.records[id as usize].clone()).filter(|t| !t.starts_with('*'))
+                        }
+                        _ => None,
+                    };
+                    match a {
+                        Arg::Item(Item::Val(v)) => record(self.mem_ty(*v)?.kind),
+                        Arg::Item(Item::Agg(Tree::Struct(path, _))) | Arg::Slots(Tree::Struct(path, _))
+                            if !container =>
+                        {
+                            Some(path.clone())
+                        }
+                        _ => None,
+                    }
+                })
+            };
+            let ty = from_turbofish.or_else(from_args);
+            out.push((name, ty));
+        }
+        out
+    }
+
+    /// Lowers `inl`'s body with its type parameters standing for `types` (see
+    /// [`Lower::type_args`]): `K::f` is then the function of `K`'s type. An error if the
+    /// body names one whose type is not known (`K::f` would reach rustc as it is).
+    fn bind_type_params(
+        &self,
+        inl: &mut Inlined,
+        types: &[(String, Option<String>)],
+        span: proc_macro2::Span,
+    ) -> syn::Result<()> {
+        let known: Vec<(String, String)> = types.iter().filter_map(|(n, t)| Some((n.clone(), t.clone()?))).collect();
+        let env = match known.len() == types.len() {
+            true => inl.env.with_type_params(&known),
+            false => None,
+        };
+        let (unknown, bound): (Vec<String>, Vec<String>) = match &env {
+            Some(_) => (vec![], known.iter().map(|(n, _)| n.clone()).collect()),
+            None => (types.iter().map(|(n, _)| n.clone()).collect(), vec![]),
+        };
+        let mut named = TypeParamPaths { unknown: &unknown, bound, found: None };
+        named.visit_block_mut(&mut inl.item.block);
+        if let Some((param, at)) = named.found {
+            let ty = types.iter().find(|(n, _)| *n == param).and_then(|(_, t)| t.clone());
+            let why = match ty {
+                Some(t) => format!("cotan cannot name the functions of `{t}`, which `{param}` stands for here"),
+                None => format!("cotan cannot tell which type `{param}` stands for here"),
+            };
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "cotan lowers {} at this call ({}) and its body names `{at}`, but {why}; pass a struct of this crate for a parameter of type `{param}` or `&{param}`, or write the type after the function's name (`::<Type>`)",
+                    inl.shown, inl.reason
+                ),
+            ));
+        }
+        if let Some(env) = env {
+            inl.env = env;
+        }
+        Ok(())
+    }
+
     /// A closure argument: a closure written at the call, a local closure, or a function.
     fn closure_arg(&mut self, a: &syn::Expr, arity: usize) -> syn::Result<usize> {
         let e = match strip_parens(a) {
@@ -538,5 +645,66 @@ impl Lower {
                 p => err_at(p, "cotan binds a struct lent to this function to a name; write `s: &mut S`"),
             },
         }
+    }
+}
+
+/// The type parameter a parameter's type is, or holds as its elements: `K`, `&K`,
+/// `&mut K` (`false`) or `&[K]`, `&Vec<K>`, `&[K; N]` (`true`).
+fn type_param_of(ty: &syn::Type) -> Option<(String, bool)> {
+    let single = |t: &syn::Type| match t {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    };
+    match ty {
+        syn::Type::Paren(p) => type_param_of(&p.elem),
+        syn::Type::Reference(r) => match single(&r.elem) {
+            Some(n) => Some((n, false)),
+            None => {
+                let (_, elem) = crate::record::container_of(&r.elem)?;
+                Some((single(elem)?, true))
+            }
+        },
+        t => Some((single(t)?, false)),
+    }
+}
+
+/// In an inlined generic body: `<K as Trait>::f` written `K::f` where `K` is bound (the
+/// crate's view then resolves it), and the first path whose first segment is one of the
+/// type parameters whose type is not known (`K::scale`).
+struct TypeParamPaths<'a> {
+    unknown: &'a [String],
+    bound: Vec<String>,
+    /// The type parameter and the path.
+    found: Option<(String, String)>,
+}
+
+/// Whether `t` is one of the type parameters `names`.
+fn is_type_param(t: &syn::Type, names: &[String]) -> bool {
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().is_some_and(|i| names.iter().any(|n| i == n)),
+        _ => false,
+    }
+}
+
+impl VisitMut for TypeParamPaths<'_> {
+    fn visit_expr_path_mut(&mut self, e: &mut syn::ExprPath) {
+        if let Some(q) = &e.qself {
+            if let (true, syn::Type::Path(p)) = (is_type_param(&q.ty, &self.bound), &*q.ty) {
+                // `<K as Trait>::f`: `K::f`.
+                let mut path = p.path.clone();
+                path.segments.extend(e.path.segments.iter().skip(q.position).cloned());
+                e.qself = None;
+                e.path = path;
+            } else if self.found.is_none() && is_type_param(&q.ty, self.unknown) {
+                self.found = Some((crate::record::tokens_text(&*q.ty), crate::record::tokens_text(&*e)));
+            }
+        }
+        if self.found.is_none() && e.qself.is_none() && e.path.segments.len() > 1 {
+            let first = e.path.segments[0].ident.to_string();
+            if self.unknown.contains(&first) {
+                self.found = Some((first, crate::record::tokens_text(&*e)));
+            }
+        }
+        syn::visit_mut::visit_expr_path_mut(self, e);
     }
 }

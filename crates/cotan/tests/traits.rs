@@ -580,3 +580,153 @@ fn batched_reverse_mode_of_a_function_generic_over_a_marked_trait() {
         assert!((dm.s - s).abs() <= 1e-6 * s.abs().max(1.0), "seed {k}, d/ds: {} vs {s}", dm.s);
     }
 }
+
+/// Generic helpers lowered at a call with a concrete type, calling a trait's associated
+/// function (no `self`): `K::scale()` and `<K as Kind>::scale()` are the function of the
+/// impl of the type passed there.
+trait Kind {
+    fn scale() -> f64;
+    fn f(&self, x: f64) -> f64;
+}
+
+struct Quad {
+    k: f64,
+}
+
+impl Kind for Quad {
+    fn scale() -> f64 {
+        2.0
+    }
+    fn f(&self, x: f64) -> f64 {
+        self.k * x * x
+    }
+}
+
+struct Sine {
+    a: f64,
+}
+
+impl Kind for Sine {
+    fn scale() -> f64 {
+        0.5
+    }
+    fn f(&self, x: f64) -> f64 {
+        (self.a * x).sin()
+    }
+}
+
+fn scaled<K: Kind>(m: &K, x: f64) -> f64 {
+    m.f(x) * K::scale()
+}
+
+fn summed_kinds<K: Kind>(ms: &[K], x: f64) -> f64 {
+    let mut s = 0.0;
+    for m in ms {
+        s += m.f(x);
+    }
+    s * <K as Kind>::scale()
+}
+
+/// The type only in the turbofish.
+fn named<K: Kind>(x: f64) -> f64 {
+    K::scale() * x * x
+}
+
+/// In a module that imports the trait and not the types.
+mod kind_helpers {
+    use super::Kind;
+
+    pub fn scaled_twice<K: Kind>(m: &K, x: f64) -> f64 {
+        2.0 * m.f(x) * K::scale() + super::scaled(m, x)
+    }
+}
+
+#[autodiff_reverse(d_use_kinds, Const, Const, Active, Active)]
+#[autodiff_forward(t_use_kinds, Const, Const, Dual, Dual)]
+fn use_kinds(q: &Quad, s: &Sine, x: f64) -> f64 {
+    scaled(q, x) + scaled(s, x) + named::<Sine>(x) + kind_helpers::scaled_twice(s, x)
+}
+
+#[autodiff_reverse(d_use_slice, Const, Active, Active)]
+#[autodiff_forward(t_use_slice, Const, Dual, Dual)]
+fn use_slice(qs: &[Quad], x: f64) -> f64 {
+    summed_kinds(qs, x)
+}
+
+/// A marked trait's associated function, through a helper too.
+#[cotan::differentiable]
+trait Weighted {
+    fn weight() -> f64;
+    fn g(&self, x: f64) -> f64;
+}
+
+#[derive(Clone, Differentiable)]
+struct Cubic {
+    c: f64,
+}
+
+#[cotan::differentiable]
+impl Weighted for Cubic {
+    fn weight() -> f64 {
+        3.0
+    }
+    fn g(&self, x: f64) -> f64 {
+        self.c * x * x * x
+    }
+}
+
+fn weighted<K: Weighted>(m: &K, x: f64) -> f64 {
+    m.g(x) * K::weight()
+}
+
+#[autodiff_reverse(d_use_weighted, Duplicated, Active, Active)]
+#[autodiff_forward(t_use_weighted, Dual, Dual, Dual)]
+fn use_weighted(m: &Cubic, x: f64) -> f64 {
+    weighted(m, x)
+}
+
+#[test]
+fn associated_functions_of_a_helpers_type_parameter() {
+    let (q, s) = (Quad { k: 1.3 }, Sine { a: 0.7 });
+    for x in [-0.8, 0.4, 1.9] {
+        let want = fd(&|e| use_kinds(&q, &s, x + e));
+        let (v, dx) = d_use_kinds(&q, &s, x, 1.0);
+        assert_eq!(v, use_kinds(&q, &s, x));
+        let expected = 1.3 * x * x * 2.0 + (0.7 * x).sin() * 0.5 + 0.5 * x * x + 2.0 * (0.7 * x).sin() * 0.5 * 1.5;
+        assert!((v - expected).abs() < 1e-12, "{v} vs {expected}");
+        // Against finite differences (1e-6, relative) and forward against reverse (1e-12).
+        assert!((dx - want).abs() <= 1e-6 * want.abs().max(1.0), "{dx} vs {want}");
+        let (tv, t) = t_use_kinds(&q, &s, x, 1.0);
+        assert_eq!(tv, v);
+        assert!((t - dx).abs() <= 1e-12 * dx.abs().max(1.0), "forward {t} vs reverse {dx}");
+
+        let qs = [Quad { k: 1.3 }, Quad { k: -0.4 }];
+        let want = fd(&|e| use_slice(&qs, x + e));
+        let (v, dx) = d_use_slice(&qs, x, 1.0);
+        assert_eq!(v, use_slice(&qs, x));
+        assert!((dx - want).abs() <= 1e-6 * want.abs().max(1.0), "{dx} vs {want}");
+        let (_, t) = t_use_slice(&qs, x, 1.0);
+        assert!((t - dx).abs() <= 1e-12 * dx.abs().max(1.0), "forward {t} vs reverse {dx}");
+    }
+}
+
+#[test]
+fn associated_functions_of_a_marked_trait_through_a_helper() {
+    let m = Cubic { c: 0.6 };
+    for x in [-0.8, 0.4, 1.9] {
+        let mut dm = m.zero_like();
+        let (v, dx) = d_use_weighted(&m, &mut dm, x, 1.0);
+        assert_eq!(v, use_weighted(&m, x));
+        assert!((v - 3.0 * 0.6 * x * x * x).abs() < 1e-12);
+        // Against finite differences (1e-6, relative), forward against reverse (1e-12).
+        let want = fd(&|e| use_weighted(&m, x + e));
+        assert!((dx - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dx {dx} vs {want}");
+        let want = fd(&|e| use_weighted(&Cubic { c: m.c + e }, x));
+        assert!((dm.c - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dc {} vs {want}", dm.c);
+        let (tv, t) = t_use_weighted(&m, &m.zero_like(), x, 1.0);
+        assert_eq!(tv, v);
+        assert!((t - dx).abs() <= 1e-12 * dx.abs().max(1.0), "forward {t} vs reverse {dx}");
+        let (_, tc) = t_use_weighted(&m, &Cubic { c: 1.0 }, x, 0.0);
+        assert!((tc - dm.c).abs() <= 1e-12 * dm.c.abs().max(1.0), "forward {tc} vs reverse {}", dm.c);
+    }
+}
