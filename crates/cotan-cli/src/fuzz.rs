@@ -1063,6 +1063,20 @@ impl Gen {
                         self.line(&format!("{v}.push({s});"));
                     }
                 }
+                if self.rng.u8(0..2) == 0 {
+                    // Its elements through references: `&mut v[0]`, `last_mut`, `get_mut`.
+                    let (r, l, g, e4) = (self.name("r"), self.name("l"), self.name("g"), self.expr(2));
+                    self.line(&format!("let {r} = &mut {v}[0];"));
+                    self.line(&format!("*{r} = 0.5 * *{r} + ({e4}).tanh();"));
+                    self.line(&format!("if let Some({l}) = {v}.last_mut() {{"));
+                    self.line(&format!("    *{l} *= 0.75;"));
+                    self.line("}");
+                    self.line(&format!("if let Some({g}) = {v}.get_mut(1) {{"));
+                    self.line(&format!("    *{g} += 0.125 * *{g};"));
+                    self.line("} else {");
+                    self.line(&format!("    {v}[0] -= 0.125;"));
+                    self.line("}");
+                }
                 if let Some(m) = self.mutable() {
                     self.update(&m, &format!("{v}[0] * {v}[{v}.len() - 1]"));
                 }
