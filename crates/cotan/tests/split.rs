@@ -86,3 +86,56 @@ fn a_record_of_another_function_is_refused() {
     let mut du = [0.0];
     step_reverse(&record, &mut du);
 }
+
+#[cotan::autodiff_split(pair_out_fwd, pair_out_rev, Duplicated, Duplicated, Active)]
+#[cotan::autodiff_reverse(d_pair_out, Duplicated, Duplicated, Active)]
+fn pair_out(x: &[f64], out: &mut [f64]) -> (f64, f64) {
+    out[0] = x[0] * x[1];
+    (x[0].sin() * out[0], x[1] * x[1])
+}
+
+#[cotan::autodiff_split(array_fwd, array_rev, Duplicated, Active)]
+#[cotan::autodiff_reverse(d_array, Duplicated, Active)]
+fn array_result(x: &[f64]) -> [f64; 2] {
+    [x[0] * x[1], x[0].sin()]
+}
+
+#[cotan::autodiff_split(pair_k_fwd, pair_k_rev, Duplicated, Active, Active)]
+#[cotan::autodiff_reverse(d_pair_k, Duplicated, Active, Active)]
+fn pair_k(x: &[f64], k: f64) -> (f64, f64) {
+    (x[0] * k, k * k * x[1])
+}
+
+/// Tuple and array results: the reverse sweep takes the seed as one tuple or array, as
+/// `autodiff_reverse`'s derivative does, and gives what it gives, for each seed.
+#[test]
+fn tuple_and_array_results_take_their_seed_whole() {
+    let x = [0.3, -1.2];
+    for seed in [(1.0, 0.0), (0.5, -2.0)] {
+        let (mut dx1, mut dx2) = ([0.0; 2], [0.0; 2]);
+        let (mut o1, mut o2) = ([0.0; 1], [0.0; 1]);
+        let (mut do1, mut do2) = ([0.25; 1], [0.25; 1]);
+        let r1 = d_pair_out(&x, &mut dx1, &mut o1, &mut do1, seed);
+        let (r2, record) = pair_out_fwd(&x, &mut o2);
+        pair_out_rev(&record, &mut dx2, &mut do2, seed);
+        assert_eq!((r1, dx1, do1, o1), (r2, dx2, do2, o2));
+        assert!(dx1.iter().any(|d| *d != 0.0));
+    }
+    for seed in [[1.0, 0.0], [0.5, -2.0]] {
+        let (mut dx1, mut dx2) = ([0.0; 2], [0.0; 2]);
+        let r1 = d_array(&x, &mut dx1, seed);
+        let (r2, record) = array_fwd(&x);
+        array_rev(&record, &mut dx2, seed);
+        assert_eq!((r1, dx1), (r2, dx2));
+        let want = [seed[0] * x[1] + seed[1] * x[0].cos(), seed[0] * x[0]];
+        assert!((dx2[0] - want[0]).abs() < 1e-15 && (dx2[1] - want[1]).abs() < 1e-15, "{dx2:?} vs {want:?}");
+    }
+    for seed in [(1.0, 0.0), (0.5, -2.0)] {
+        let (mut dx1, mut dx2) = ([0.0; 2], [0.0; 2]);
+        let (r1, dk1) = d_pair_k(&x, &mut dx1, 1.5, seed);
+        let (r2, record) = pair_k_fwd(&x, 1.5);
+        let dk2 = pair_k_rev(&record, &mut dx2, seed);
+        assert_eq!((r1, dx1, dk1), (r2, dx2, dk2));
+        assert!((dk2 - (seed.0 * x[0] + seed.1 * 2.0 * 1.5 * x[1])).abs() < 1e-14);
+    }
+}
