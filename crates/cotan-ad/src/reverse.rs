@@ -1349,7 +1349,7 @@ impl<'a> Rev<'a> {
                     message: if self.l.split {
                         "cotan checkpoints loops in the function with `#[autodiff_reverse]` only, not in a function it calls nor in `autodiff_split`'s functions (their reverse sweep cannot rewrite the primal state); move the loop, or the annotation, into the function with the attribute"
                     } else {
-                        "cotan checkpoints loops at the top level of the function, not inside another loop or a branch; move the loop (or the annotation) there"
+                        "cotan checkpoints loops at the top level of the function, not inside another loop or a branch (an early `return`, `?` or `let .. else` before the loop puts the rest of the function in a branch); move the loop (or the annotation) to the top level, and an early exit before it to after it (`if n == 0 { return x0; }` after a loop that then runs zero times)"
                     }
                     .into(),
                 });

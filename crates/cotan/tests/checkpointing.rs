@@ -530,3 +530,41 @@ fn continue_while_and_inner_exits() {
         }
     }
 }
+
+/// The rewrite the error on a checkpointed loop after an early `return` suggests: the
+/// early exit after the loop, which then runs zero times.
+#[autodiff_reverse(d_exit_after, Active, Const, Active)]
+fn exit_after(x0: f64, steps: usize) -> f64 {
+    let mut x = x0;
+    for _t in checkpoint(0..steps, Every(4)) {
+        x = x + 0.1 * x.sin();
+    }
+    if steps == 0 {
+        return x0;
+    }
+    x
+}
+
+#[autodiff_reverse(d_exit_after_whole, Active, Const, Active)]
+fn exit_after_whole(x0: f64, steps: usize) -> f64 {
+    let mut x = x0;
+    for _t in 0..steps {
+        x = x + 0.1 * x.sin();
+    }
+    if steps == 0 {
+        return x0;
+    }
+    x
+}
+
+#[test]
+fn early_exit_after_a_checkpointed_loop() {
+    for steps in STEPS {
+        let (v, d) = d_exit_after(0.7, steps, 1.0);
+        let (w, e) = d_exit_after_whole(0.7, steps, 1.0);
+        assert_eq!(v, exit_after(0.7, steps));
+        assert!(close(v, w, 1e-12) && close(d, e, 1e-12), "{steps} steps: {d} against {e}");
+        let want = fd(&|x| exit_after(x[0], steps), &[0.7]);
+        assert!(close(d, want[0], 1e-6), "{steps} steps: {d} against {}", want[0]);
+    }
+}
