@@ -1448,9 +1448,9 @@ impl<'a> Rev<'a> {
                         return Err(AdError {
                             span,
                             message: if writes {
-                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory or a whole struct, which it cannot snapshot yet"
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this writes nested memory (rows of a matrix, the array fields of a slice of structs) or a whole struct, which it cannot snapshot yet; keep the loop's state in slices or vectors of numbers (one per field: `xs`, `vs`)"
                             } else {
-                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this reads nested memory or a whole struct that is written after the loop, which it cannot snapshot yet"
+                                "cotan checkpoints loops whose state is numbers, slices, arrays and vectors of numbers (and such fields of structs); this reads nested memory (rows of a matrix, the array fields of a slice of structs) or a whole struct that is written after the loop, which it cannot snapshot yet; keep that state in slices or vectors of numbers (one per field)"
                             }
                             .into(),
                         });
