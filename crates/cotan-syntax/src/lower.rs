@@ -98,6 +98,9 @@ pub(crate) struct Lower {
     hoisted: usize,
     /// The field of a record, by record and field name.
     pub(crate) fields: HashMap<(Value, String), Value>,
+    /// The fields of `fields` taken where they are used (not hoisted), with the depth of the
+    /// region they were taken in: forgotten when it ends.
+    pub(crate) local_fields: Vec<(usize, (Value, String))>,
     /// The Rust path of each field value (`self.inner.n`).
     pub(crate) field_paths: HashMap<Value, String>,
     assumed_int: Vec<(String, Span)>,
@@ -269,6 +272,7 @@ impl Lower {
             top_fields: Default::default(),
             offsets: HashMap::default(),
             elem_refs: HashMap::default(),
+            local_fields: vec![],
         }
     }
 }
@@ -338,6 +342,12 @@ impl Lower {
     }
 
     pub(crate) fn pop_region(&mut self) -> Region {
+        // Fields taken inside the region are not visible after it.
+        let depth = self.stack.len();
+        while self.local_fields.last().is_some_and(|(d, _)| *d >= depth) {
+            let (_, key) = self.local_fields.pop().unwrap();
+            self.fields.remove(&key);
+        }
         Region { ops: self.stack.pop().unwrap() }
     }
 

@@ -305,6 +305,8 @@ impl Lower {
             self.hoist(op);
             self.top_fields.insert(v);
         } else {
+            let OpKind::Field { base, name } = &op.kind else { unreachable!("a field op") };
+            self.local_fields.push((self.stack.len(), (*base, name.clone())));
             self.stack.last_mut().unwrap().push(op);
         }
     }

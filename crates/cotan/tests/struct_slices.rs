@@ -347,3 +347,52 @@ fn vectors_of_structs_collected_from_literals() {
         assert!((hv[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "hv[{k}]: {} vs {want}", hv[k]);
     }
 }
+
+#[derive(Clone, Copy)]
+pub struct Node {
+    pub op: u8,
+    pub a: usize,
+    pub c: f64,
+}
+
+/// Fields of an element of a slice of structs (a copy and a reference) read in both
+/// branches of an `if` and in the arms of a `match`: each branch reads them itself (the
+/// field taken in one branch was once reused in the other, which is invalid IR).
+#[cotan::autodiff_forward(t_fields_in_branches, Const, Dual, Dual)]
+#[cotan::autodiff_reverse(d_fields_in_branches, Const, Duplicated, Active)]
+fn fields_in_branches(nodes: &[Node], x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..nodes.len() {
+        let n = nodes[k];
+        let m = &nodes[(k + 1) % nodes.len()];
+        if n.op == 0 {
+            s += n.c * x[n.a]
+        } else {
+            s += x[n.a].sin() * m.c
+        }
+        match m.op {
+            0 => s += m.c * x[m.a],
+            _ => s -= x[n.a] * m.c,
+        }
+    }
+    s
+}
+
+#[test]
+fn fields_read_in_each_branch() {
+    let nodes = [Node { op: 0, a: 1, c: 0.5 }, Node { op: 1, a: 0, c: -1.5 }, Node { op: 1, a: 2, c: 2.0 }];
+    let x = [0.3, -1.2, 0.8];
+    let mut dx = [0.0; 3];
+    assert_eq!(d_fields_in_branches(&nodes, &x, &mut dx, 1.0), fields_in_branches(&nodes, &x));
+    for i in 0..3 {
+        let (mut p, mut m) = (x, x);
+        p[i] += 1e-6;
+        m[i] -= 1e-6;
+        let fd = (fields_in_branches(&nodes, &p) - fields_in_branches(&nodes, &m)) / 2e-6;
+        assert!((fd - dx[i]).abs() <= 1e-6 * fd.abs().max(1.0), "dx[{i}]: {} vs {fd}", dx[i]);
+        let mut dir = [0.0; 3];
+        dir[i] = 1.0;
+        let (_, jvp) = t_fields_in_branches(&nodes, &x, &dir);
+        assert!((jvp - dx[i]).abs() <= 1e-12 * jvp.abs().max(1.0), "forward along x[{i}]");
+    }
+}
