@@ -40,8 +40,13 @@ impl Lower {
             let (array, record) = (self.is_array(v), self.is_record(v));
             let copy = (array || record)
                 && match &named {
-                    // A name: the array it holds, not a reference it holds.
-                    Some(name) => self.holds_array(name, v),
+                    // A name: the array it holds, not a reference it holds; an array
+                    // the IR passes by reference but Rust by value (a parameter
+                    // `y0: [f64; 2]`) bound `let mut`, which Rust copies.
+                    Some(name) => {
+                        self.holds_array(name, v)
+                            || (mutable && array && !self.mem_ty(v).is_some_and(|m| m.is_writable()))
+                    }
                     None => mutable || self.mem_ty(v).is_some_and(|m| m.is_writable()),
                 };
             match (copy, array) {

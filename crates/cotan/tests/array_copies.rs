@@ -356,3 +356,26 @@ fn second_order_through_copies() {
         },
     );
 }
+
+/// A helper taking an array by value and binding it `let mut` (the IR passes the caller's
+/// array by reference: the binding is a copy, not a write to the caller's array).
+fn euler_step(y0: [f64; 2], h: f64) -> [f64; 2] {
+    let mut y = y0;
+    y[0] += h * y[1];
+    y[1] -= h * y0[0];
+    y
+}
+
+#[autodiff_reverse(d_by_value_then_mut, Duplicated, Active)]
+#[autodiff_forward(t_by_value_then_mut, Dual, Dual)]
+fn by_value_then_mut(x: &[f64]) -> f64 {
+    let s = [x[0], x[1]];
+    let r = euler_step(s, 0.1);
+    let q = euler_step(r, 0.2);
+    r[0] * r[1] + q[0] * s[1] + s[0]
+}
+
+#[test]
+fn arrays_by_value_bound_mut_in_helpers() {
+    check("by_value_then_mut", by_value_then_mut, d_by_value_then_mut, t_by_value_then_mut, &[0.7, -0.4]);
+}
