@@ -36,8 +36,33 @@ impl Lower {
             }
             _ => {}
         }
-        let pattern = quote::ToTokens::to_token_stream(pat).to_string();
+        let pattern = quote::ToTokens::to_token_stream(&self.home_pattern(pat)).to_string();
         Ok(Some(self.emit_s(OpKind::Matches { value: v, pattern }, BOOL)))
+    }
+
+    /// A pattern with its enum paths as the generated code names them (`Act::Tanh` of a
+    /// function of another module, lowered at its call: `crate::pm::Act::Tanh`).
+    fn home_pattern(&self, pat: &syn::Pat) -> syn::Pat {
+        struct Home<'a>(&'a dyn crate::env::Env);
+        impl syn::visit_mut::VisitMut for Home<'_> {
+            fn visit_path_mut(&mut self, p: &mut syn::Path) {
+                if p.segments.len() < 2 || p.leading_colon.is_some() {
+                    return;
+                }
+                let mut ty = p.clone();
+                let variant = ty.segments.pop().unwrap().into_value();
+                ty.segments.pop_punct();
+                let Some(home) = self.0.home_type(&ty).and_then(|t| syn::parse_str::<syn::Path>(&t).ok()) else {
+                    return;
+                };
+                let mut out = home;
+                out.segments.push(variant);
+                *p = out;
+            }
+        }
+        let mut pat = pat.clone();
+        syn::visit_mut::VisitMut::visit_pat_mut(&mut Home(&*self.env), &mut pat);
+        pat
     }
 
     fn and(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
@@ -235,7 +260,7 @@ impl Lower {
             (P::Ident(pi), _) if check_not_const(pi).is_err() => check_not_const(pi),
             (P::TupleStruct(_) | P::Struct(_), Tree::Leaf(v)) if crate::record::is_record(self.func.ty(v)) => {
                 // `Shape::Circle(r)`: each named field is read from the matched variant.
-                let (variant, fields) = variant_fields(pat)?;
+                let (variant, fields) = variant_fields(&self.home_pattern(pat))?;
                 for (field, name) in fields {
                     let t = self.infer.fresh(crate::infer::Class::Any);
                     let op = OpKind::VariantField { value: v, variant: variant.clone(), field };

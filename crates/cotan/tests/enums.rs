@@ -172,3 +172,55 @@ fn enum_values_passed_to_helpers() {
         }
     }
 }
+
+mod layers {
+    #[derive(Clone, Copy)]
+    pub enum Act {
+        Tanh,
+        Id,
+        Scaled(f64),
+    }
+
+    impl Act {
+        pub fn apply(&self, z: f64) -> f64 {
+            match self {
+                Act::Tanh => z.tanh(),
+                Act::Id => z,
+                Act::Scaled(k) => k * z,
+            }
+        }
+    }
+
+    pub struct Unit {
+        pub w: f64,
+        pub act: Act,
+    }
+
+    impl Unit {
+        pub fn out(&self, x: f64) -> f64 {
+            self.act.apply(self.w * x)
+        }
+    }
+}
+
+/// An enum field's method, matching on variants as the enum's own module names them
+/// (`Act::Tanh`), lowered at a call from another module: the generated code names the enum
+/// by its path from here.
+#[cotan::autodiff_reverse(d_unit_out, Const, Active, Active)]
+#[cotan::autodiff_forward(t_unit_out, Const, Dual, Dual)]
+fn unit_out(u: &layers::Unit, x: f64) -> f64 {
+    u.out(x) * x
+}
+
+#[test]
+fn enum_matched_in_another_module() {
+    for act in [layers::Act::Tanh, layers::Act::Id, layers::Act::Scaled(-2.5)] {
+        let u = layers::Unit { w: 1.3, act };
+        let (v, d) = d_unit_out(&u, 0.4, 1.0);
+        assert_eq!(v, unit_out(&u, 0.4));
+        let fd = (unit_out(&u, 0.4 + 1e-6) - unit_out(&u, 0.4 - 1e-6)) / 2e-6;
+        assert!((fd - d).abs() <= 1e-6 * fd.abs().max(1.0), "{d} vs {fd}");
+        let (_, jvp) = t_unit_out(&u, 0.4, 1.0);
+        assert!((jvp - d).abs() <= 1e-12 * d.abs().max(1.0), "forward: {jvp} vs {d}");
+    }
+}
