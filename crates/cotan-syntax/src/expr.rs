@@ -1733,6 +1733,13 @@ impl Lower {
 
     /// A method of the number types: the float functions, and `abs`/`min`/`max` on integers.
     fn numeric_method(&mut self, name: &str, recv: &syn::Expr, args: &[&syn::Expr], span: Span) -> syn::Result<Value> {
+        if let Some(Binding::Agg(Tree::Enum(_))) = ident_of(recv).and_then(|n| self.lookup(&n)) {
+            let r = quote::ToTokens::to_token_stream(recv);
+            return err_at(
+                recv,
+                format!("cotan calls methods of fieldless enum values made in a function (or passed on from one) through the enum's path: write `EnumType::{name}(&{r}, ..)`"),
+            );
+        }
         let (x, t) = self.scalar(recv)?;
         let mut vals = vec![x];
         for (k, a) in args.iter().enumerate() {
