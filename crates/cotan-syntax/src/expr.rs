@@ -1613,7 +1613,11 @@ impl Lower {
         let lent = self.lent.len();
         let args = match shape {
             Some(s) => self.flat_args(args, s, span)?,
-            None => args.iter().map(|a| self.call_arg(a)).collect::<syn::Result<_>>()?,
+            None => {
+                // (A known signature without by-value arrays: its arrays are references.)
+                let takes_refs = self.env.callee(path).is_some();
+                args.iter().map(|a| self.call_arg_to(a, takes_refs)).collect::<syn::Result<_>>()?
+            }
         };
         self.check_pointer_args(&args, span)?;
         self.at(span);
@@ -1646,6 +1650,13 @@ impl Lower {
 
     /// An argument of a call: a number, or memory with whether it is passed as `&mut`.
     pub(crate) fn call_arg(&mut self, a: &syn::Expr) -> syn::Result<(Value, bool)> {
+        self.call_arg_to(a, false)
+    }
+
+    /// `call_arg` for a callee whose signature is known to take its arrays by reference
+    /// (`takes_refs`): a name holding an array there is a reference in Rust (a closure's
+    /// `y: &[f64; 2]` bound to the caller's `&s`), which the message then says.
+    pub(crate) fn call_arg_to(&mut self, a: &syn::Expr, takes_refs: bool) -> syn::Result<(Value, bool)> {
         let (inner, by_mut) = match a {
             syn::Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
             e => (e, false),
@@ -1716,10 +1727,16 @@ impl Lower {
         if self.mem_ty(v).is_some_and(|m| matches!(m.kind, MemKind::Record(_)) && m.access == Access::Owned) {
             return err_at(a, "cotan passes structs to calls by reference; let the callee take `&S` and pass `&s`");
         }
-        if self
+        let owned = self
             .mem_ty(v)
-            .is_some_and(|m| m.access == Access::Owned && matches!(m.kind, MemKind::Array(_) | MemKind::Vec))
-        {
+            .is_some_and(|m| m.access == Access::Owned && matches!(m.kind, MemKind::Array(_) | MemKind::Vec));
+        if let (true, true, Some(name)) = (owned, takes_refs, ident_of(a)) {
+            return err_at(
+                a,
+                format!("cotan cannot tell whether `{name}` is a reference here (a closure's or helper's parameter bound to a local array); copy it and pass the copy: `let c = *{name};` then `&c`"),
+            );
+        }
+        if owned {
             return err_at(a, "cotan passes arrays and vectors to calls by reference; let the callee take `&[f64; N]` (or `&[f64]`) and pass `&a`");
         }
         match self.mem_ty(v) {

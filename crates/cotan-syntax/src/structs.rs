@@ -365,7 +365,7 @@ impl Lower {
                     let v = self.memory(strip_refs(a))?;
                     out.push((v, false));
                 }
-                None => out.push(self.call_arg(a)?),
+                None => out.push(self.call_arg_to(a, true)?),
             }
         }
         Ok(out)
