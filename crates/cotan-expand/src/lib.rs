@@ -199,21 +199,44 @@ pub fn derive_differentiable(item: TokenStream) -> TokenStream {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
-    let syn::Data::Struct(data) = &input.data else {
-        return syn::Error::new(input.ident.span(), "`cotan::Differentiable` derives for structs only")
-            .to_compile_error();
-    };
     let krate = cotan_path();
-    let body = match &data.fields {
-        syn::Fields::Named(n) => {
-            let names = n.named.iter().map(|f| f.ident.clone());
-            quote!(Self { #( #names: #krate::Differentiable::zero_like(&self.#names), )* })
+    let body = match &input.data {
+        syn::Data::Struct(data) => match &data.fields {
+            syn::Fields::Named(n) => {
+                let names = n.named.iter().map(|f| f.ident.clone());
+                quote!(Self { #( #names: #krate::Differentiable::zero_like(&self.#names), )* })
+            }
+            syn::Fields::Unnamed(u) => {
+                let idx = (0..u.unnamed.len()).map(syn::Index::from);
+                quote!(Self( #( #krate::Differentiable::zero_like(&self.#idx), )* ))
+            }
+            syn::Fields::Unit => quote!(Self),
+        },
+        // An enum (an activation, a mode): the same variant, its fields zero.
+        syn::Data::Enum(e) => {
+            let arms = e.variants.iter().map(|v| {
+                let name = &v.ident;
+                match &v.fields {
+                    syn::Fields::Named(n) => {
+                        let names: Vec<_> = n.named.iter().map(|f| f.ident.clone()).collect();
+                        quote!(Self::#name { #(#names),* } => Self::#name { #( #names: #krate::Differentiable::zero_like(#names), )* })
+                    }
+                    syn::Fields::Unnamed(u) => {
+                        let binds: Vec<syn::Ident> = (0..u.unnamed.len()).map(|k| quote::format_ident!("f{k}")).collect();
+                        quote!(Self::#name( #(#binds),* ) => Self::#name( #( #krate::Differentiable::zero_like(#binds), )* ))
+                    }
+                    syn::Fields::Unit => quote!(Self::#name => Self::#name),
+                }
+            });
+            quote!(match self { #(#arms,)* })
         }
-        syn::Fields::Unnamed(u) => {
-            let idx = (0..u.unnamed.len()).map(syn::Index::from);
-            quote!(Self( #( #krate::Differentiable::zero_like(&self.#idx), )* ))
+        syn::Data::Union(_) => {
+            return syn::Error::new(
+                input.ident.span(),
+                "`cotan::Differentiable` derives for structs and enums, not unions",
+            )
+            .to_compile_error();
         }
-        syn::Fields::Unit => quote!(Self),
     };
     let name = &input.ident;
     let mut generics = input.generics.clone();

@@ -224,3 +224,63 @@ fn enum_matched_in_another_module() {
         assert!((jvp - d).abs() <= 1e-12 * d.abs().max(1.0), "forward: {jvp} vs {d}");
     }
 }
+
+/// `#[derive(cotan::Differentiable)]` on an enum: a struct holding one derives it too, and
+/// its shadow (`zero_like`) keeps the variant with its numbers zero.
+#[derive(Clone, Copy, Debug, PartialEq, cotan::Differentiable)]
+pub enum Activation {
+    Tanh,
+    Relu,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, cotan::Differentiable)]
+pub enum Schedule {
+    Fixed,
+    Decay { rate: f64 },
+    Steps(f64, usize),
+}
+
+#[derive(Clone, Debug, PartialEq, cotan::Differentiable)]
+pub struct Neuron {
+    pub w: Vec<f64>,
+    pub act: Activation,
+}
+
+impl Neuron {
+    pub fn fire(&self, x: &[f64]) -> f64 {
+        let z: f64 = self.w.iter().zip(x).map(|(w, x)| w * x).sum();
+        match self.act {
+            Activation::Tanh => z.tanh(),
+            Activation::Relu => z.max(0.0),
+        }
+    }
+}
+
+#[cotan::autodiff_reverse(d_neuron, Duplicated, Const, Active)]
+fn neuron(n: &Neuron, x: &[f64]) -> f64 {
+    n.fire(x) * n.fire(x)
+}
+
+#[test]
+fn derived_for_enums_and_structs_holding_them() {
+    use cotan::Differentiable;
+    assert_eq!(Schedule::Decay { rate: 0.5 }.zero_like(), Schedule::Decay { rate: 0.0 });
+    // (Integers are not differentiated: zero_like keeps them, as it does in structs.)
+    assert_eq!(Schedule::Steps(0.5, 3).zero_like(), Schedule::Steps(0.0, 3));
+    assert_eq!(Schedule::Fixed.zero_like(), Schedule::Fixed);
+    let x = [0.3, 1.2];
+    for act in [Activation::Tanh, Activation::Relu] {
+        let n = Neuron { w: vec![0.7, 0.4], act };
+        let mut dn = n.zero_like();
+        assert_eq!(dn.act, act);
+        let v = d_neuron(&n, &mut dn, &x, 1.0);
+        assert_eq!(v, neuron(&n, &x));
+        for k in 0..2 {
+            let (mut p, mut m) = (n.clone(), n.clone());
+            p.w[k] += 1e-6;
+            m.w[k] -= 1e-6;
+            let fd = (neuron(&p, &x) - neuron(&m, &x)) / 2e-6;
+            assert!((fd - dn.w[k]).abs() <= 1e-6 * fd.abs().max(1.0), "dw[{k}]: {} vs {fd}", dn.w[k]);
+        }
+    }
+}
