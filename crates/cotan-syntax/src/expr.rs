@@ -1282,7 +1282,7 @@ impl Lower {
     /// The methods of `Option` cotan knows.
     fn option_method(&mut self, m: &syn::ExprMethodCall, name: &str, args: &[&syn::Expr]) -> syn::Result<Agg> {
         let Tree::Option(some, payload) = self.agg(&m.receiver)? else {
-            return err_at(&m.method, format!("cotan supports `.{name}()` on `Option`s only"));
+            return err_at(&m.method, format!("cotan supports `.{name}()` on `Option`s, not `Result`s; let the function return an `Option` (`Some(v)` or `None`) and call `.{name}()` on that"));
         };
         self.at(m.span());
         let b = STy::Known(Scalar::Bool);

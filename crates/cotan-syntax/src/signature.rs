@@ -254,6 +254,16 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                     "cotan differentiates the code it can read at compile time, and the function this parameter holds is only known when the derivative runs; call the function by its name in the body, or keep this function as a helper without the attribute and differentiate a function that calls it with the function to use (`f(square, x)`, `f(|t| t.sin(), x)`)",
                 );
             }
+            if let syn::Type::Reference(syn::TypeReference { elem, .. }) = &*pt.ty {
+                if let syn::Type::ImplTrait(t) = &**elem {
+                    // `d: &impl Trait`: the generic form is lowered with the caller's type.
+                    let bounds = quote::ToTokens::to_token_stream(&t.bounds);
+                    return err_at(
+                        &pt.ty,
+                        format!("cotan lowers a helper generic over a trait with the caller's type when the type parameter is named: write `fn f<D: {bounds}>(d: &D, ..)` instead of `&impl {bounds}`"),
+                    );
+                }
+            }
             if let syn::Type::Ptr(_) = &*pt.ty {
                 return err_at(&pt.ty, "cotan supports raw pointers to numbers, to arrays of numbers (`*const f64`, `*mut [f64; 3]`) and `*const S` to a struct of the crate (constant); take a struct by reference (`&S`, `&mut S`)");
             }
