@@ -126,8 +126,9 @@ fn ret_tokens(f: &Function) -> TokenStream {
     }
 }
 
-/// `<T: cotan::Real, M: Model>` for a function generic over its float type or other types.
-fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
+/// `<T: cotan::Real, M: Model>` for a function generic over its float type or other types
+/// (also the generics of a function that wraps derivative `f`: batched or tuple results).
+pub fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     let mut type_params: Vec<TokenStream> = vec![];
     if let Some(t) = &f.generic_float {
         let t = format_ident!("{}", t);
@@ -141,12 +142,6 @@ fn generics_tokens(f: &Function, krate: &TokenStream) -> TokenStream {
     } else {
         quote!(<#(#type_params),*>)
     }
-}
-
-/// The generics of a function that wraps derivative `f` (batched results as an array,
-/// tuple results): `f`'s own, `<T: cotan::Real, M: Model>`, or nothing.
-pub fn wrapper_generics(f: &Function, krate: &TokenStream) -> TokenStream {
-    generics_tokens(f, krate)
 }
 
 /// The head of a function that wraps derivative `f`, written with `f64`: in generic float

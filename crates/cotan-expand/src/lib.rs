@@ -1031,7 +1031,7 @@ fn batched(
     let outs: Vec<syn::Ident> = (0..n).map(|k| syn::Ident::new(&format!("r{k}"), Span::call_site())).collect();
     let n_lit = proc_macro2::Literal::usize_unsuffixed(n);
     // The function's generics (`M: Model`, a float type): the wrapper's too.
-    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
+    let generics = cotan_codegen::generics_tokens(derived, &cotan_path());
     let head = cotan_codegen::wrapper_head(derived, quote!(#vis fn #name #generics(#(#params),*) -> [#elem; #n_lit]));
     Ok(quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
@@ -1119,7 +1119,7 @@ fn lanes(
         " Forward-mode derivative of [`{}`], batched over {w} directions (`Dualv`: one buffer of {w} lanes per slice).",
         primal.name
     );
-    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
+    let generics = cotan_codegen::generics_tokens(derived, &cotan_path());
     let head = cotan_codegen::wrapper_head(derived, quote!(#vis fn #name #generics(#(#params),*) #ret));
     Ok(quote! {
         #[doc = #doc]
@@ -1130,6 +1130,20 @@ fn lanes(
             #body
         }
     })
+}
+
+/// The `n` numbers of the seed `dret` of a tuple or array result (`dret.0`, `dret[1]`),
+/// which the derivative generated with one result per element takes one by one.
+fn seed_parts(shape: cotan_syntax::ResultShape, n: usize) -> Vec<TokenStream> {
+    (0..n)
+        .map(|k| match shape {
+            cotan_syntax::ResultShape::Tuple => {
+                let k = syn::Index::from(k);
+                quote!(dret.#k)
+            }
+            cotan_syntax::ResultShape::Array => quote!(dret[#k]),
+        })
+        .collect()
 }
 
 /// A function returning a tuple or an array (`-> (f64, f64)`, `-> [f64; 3]`) gets std's
@@ -1187,13 +1201,7 @@ fn shaped(
     let mut call_args: Vec<TokenStream> = args.iter().map(|a| quote!(#a)).collect();
     if seeds > 0 {
         params.push(quote!(dret: #result_ty));
-        call_args.extend((0..n).map(|k| match shape {
-            cotan_syntax::ResultShape::Tuple => {
-                let k = syn::Index::from(k);
-                quote!(dret.#k)
-            }
-            cotan_syntax::ResultShape::Array => quote!(dret[#k]),
-        }));
+        call_args.extend(seed_parts(shape, n));
     }
     let outs: Vec<TokenStream> = (0..derived.returns.len())
         .map(|k| {
@@ -1239,7 +1247,7 @@ fn shaped(
         _ => quote!(let (#(#outs),*) = shaped(#(#call_args),*);),
     };
     // (Generic float code is refused before: only type parameters.)
-    let generics = cotan_codegen::wrapper_generics(derived, &cotan_path());
+    let generics = cotan_codegen::generics_tokens(derived, &cotan_path());
     Ok(quote! {
         #[allow(unused, non_snake_case, clippy::all, clippy::pedantic, clippy::nursery)]
         #vis fn #name #generics(#(#params),*) -> #ret_ty {

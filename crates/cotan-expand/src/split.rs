@@ -145,16 +145,8 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
     // A tuple or array result takes its seed as one tuple or array, as `autodiff_reverse`'s
     // derivative does (the sweep takes one number per element, last).
     let mut call: Vec<TokenStream> = pn.iter().map(|p| quote!(#p)).collect();
-    let shape = match &func.sig.output {
-        syn::ReturnType::Type(_, t) => match &**t {
-            syn::Type::Tuple(_) => Some(true),
-            syn::Type::Array(_) => Some(false),
-            _ => None,
-        },
-        syn::ReturnType::Default => None,
-    };
     let seeded = spec.ret.is_some_and(|a| a.is_active()) && pn.len() >= n;
-    if let (Some(tuple), true) = (shape, seeded) {
+    if let (Some(shape), true) = (lowered.ret_shape, seeded) {
         let seeds = pn.len() - n;
         if pn[seeds..].iter().all(|p| p.to_string().starts_with("dret")) {
             let ty = match &func.sig.output {
@@ -164,13 +156,7 @@ pub(crate) fn derive(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<Token
             pn.truncate(seeds);
             pt.truncate(seeds);
             call.truncate(seeds);
-            call.extend((0..n).map(|k| match tuple {
-                true => {
-                    let k = syn::Index::from(k);
-                    quote!(dret.#k)
-                }
-                false => quote!(dret[#k]),
-            }));
+            call.extend(crate::seed_parts(shape, n));
             pn.push(format_ident!("dret"));
             pt.push(ty.to_token_stream());
         }
@@ -310,7 +296,7 @@ pub(crate) fn batched_reverse(
     let name = &args.name;
     let vis = &func.vis;
     // The function's type parameters (`M: Model`; generic float code is refused above).
-    let generics = cotan_codegen::wrapper_generics(f, &krate);
+    let generics = cotan_codegen::generics_tokens(f, &krate);
     let doc =
         format!(" Reverse-mode derivative of [`{of}`], batched over {w} seeds: one forward sweep, {w} reverse sweeps.");
     Ok(quote! {

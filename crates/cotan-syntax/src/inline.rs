@@ -378,11 +378,7 @@ impl Lower {
         bound: &[Arg],
         turbofish: Option<&syn::AngleBracketedGenericArguments>,
     ) -> Result<Vec<(String, syn::Expr)>, String> {
-        let given: Vec<&syn::GenericArgument> = turbofish
-            .map(|t| t.args.iter().filter(|a| !matches!(a, syn::GenericArgument::Lifetime(_))).collect())
-            .unwrap_or_default();
-        let params: Vec<&syn::GenericParam> =
-            sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_))).collect();
+        let (params, given) = generics_at_call(sig, turbofish);
         let mut out = vec![];
         for (k, c) in params.iter().enumerate() {
             let syn::GenericParam::Const(c) = c else { continue };
@@ -430,11 +426,7 @@ impl Lower {
         bound: &[Arg],
         turbofish: Option<&syn::AngleBracketedGenericArguments>,
     ) -> Vec<(String, Option<String>)> {
-        let given: Vec<&syn::GenericArgument> = turbofish
-            .map(|t| t.args.iter().filter(|a| !matches!(a, syn::GenericArgument::Lifetime(_))).collect())
-            .unwrap_or_default();
-        let params: Vec<&syn::GenericParam> =
-            sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_))).collect();
+        let (params, given) = generics_at_call(sig, turbofish);
         let mut out = vec![];
         for (k, t) in params.iter().enumerate() {
             let syn::GenericParam::Type(t) = t else { continue };
@@ -646,6 +638,19 @@ impl Lower {
             },
         }
     }
+}
+
+/// `sig`'s generic parameters and the turbofish's arguments, lifetimes left out of both
+/// (so that the k-th argument is the k-th parameter's).
+fn generics_at_call<'a>(
+    sig: &'a syn::Signature,
+    turbofish: Option<&'a syn::AngleBracketedGenericArguments>,
+) -> (Vec<&'a syn::GenericParam>, Vec<&'a syn::GenericArgument>) {
+    let params = sig.generics.params.iter().filter(|p| !matches!(p, syn::GenericParam::Lifetime(_))).collect();
+    let given = turbofish
+        .map(|t| t.args.iter().filter(|a| !matches!(a, syn::GenericArgument::Lifetime(_))).collect())
+        .unwrap_or_default();
+    (params, given)
 }
 
 /// The type parameter a parameter's type is, or holds as its elements: `K`, `&K`,
