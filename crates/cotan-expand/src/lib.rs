@@ -46,6 +46,10 @@ pub fn autodiff(mode: Mode, attr: TokenStream, item: TokenStream) -> TokenStream
                     return trait_decl::declared(mode, attr, &decl);
                 }
             }
+            if looks_like_fn(&item) {
+                // A function rustc could not parse either: its own errors say what is wrong.
+                return item;
+            }
             let e = syn::Error::new(
                 Span::call_site(),
                 "`#[autodiff_forward]`/`#[autodiff_reverse]` apply to functions only; put the attribute on a `fn`",
@@ -96,6 +100,17 @@ pub(crate) fn source_file() -> Option<PathBuf> {
 }
 
 /// The function followed by the generated items, or by the error.
+/// Whether `item` is a function by its tokens (`fn` before its body), though syn could not
+/// parse it: rustc has then reported the syntax error, and another would only add noise.
+fn looks_like_fn(item: &TokenStream) -> bool {
+    item.clone()
+        .into_iter()
+        .take_while(
+            |t| !matches!(t, proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace),
+        )
+        .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if i == "fn"))
+}
+
 fn finish(func: &syn::ItemFn, result: syn::Result<TokenStream>) -> TokenStream {
     match result {
         Ok(d) => {
@@ -264,6 +279,7 @@ pub enum SecondOrder {
 pub fn second_order(kind: SecondOrder, attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
+        Err(_) if looks_like_fn(&item) => return item,
         Err(_) => {
             let e = syn::Error::new(Span::call_site(), "`#[cotan::hvp]`/`#[cotan::hessian]` apply to functions only")
                 .to_compile_error();

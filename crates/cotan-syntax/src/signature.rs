@@ -150,7 +150,7 @@ pub fn result_types(sig: &syn::Signature) -> syn::Result<(Vec<Scalar>, Option<Re
             None => match ty {
                 syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                     let name = p.path.get_ident().unwrap();
-                    err_at(ty, format!("cotan cannot see what `{name}` is (it reads the aliases of your crate, not of other crates); if it is an alias of `f64` or `f32`, write that type here; other results are returned through `&mut` parameters"))
+                    err_at(ty, format!("cotan differentiates results that are numbers, bools, `()`, or tuples or arrays of numbers, and `{name}` is none of these as far as cotan can see (it reads the aliases of your crate, not of other crates). If `{name}` is another crate's alias of `f64` or `f32`, write that type here; if it is a struct, write it through a `&mut {name}` parameter marked `Duplicated` (the struct deriving `cotan::Differentiable`)"))
                 }
                 _ => unsupported(ty),
             },
