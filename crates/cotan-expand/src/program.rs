@@ -1043,6 +1043,10 @@ fn rewrite_type_in(
 /// A trait of the standard library that an `impl` names and any module can name too: one
 /// of the prelude's (`Default`, `Clone`, `From`, ...) or a path from `std`, `core` or
 /// `alloc`.
+/// std's operator traits, which a crate implements for its own structs.
+const OPERATORS: [&str; 11] =
+    ["Add", "Sub", "Mul", "Div", "Rem", "Neg", "AddAssign", "SubAssign", "MulAssign", "DivAssign", "RemAssign"];
+
 fn std_trait_path(tp: &syn::Path) -> Option<String> {
     const PRELUDE: [&str; 16] = [
         "Default",
@@ -1063,6 +1067,14 @@ fn std_trait_path(tp: &syn::Path) -> Option<String> {
         "ToOwned",
     ];
     let segs: Vec<String> = tp.segments.iter().map(|s| s.ident.to_string()).collect();
+    if let [op] = segs.as_slice() {
+        if OPERATORS.contains(&op.as_str()) {
+            // `impl Mul<f64> for V3` with `use std::ops::Mul;`: std's trait, with its arguments.
+            let args = &tp.segments[0].arguments;
+            let args = with_fallback(|| quote::ToTokens::to_token_stream(args).to_string().replace(' ', ""));
+            return Some(format!("::core::ops::{op}{args}"));
+        }
+    }
     let plain = tp.segments.iter().all(|s| s.arguments.is_none());
     match segs.as_slice() {
         [one] if plain && PRELUDE.contains(&one.as_str()) => Some(one.clone()),

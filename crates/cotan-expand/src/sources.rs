@@ -733,9 +733,12 @@ impl Sources {
     }
 
     /// A method (or associated function) named `name` of type `t`, inherent or from a
-    /// trait impl, or a derivative generated beside one.
+    /// trait impl, or a derivative generated beside one. Several trait impls giving `t` the
+    /// method (`impl Mul<f64> for V3` and `impl Mul<V3> for V3`) are none: Rust chooses by
+    /// the arguments' types, which cotan does not know here.
     pub(crate) fn method(&self, t: TypeId, name: &str) -> Res {
         let mut found = Res::Outside;
+        let mut from_traits = 0;
         for (f, def) in self.fns.iter().enumerate() {
             let Some(i) = def.imp else { continue };
             if def.name != name || self.impl_type(i) != Some(t) {
@@ -745,9 +748,13 @@ impl Sources {
             if self.impls[i].trait_path.is_none() {
                 return Res::Fn(f);
             }
+            from_traits += 1;
             if found == Res::Outside {
                 found = Res::Fn(f);
             }
+        }
+        if from_traits > 1 {
+            return Res::Outside;
         }
         if found == Res::Outside {
             // An associated constant.

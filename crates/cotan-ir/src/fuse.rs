@@ -306,7 +306,10 @@ fn fusable(cx: &Cx, f: &Function, r: &Region, p: usize, q: usize, reversed: bool
     }
     let mut before = vec![false; middle.len()];
     for k in (0..middle.len()).rev() {
-        before[k] = conflict(&middle[k], &second)
+        // (An assertion between the loops stays ahead of the second: it checks what that
+        // one assumes, a length say, and its message is the one to see if it fails.)
+        before[k] = middle[k].ordered
+            || conflict(&middle[k], &second)
             || (k + 1..middle.len()).any(|j| before[j] && conflict(&middle[k], &middle[j]));
     }
     // What moves before the first loop must not depend on it.

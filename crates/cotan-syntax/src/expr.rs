@@ -73,8 +73,14 @@ impl Lower {
             {
                 self.agg_opt(expr)
             }
-            E::Unary(u) => leaf(self.unary(u)),
-            E::Binary(b) => leaf_opt(self.binary(b)),
+            E::Unary(u) => match self.struct_negation(u) {
+                Some(r) => r,
+                None => leaf(self.unary(u)),
+            },
+            E::Binary(b) => match self.struct_operator(b) {
+                Some(r) => r,
+                None => leaf_opt(self.binary(b)),
+            },
             E::Assign(a) => {
                 self.assign_expr(a)?;
                 Ok(None)
@@ -248,21 +254,6 @@ impl Lower {
 
     fn binary(&mut self, b: &syn::ExprBinary) -> syn::Result<Option<Value>> {
         use syn::BinOp as B;
-        let arith = |op: &B| -> Option<BinOp> {
-            Some(match op {
-                B::Add(_) | B::AddAssign(_) => BinOp::Add,
-                B::Sub(_) | B::SubAssign(_) => BinOp::Sub,
-                B::Mul(_) | B::MulAssign(_) => BinOp::Mul,
-                B::Div(_) | B::DivAssign(_) => BinOp::Div,
-                B::Rem(_) | B::RemAssign(_) => BinOp::Rem,
-                B::BitAnd(_) | B::BitAndAssign(_) => BinOp::BitAnd,
-                B::BitOr(_) | B::BitOrAssign(_) => BinOp::BitOr,
-                B::BitXor(_) | B::BitXorAssign(_) => BinOp::BitXor,
-                B::Shl(_) | B::ShlAssign(_) => BinOp::Shl,
-                B::Shr(_) | B::ShrAssign(_) => BinOp::Shr,
-                _ => return None,
-            })
-        };
         let is_assign = matches!(
             b.op,
             B::AddAssign(_)
@@ -281,7 +272,7 @@ impl Lower {
             _ => {}
         }
         if is_assign {
-            let op = arith(&b.op).unwrap();
+            let op = arith_op(&b.op).unwrap();
             let (rhs, rt) = self.scalar(&b.right)?;
             let (old, place) = self.read_place(&b.left)?;
             let ot = self.scalar_sty(old, b.left.span())?;
@@ -296,10 +287,16 @@ impl Lower {
         if matches!(b.op, B::Eq(_) | B::Ne(_)) && (self.is_enumish(&b.left) || self.is_enumish(&b.right)) {
             return self.enum_eq(b).map(Some);
         }
-        let (lhs, lt) = self.scalar(&b.left)?;
+        let lhs = self.scalar(&b.left)?;
+        self.binary_after(b, lhs).map(Some)
+    }
+
+    /// `binary` of a left operand already lowered (to number `lhs` of type `lt`).
+    pub(crate) fn binary_after(&mut self, b: &syn::ExprBinary, (lhs, lt): (Value, STy)) -> syn::Result<Value> {
+        use syn::BinOp as B;
         let (rhs, rt) = self.scalar(&b.right)?;
         self.at(b.span());
-        if let Some(op) = arith(&b.op) {
+        if let Some(op) = arith_op(&b.op) {
             if !matches!(op, BinOp::Shl | BinOp::Shr) {
                 self.unify(lt, rt, b.span())?;
             }
@@ -308,7 +305,7 @@ impl Lower {
             {
                 return err_at(&b, "bit operations need integers or bools");
             }
-            return Ok(Some(self.emit_s(OpKind::Binary(op, lhs, rhs), lt)));
+            return Ok(self.emit_s(OpKind::Binary(op, lhs, rhs), lt));
         }
         let cmp = match b.op {
             B::Eq(_) => CmpOp::Eq,
@@ -320,7 +317,7 @@ impl Lower {
             _ => return err_at(&b, "cotan does not support this operator"),
         };
         self.unify(lt, rt, b.span())?;
-        Ok(Some(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool))))
+        Ok(self.emit_s(OpKind::Cmp(cmp, lhs, rhs), STy::Known(Scalar::Bool)))
     }
 
     /// Whether an expression is an enum value, judged without lowering it: a variant path
@@ -1061,7 +1058,7 @@ impl Lower {
         Ok(())
     }
 
-    fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
+    pub(crate) fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
         if let Some(r) = self.chunks_method(m) {
             return r.map(|v| Some(Tree::Leaf(v)));
         }
@@ -1072,6 +1069,9 @@ impl Lower {
             return r;
         }
         if let Some(r) = self.struct_method(m) {
+            return r;
+        }
+        if let Some(r) = self.record_flat_method(m) {
             return r;
         }
         if let Some(r) = self.record_method(m, None) {
@@ -2167,12 +2167,17 @@ impl Lower {
         Ok(())
     }
 
-    /// `std::mem::swap(&mut a, &mut b)` of two arrays of one length: element by element.
+    /// `std::mem::swap(&mut a, &mut b)` of two arrays of one length, or of two vectors the
+    /// function owns (the double buffer of a time step: `swap(&mut cur, &mut prev)`):
+    /// element by element. Vectors must have one length, which the derivative checks as it
+    /// runs (cotan's buffers keep their lengths where the swap would exchange them).
     fn swap_arrays(&mut self, a: &syn::Expr, b: &syn::Expr) -> syn::Result<()> {
         let (ma, mb) = (self.memory(a)?, self.memory(b)?);
         let (ka, kb) = (self.mem_ty(ma).unwrap(), self.mem_ty(mb).unwrap());
-        if !matches!(ka.kind, MemKind::Array(_)) || ka.kind != kb.kind {
-            return err_at(b, "cotan swaps two arrays of numbers of one length (`std::mem::swap(&mut a, &mut b)`); swap other buffers element by element");
+        let owned_vecs = [ka, kb].iter().all(|k| k.kind == MemKind::Vec && k.access == Access::Owned);
+        let vecs_of_numbers = owned_vecs && self.holds_numbers(ma) && self.holds_numbers(mb);
+        if !(matches!(ka.kind, MemKind::Array(_)) && ka.kind == kb.kind || vecs_of_numbers) {
+            return err_at(b, "cotan swaps two arrays of numbers of one length, or two vectors of numbers of the function (`std::mem::swap(&mut a, &mut b)`); swap other buffers element by element");
         }
         for (m, e) in [(ka, a), (kb, b)] {
             if !m.is_writable() {
@@ -2182,6 +2187,12 @@ impl Lower {
         let (ea, eb) = (self.elem_sty(ma), self.elem_sty(mb));
         self.unify(ea, eb, b.span())?;
         let n = self.emit_s(OpKind::Len(ma), STy::Known(Scalar::Usize));
+        if owned_vecs {
+            let nb = self.emit_s(OpKind::Len(mb), STy::Known(Scalar::Usize));
+            let same = self.emit_s(OpKind::Cmp(CmpOp::Eq, n, nb), STy::Known(Scalar::Bool));
+            let message = "cotan's derivative swaps vectors of one length only (`std::mem::swap`); these differ".into();
+            self.effect(OpKind::Assert { cond: same, message });
+        }
         self.index_loop(n, |l, i| {
             let x = l.emit_s(OpKind::Load { mem: ma, index: Some(i) }, ea);
             let y = l.emit_s(OpKind::Load { mem: mb, index: Some(i) }, ea);
@@ -2353,4 +2364,22 @@ fn ident_of(e: &syn::Expr) -> Option<String> {
         syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
         _ => None,
     }
+}
+
+/// The IR operation of an arithmetic or bit operator, plain or compound (`+`, `+=`).
+fn arith_op(op: &syn::BinOp) -> Option<BinOp> {
+    use syn::BinOp as B;
+    Some(match op {
+        B::Add(_) | B::AddAssign(_) => BinOp::Add,
+        B::Sub(_) | B::SubAssign(_) => BinOp::Sub,
+        B::Mul(_) | B::MulAssign(_) => BinOp::Mul,
+        B::Div(_) | B::DivAssign(_) => BinOp::Div,
+        B::Rem(_) | B::RemAssign(_) => BinOp::Rem,
+        B::BitAnd(_) | B::BitAndAssign(_) => BinOp::BitAnd,
+        B::BitOr(_) | B::BitOrAssign(_) => BinOp::BitOr,
+        B::BitXor(_) | B::BitXorAssign(_) => BinOp::BitXor,
+        B::Shl(_) | B::ShlAssign(_) => BinOp::Shl,
+        B::Shr(_) | B::ShrAssign(_) => BinOp::Shr,
+        _ => return None,
+    })
 }

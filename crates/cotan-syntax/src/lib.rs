@@ -20,6 +20,7 @@ mod lend;
 mod lower;
 mod matching;
 mod nested;
+mod operators;
 mod pointers;
 mod print;
 mod record;

@@ -220,6 +220,10 @@ impl Lower {
     /// The pointer methods and the slice methods that give pointers or unchecked
     /// elements; `None` for other methods (nothing is lowered then).
     pub(crate) fn pointer_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
+        // (A struct's own `add`, `sub`, `read`, ..: `p.sub(q)` of `impl Sub for P`.)
+        if self.record_type_of(&m.receiver).is_some() || self.struct_type_of(&m.receiver).is_some() {
+            return None;
+        }
         let name = m.method.to_string();
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         let leaf = |v: syn::Result<Value>| Some(v.map(|v| Some(Tree::Leaf(v))));

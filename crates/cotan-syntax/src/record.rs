@@ -386,7 +386,7 @@ impl Lower {
 
     /// The Rust type of a record parameter (`p`) or of a field that the crate's sources
     /// declare as a struct or enum (`self.activation`), checked without lowering anything.
-    fn record_type_of(&self, e: &syn::Expr) -> Option<String> {
+    pub(crate) fn record_type_of(&self, e: &syn::Expr) -> Option<String> {
         match e {
             syn::Expr::Paren(p) => self.record_type_of(&p.expr),
             // An element of a slice of structs (`springs[i]`).

@@ -445,8 +445,24 @@ impl Lower {
         Some(self.flat_call(&path, &args, &shape, m.method.span()))
     }
 
+    /// A method of a struct of numbers called on a record (a struct parameter, an element
+    /// of a slice of structs: `p[i].minus(p[j])`) whose signature takes or gives such structs
+    /// by value: called field by field, as `struct_method` does, so that a struct it returns
+    /// is a struct value (`let d = ..; d.norm()`). `None` for other receivers and methods.
+    pub(crate) fn record_flat_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
+        let ty = self.record_type_of(&m.receiver)?;
+        let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
+        let shape = self.flat_shape(&path)?;
+        if !matches!(shape.params.first(), Some(Some(_))) {
+            return None;
+        }
+        let mut args: Vec<&syn::Expr> = vec![&m.receiver];
+        args.extend(m.args.iter());
+        Some(self.flat_call(&path, &args, &shape, m.method.span()))
+    }
+
     /// The path of the struct-of-numbers type `e` is (without lowering it), if it is one.
-    fn struct_type_of(&self, e: &syn::Expr) -> Option<String> {
+    pub(crate) fn struct_type_of(&self, e: &syn::Expr) -> Option<String> {
         match e {
             syn::Expr::Paren(p) => self.struct_type_of(&p.expr),
             syn::Expr::Reference(r) => self.struct_type_of(&r.expr),
@@ -460,12 +476,22 @@ impl Lower {
                 _ => None,
             },
             syn::Expr::MethodCall(m) => {
-                let ty = self.struct_type_of(&m.receiver)?;
+                let ty = self.struct_type_of(&m.receiver).or_else(|| self.record_type_of(&m.receiver))?;
                 let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
                 self.flat_shape(&path)?.ret.map(|s| s.path)
             }
+            // An operator of a struct's own (`a - b`, `-a`; see `operators.rs`).
+            syn::Expr::Binary(b) => self.operator_type(&b.left, crate::operators::method_of(&b.op)?),
+            syn::Expr::Unary(u @ syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => self.operator_type(&u.expr, "neg"),
             _ => None,
         }
+    }
+
+    /// The struct type an operator method of `operand`'s struct type returns.
+    fn operator_type(&self, operand: &syn::Expr, method: &str) -> Option<String> {
+        let ty = self.struct_type_of(operand).or_else(|| self.record_type_of(operand))?;
+        let path: syn::Path = syn::parse_str(&format!("{ty}::{method}")).ok()?;
+        self.flat_shape(&path)?.ret.map(|s| s.path)
     }
 
     /// A call of the crate's function `path` that takes or returns structs of numbers.

@@ -1,4 +1,5 @@
-//! The small constructs of issue 11 (§8): `std::mem::swap`, `black_box`, deferred `let`,
+//! The small constructs of issue 11 (§8): `std::mem::swap` (of numbers, elements and
+//! vectors), `black_box`, deferred `let`,
 //! writing through `for` elements, bodies that panic, each checked by the harness (finite
 //! differences in both modes, the dot-product test, the interpreter) or by hand.
 
@@ -16,6 +17,24 @@ scalar_case!(
         let mut b = y * y;
         std::mem::swap(&mut a, &mut b);
         a * 2.0 + b.sin()
+    }
+);
+
+slice_case!(
+    mem_swap_double_buffers,
+    [[0.3, 1.7, -0.4, 0.9, 2.2, 0.1], [1.1, -0.5, 2.0, 0.7, 0.4, -1.3]],
+    fn f(x: &[f64]) -> f64 {
+        // The double buffer of a time step: `cur` and `prev` trade places each step.
+        let n = x.len() / 2;
+        let mut cur = vec![0.0; n];
+        let mut prev = x[..n].to_vec();
+        for step in 0..3 {
+            for i in 0..n {
+                cur[i] = (prev[i] * x[n + i]).sin() + prev[(i + 1) % n] * step as f64;
+            }
+            std::mem::swap(&mut cur, &mut prev);
+        }
+        prev.iter().sum::<f64>() + cur[0] * cur[n - 1]
     }
 );
 
@@ -192,3 +211,21 @@ slice_case!(
         w.iter().sum::<f64>() + sq[2] * sq[0]
     }
 );
+
+/// Vectors of different lengths are swapped in Rust, not by cotan's derivative, which says
+/// so as it runs (its buffers keep their lengths).
+#[cotan::autodiff_reverse(d_uneven_swap, Duplicated, Active)]
+fn uneven_swap(x: &[f64]) -> f64 {
+    let mut a = x.to_vec();
+    let mut b = vec![0.0; 1];
+    std::mem::swap(&mut a, &mut b);
+    a[0] + b[0]
+}
+
+#[test]
+#[should_panic(expected = "swaps vectors of one length only")]
+fn swap_of_vectors_of_different_lengths_panics_in_the_derivative() {
+    assert_eq!(uneven_swap(&[1.0, 2.0]), 1.0);
+    let mut dx = [0.0; 2];
+    d_uneven_swap(&[1.0, 2.0], &mut dx, 1.0);
+}
