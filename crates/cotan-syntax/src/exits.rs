@@ -45,6 +45,11 @@ impl<'ast> Visit<'ast> for Scan {
         self.found.push(Exit::Return);
         syn::visit::visit_expr_return(self, e);
     }
+    fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
+        // `e?` returns `None` when `e` is.
+        self.found.push(Exit::Return);
+        syn::visit::visit_expr_try(self, e);
+    }
     fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
         if !self.is_internal(&e.label) {
             self.found.push(Exit::Break(label_name(&e.label)));

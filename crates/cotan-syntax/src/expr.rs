@@ -135,8 +135,25 @@ impl Lower {
                 self.func.unsafe_code = true;
                 self.block(&u.block)
             }
+            E::Try(t) => self.try_option(t),
             _ => err_at(&e, "cotan does not support this kind of expression in differentiated code; rewrite it with `let`, `if`, loops and arithmetic"),
         }
+    }
+
+    /// `e?` on an `Option`, in a function returning one: `let Some(v) = e else { return None };`
+    /// and `v` (the `Result`s `?` also takes are not values cotan has).
+    fn try_option(&mut self, t: &syn::ExprTry) -> syn::Result<Option<Agg>> {
+        let (inner, at) = (&t.expr, t.question_token.span);
+        let in_option_fn = matches!(&self.inline_ret, Some((_, Some(ty))) if crate::inline::returns_option(ty));
+        if !in_option_fn {
+            return err(at, "cotan takes `?` on an `Option` in a function that returns an `Option`; here, test it with `let Some(v) = .. else { .. };` or `if let`");
+        }
+        let value = syn::Ident::new("__cotan_question", at);
+        let desugared: syn::Expr = syn::parse_quote_spanned!(at=> {
+            let Some(#value) = #inner else { return None };
+            #value
+        });
+        self.agg_opt(&desugared)
     }
 
     fn literal(&mut self, lit: &syn::Lit) -> syn::Result<Value> {
@@ -184,6 +201,12 @@ impl Lower {
                     return err_at(&p, format!("cotan uses the chunks of `as_chunks` where they are indexed (`{name}[i]`), iterated or counted (`{name}.len()`); to pass them on, pass the slice they are made of and take its chunks in the callee"))
                 }
                 None if name == "None" => return Ok(self.none()),
+                None => {
+                    // A unit struct (`&Tanh`): a struct without fields.
+                    if let Some(st) = self.env.structure(&p.path).filter(|st| st.fields.is_empty()) {
+                        return Ok(Tree::Struct(st.path, vec![]));
+                    }
+                }
                 _ => {}
             }
         }

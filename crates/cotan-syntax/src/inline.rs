@@ -54,7 +54,7 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
 }
 
 /// `Option<..>`.
-fn returns_option(t: &syn::Type) -> bool {
+pub(crate) fn returns_option(t: &syn::Type) -> bool {
     match t {
         syn::Type::Paren(p) => returns_option(&p.elem),
         syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"),

@@ -1,5 +1,5 @@
 //! The small constructs of issue 11 (§8): `std::mem::swap` (of numbers, elements and
-//! vectors), `black_box`, deferred `let`,
+//! vectors), `?` on `Option`s in helpers, `black_box`, deferred `let`,
 //! writing through `for` elements, bodies that panic, each checked by the harness (finite
 //! differences in both modes, the dot-product test, the interpreter) or by hand.
 
@@ -228,4 +228,56 @@ fn swap_of_vectors_of_different_lengths_panics_in_the_derivative() {
     assert_eq!(uneven_swap(&[1.0, 2.0]), 1.0);
     let mut dx = [0.0; 2];
     d_uneven_swap(&[1.0, 2.0], &mut dx, 1.0);
+}
+
+// `?` on `Option`s in the helpers a function calls: `let Some(v) = e else { return None };`.
+// (Plain items: the helpers of a `slice_case!` are inside a macro, where cotan does not read.)
+#[cotan::autodiff_reverse(question_rev, Duplicated, Active)]
+#[cotan::autodiff_forward(question_fwd, Dual, Dual)]
+fn question(x: &[f64]) -> f64 {
+    scaled(x, 1).unwrap_or(0.0) + scaled(x, 9).unwrap_or(x[0]) + ratio(&x[..1]).map_or(x[1], |r| r * 2.0)
+}
+
+fn first_positive(x: &[f64]) -> Option<f64> {
+    for &v in x {
+        if v > 0.0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn ratio(x: &[f64]) -> Option<f64> {
+    let a = first_positive(x)?;
+    let b = *x.last()?;
+    if b == 0.0 {
+        return None;
+    }
+    Some(a / b)
+}
+
+fn scaled(x: &[f64], k: usize) -> Option<f64> {
+    Some(ratio(x)? * x.get(k)?.abs())
+}
+
+#[test]
+fn question_mark_on_options_in_helpers() {
+    let case = common::Case {
+        src: "question",
+        shape: common::Shape::Slice,
+        primal: &|x| vec![question(x)],
+        jvp: &|x, u| {
+            let (y, t) = question_fwd(x, u);
+            (vec![y], vec![t])
+        },
+        vjp: &|x, w| {
+            let mut g = vec![0.0; x.len()];
+            let y = question_rev(x, &mut g, w[0]);
+            (vec![y], g)
+        },
+    };
+    // (Points where each `?` passes and where some return `None`.)
+    for x in [vec![-0.5, 0.7, 1.3, 2.0], vec![-1.0, -2.0, -0.5], vec![0.4, 1.5]] {
+        common::check_compiled(&case, &x);
+    }
 }

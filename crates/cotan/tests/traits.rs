@@ -730,3 +730,64 @@ fn associated_functions_of_a_marked_trait_through_a_helper() {
         assert!((tc - dm.c).abs() <= 1e-12 * dm.c.abs().max(1.0), "forward {tc} vs reverse {}", dm.c);
     }
 }
+
+/// A generic helper over an unmarked trait, called with a unit struct written in place
+/// (`&Tanh`) and with a struct literal: each lowered at its call with its type.
+trait Activation {
+    fn apply(&self, z: f64) -> f64;
+}
+
+struct Tanh;
+
+struct Softplus {
+    beta: f64,
+}
+
+impl Activation for Tanh {
+    fn apply(&self, z: f64) -> f64 {
+        z.tanh()
+    }
+}
+
+impl Activation for Softplus {
+    fn apply(&self, z: f64) -> f64 {
+        (1.0 + (self.beta * z).exp()).ln() / self.beta
+    }
+}
+
+fn layer<A: Activation>(act: &A, w: &[f64], x: &[f64], n_out: usize) -> Vec<f64> {
+    let n_in = x.len();
+    (0..n_out).map(|o| act.apply((0..n_in).map(|i| w[o * n_in + i] * x[i]).sum())).collect()
+}
+
+#[autodiff_reverse(d_net, Duplicated, Duplicated, Const, Active)]
+#[autodiff_forward(t_net, Dual, Dual, Const, Dual)]
+fn net(w1: &[f64], w2: &[f64], x: &[f64]) -> f64 {
+    let h = layer(&Tanh, w1, x, 3);
+    let y = layer(&Softplus { beta: 2.0 }, w2, &h, 1);
+    y[0]
+}
+
+#[test]
+fn unit_structs_written_in_place() {
+    let (w1, w2, x) = ([0.1, 0.2, -0.3, 0.4, 0.5, -0.6], [0.7, -0.8, 0.9], [0.5, -1.5]);
+    let (mut d1, mut d2) = ([0.0; 6], [0.0; 3]);
+    let value = d_net(&w1, &mut d1, &w2, &mut d2, &x, 1.0);
+    assert_eq!(value, net(&w1, &w2, &x));
+    let grad: Vec<f64> = d1.iter().chain(&d2).copied().collect();
+    let all: Vec<f64> = w1.iter().chain(&w2).copied().collect();
+    let h = 1e-6;
+    for k in 0..all.len() {
+        let (mut up, mut down) = (all.clone(), all.clone());
+        up[k] += h;
+        down[k] -= h;
+        let want = (net(&up[..6], &up[6..], &x) - net(&down[..6], &down[6..], &x)) / (2.0 * h);
+        assert!((grad[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dw[{k}]: {} vs {want}", grad[k]);
+    }
+    // Forward mode agrees (the dot-product test).
+    let (u1, u2) = ([0.3, -0.1, 0.2, 0.5, -0.4, 0.1], [0.2, 0.6, -0.3]);
+    let (v2, t) = t_net(&w1, &u1, &w2, &u2, &x);
+    assert_eq!(v2, value);
+    let want: f64 = d1.iter().zip(&u1).chain(d2.iter().zip(&u2)).map(|(a, b)| a * b).sum();
+    assert!((t - want).abs() <= 1e-12 * want.abs().max(1.0), "{t} vs {want}");
+}
