@@ -119,6 +119,7 @@ impl Lower {
         if matches!(bt.kind, MemKind::Record(_) | MemKind::Cell) {
             return err_at(&i.expr, "only slices, arrays and vectors have sub-slices");
         }
+        whole_containers(&i.expr, bt.kind)?;
         let writable = bt.is_writable();
         let access = access.unwrap_or(if writable { Access::Mut } else { Access::Shared });
         if access == Access::Mut && !writable {
@@ -162,6 +163,7 @@ impl Lower {
         if access == Access::Mut && !bt.is_writable() {
             return err_at(&m.receiver, "`split_at_mut` needs `&mut` access");
         }
+        whole_containers(&m.receiver, bt.kind)?;
         let [mid] = m.args.iter().collect::<Vec<_>>()[..] else {
             return err_at(m, format!("`{}` takes one argument", m.method));
         };
@@ -176,6 +178,23 @@ impl Lower {
         let left = self.slice_of(base, zero, mid, ty);
         let right = self.slice_of(base, mid, len, ty);
         Ok(Tree::Tuple(vec![Tree::Leaf(left), Tree::Leaf(right)]))
+    }
+}
+
+/// An error for a sub-slice of structs or of rows, which cotan takes whole (its sub-slices
+/// are of numbers).
+fn whole_containers(e: &syn::Expr, kind: MemKind) -> syn::Result<()> {
+    let x = quote::ToTokens::to_token_stream(e).to_string().replace(' ', "");
+    match kind {
+        MemKind::Records(..) => err_at(
+            e,
+            format!("cotan takes a slice of structs whole, not a part of it; index it instead (`for i in a..b {{ let p = &{x}[i]; .. }}`), or iterate `{x}.iter().skip(a)`"),
+        ),
+        MemKind::Nested(..) => err_at(
+            e,
+            format!("cotan takes a slice of rows whole, not a part of it; index its rows instead (`for i in a..b {{ let row = &{x}[i]; .. }}`), or iterate `{x}.iter().skip(a)`"),
+        ),
+        _ => Ok(()),
     }
 }
 

@@ -396,3 +396,46 @@ fn fields_read_in_each_branch() {
         assert!((jvp - dx[i]).abs() <= 1e-12 * jvp.abs().max(1.0), "forward along x[{i}]");
     }
 }
+
+/// What the message for a part of a slice of structs or rows (`&ps[1..]`) suggests: the
+/// elements by index, or `iter().skip(..)`.
+#[cotan::autodiff_reverse(d_tail_of_structs, Duplicated, Active)]
+fn tail_of_structs(ps: &[Spring]) -> f64 {
+    let mut s = 0.0;
+    for i in 1..ps.len() {
+        let p = &ps[i];
+        s += p.k * p.rest;
+    }
+    for b in ps.iter().skip(1) {
+        s += b.k;
+    }
+    s
+}
+
+#[cotan::autodiff_reverse(d_tail_of_rows, Duplicated, Active)]
+fn tail_of_rows(m: &[Vec<f64>]) -> f64 {
+    let mut t = 0.0;
+    for i in 1..m.len() {
+        let row = &m[i];
+        t += row[0] * row[1];
+    }
+    for r in m.iter().skip(1) {
+        t += r[0];
+    }
+    t
+}
+
+#[test]
+fn parts_of_slices_of_structs_and_rows_by_index() {
+    let sp = |k, rest| Spring { a: 0, b: 1, rest, k };
+    let ps = [sp(1.0, 2.0), sp(3.0, 4.0), sp(5.0, 6.0)];
+    let mut dps = [sp(0.0, 0.0), sp(0.0, 0.0), sp(0.0, 0.0)];
+    assert_eq!(d_tail_of_structs(&ps, &mut dps, 1.0), tail_of_structs(&ps));
+    // d/dk = rest + 1 and d/drest = k past the first; nothing for the first.
+    let got: Vec<(f64, f64)> = dps.iter().map(|s| (s.k, s.rest)).collect();
+    assert_eq!(got, vec![(0.0, 0.0), (5.0, 3.0), (7.0, 5.0)]);
+    let m = vec![vec![1.0, 2.0], vec![3.0, 4.0], vec![-1.0, 0.5]];
+    let mut dm = vec![vec![0.0; 2]; 3];
+    assert_eq!(d_tail_of_rows(&m, &mut dm, 1.0), tail_of_rows(&m));
+    assert_eq!(dm, vec![vec![0.0, 0.0], vec![5.0, 3.0], vec![1.5, -1.0]]);
+}
