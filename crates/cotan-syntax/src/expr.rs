@@ -1753,6 +1753,10 @@ impl Lower {
         let owned = self
             .mem_ty(v)
             .is_some_and(|m| m.access == Access::Owned && matches!(m.kind, MemKind::Array(_) | MemKind::Vec));
+        if let (true, Some(&by_mut)) = (owned, self.lent_params.get(&v)) {
+            // A reference parameter of the function lowered here, passed on (`g(y)`).
+            return Ok((v, by_mut));
+        }
         if let (true, true, Some(name)) = (owned, takes_refs, ident_of(a)) {
             return err_at(
                 a,

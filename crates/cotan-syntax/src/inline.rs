@@ -315,6 +315,7 @@ impl Lower {
         let outer_scopes = std::mem::take(&mut self.scopes);
         let outer_loops = std::mem::take(&mut self.loops);
         let outer_env = std::mem::replace(&mut self.env, inl.env.clone());
+        let outer_lent = self.lent_params.clone();
         self.inline_stack.push(inl.key.clone());
         self.push_scope();
         let r = (|| -> syn::Result<Option<Agg>> {
@@ -350,6 +351,7 @@ impl Lower {
         (self.ret_flag, self.inline_ret) = outer_ret;
         self.inline_stack.pop();
         self.env = outer_env;
+        self.lent_params = outer_lent;
         self.loops = outer_loops;
         self.scopes = outer_scopes;
         r.map_err(|e: syn::Error| {
@@ -620,6 +622,9 @@ impl Lower {
                 if let Item::Val(v) = &item {
                     if crate::signature::scalar_type(&pt.ty).is_some() {
                         self.annotate(&pt.ty, &crate::agg::Tree::Leaf(*v))?;
+                    }
+                    if let syn::Type::Reference(r) = &*pt.ty {
+                        self.lent_params.insert(*v, r.mutability.is_some());
                     }
                 }
                 crate::chain::bind_item(self, &pt.pat, item)

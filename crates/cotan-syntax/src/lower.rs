@@ -146,6 +146,10 @@ pub(crate) struct Lower {
     /// read there, with its place `(mem, index)`. A name bound to one is the place itself
     /// (`Binding::Place`), so that it reads and writes the element where it is used.
     pub(crate) elem_refs: HashMap<Value, (Value, Value)>,
+    /// The caller's arrays and vectors bound to a reference parameter of a function lowered
+    /// at its call (`y: &mut [f64]` given `&mut y`), with whether it is `&mut`: passed on by
+    /// name (`g(y)`), each is that reference.
+    pub(crate) lent_params: HashMap<Value, bool>,
     /// What the crate says about its structs and functions.
     pub(crate) env: Rc<dyn Env>,
     /// Parameters and results that are structs of numbers are taken field by field (for a
@@ -272,6 +276,7 @@ impl Lower {
             top_fields: Default::default(),
             offsets: HashMap::default(),
             elem_refs: HashMap::default(),
+            lent_params: HashMap::default(),
             local_fields: vec![],
         }
     }
