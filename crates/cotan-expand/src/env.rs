@@ -147,6 +147,10 @@ impl cotan_syntax::Env for SourceEnv {
         self.type_named(ty).is_some_and(|t| self.src.types[t].derives.iter().any(|d| d == "Default"))
     }
 
+    fn is_enum(&self, ty: &syn::Path) -> bool {
+        self.type_named(ty).is_some_and(|t| self.src.types[t].is_enum)
+    }
+
     fn record_fields(&self, ty: &str) -> Option<Vec<(String, FieldType)>> {
         let path: syn::Path = syn::parse_str(ty).ok()?;
         self.fields(self.type_named(&path)?)

@@ -348,10 +348,14 @@ impl Lower {
 
     /// `let best: Option<(usize, f64)> = None;`: the type gives a `None` its shape.
     pub(crate) fn shape_none_by_type(&mut self, ty: &syn::Type, a: Agg) -> Agg {
-        fn shape_of(ty: &syn::Type) -> Tree<()> {
+        fn shape_of(env: &dyn crate::Env, ty: &syn::Type) -> Tree<()> {
             match ty {
-                syn::Type::Tuple(t) if !t.elems.is_empty() => Tree::Tuple(t.elems.iter().map(shape_of).collect()),
-                syn::Type::Paren(p) => shape_of(&p.elem),
+                syn::Type::Tuple(t) if !t.elems.is_empty() => {
+                    Tree::Tuple(t.elems.iter().map(|e| shape_of(env, e)).collect())
+                }
+                syn::Type::Paren(p) => shape_of(env, &p.elem),
+                // A fieldless enum of the crate (`Option<Kind>`).
+                syn::Type::Path(p) if p.qself.is_none() && env.is_enum(&p.path) => Tree::Enum(()),
                 _ => Tree::Leaf(()),
             }
         }
@@ -359,7 +363,7 @@ impl Lower {
         let Some(last) = p.path.segments.last().filter(|s| s.ident == "Option") else { return a };
         let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return a };
         let Some(syn::GenericArgument::Type(inner)) = args.args.first() else { return a };
-        let like = Tree::Option((), Box::new(shape_of(inner)));
+        let like = Tree::Option((), Box::new(shape_of(&*self.env, inner)));
         self.fit_none(a, &like)
     }
 
@@ -540,6 +544,8 @@ impl Lower {
                 None => err_at(ty, format!("this type does not fit {}", a.describe())),
             },
             (syn::Type::Reference(r), Tree::Struct(..)) => self.annotate(&r.elem, a),
+            // A fieldless enum of the crate: its value is the number of its variant.
+            (syn::Type::Path(p), Tree::Enum(_)) if p.qself.is_none() && self.env.is_enum(&p.path) => Ok(()),
             (ty, a) => err_at(ty, format!("this type does not fit {}", a.describe())),
         }
     }

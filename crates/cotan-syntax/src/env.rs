@@ -92,6 +92,10 @@ pub trait Env {
     fn derives_default(&self, _ty: &syn::Path) -> bool {
         false
     }
+    /// Whether a type path names an enum of the crate (without generics).
+    fn is_enum(&self, _ty: &syn::Path) -> bool {
+        false
+    }
     /// The path, as the function being lowered names it, of the function a call inside an
     /// inlined body names (which is written for the inlined function's own module).
     fn home_path(&self, _path: &syn::Path) -> Option<String> {

@@ -54,6 +54,33 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
 }
 
 /// `Option<..>`.
+/// Gives each `None` that is the value of `e` (itself, or the tail of a branch of an `if`,
+/// a `match` or a block that is) the type `ty`: `{ let none: ty = None; none }`.
+fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
+    match e {
+        syn::Expr::Path(p) if p.path.is_ident("None") => {
+            let at = e.span();
+            *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
+        }
+        syn::Expr::Paren(p) => type_final_nones(&mut p.expr, ty),
+        syn::Expr::Block(b) => type_block_nones(&mut b.block, ty),
+        syn::Expr::If(i) => {
+            type_block_nones(&mut i.then_branch, ty);
+            if let Some((_, other)) = &mut i.else_branch {
+                type_final_nones(other, ty);
+            }
+        }
+        syn::Expr::Match(m) => m.arms.iter_mut().for_each(|arm| type_final_nones(&mut arm.body, ty)),
+        _ => {}
+    }
+}
+
+fn type_block_nones(b: &mut syn::Block, ty: &syn::Type) {
+    if let Some(syn::Stmt::Expr(tail, None)) = b.stmts.last_mut() {
+        type_final_nones(tail, ty);
+    }
+}
+
 pub(crate) fn returns_option(t: &syn::Type) -> bool {
     match t {
         syn::Type::Paren(p) => returns_option(&p.elem),
@@ -291,12 +318,9 @@ impl Lower {
         let mut block = (*inl.item.block).clone();
         if let (syn::ReturnType::Type(_, ty), Some(syn::Stmt::Expr(tail, None))) = (&sig.output, block.stmts.last_mut())
         {
-            // A final `None`: of the declared type (a `return Some(..)` before it gives the
-            // `Option` its shape otherwise).
-            if matches!(tail, syn::Expr::Path(p) if p.path.is_ident("None")) {
-                let at = tail.span();
-                *tail = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
-            }
+            // A final `None` (in the branches of a final `if` or `match` too): of the
+            // declared type (a branch before it gives the `Option` its shape otherwise).
+            type_final_nones(tail, ty);
         }
         let body = syn::Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block });
         // `return` in the body: a flag that guards what follows it, as in a function's

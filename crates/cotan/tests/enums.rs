@@ -284,3 +284,58 @@ fn derived_for_enums_and_structs_holding_them() {
         }
     }
 }
+
+/// Helpers returning an `Option` of a fieldless enum, with `None` first (an early return)
+/// or last: the declared type gives the `None` its shape.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    A,
+    B,
+}
+
+fn classify(x: f64) -> Option<Kind> {
+    if x > 2.0 {
+        return None;
+    }
+    Some(if x < 0.0 { Kind::A } else { Kind::B })
+}
+
+fn classify_tail(x: f64) -> Option<Kind> {
+    if x < -1.5 {
+        None
+    } else if x < 0.5 {
+        Some(Kind::A)
+    } else {
+        Some(Kind::B)
+    }
+}
+
+#[autodiff_reverse(d_piecewise, Active, Active)]
+#[autodiff_forward(t_piecewise, Dual, Dual)]
+fn piecewise(x: f64) -> f64 {
+    let a = match classify(x) {
+        Some(Kind::A) => -x,
+        Some(Kind::B) => x * x,
+        None => x.sin(),
+    };
+    let b = match classify_tail(x) {
+        Some(k) if k == Kind::A => x.exp(),
+        Some(_) => 3.0 * x,
+        None => 1.0 / x,
+    };
+    a * b
+}
+
+#[test]
+fn options_of_enums_from_helpers() {
+    let h = 1e-6;
+    for x in [-2.0, -1.0, 0.3, 1.2, 3.0] {
+        let (value, dx) = d_piecewise(x, 1.0);
+        assert_eq!(value, piecewise(x));
+        let want = (piecewise(x + h) - piecewise(x - h)) / (2.0 * h);
+        assert!((dx - want).abs() <= 1e-6 * want.abs().max(1.0), "x = {x}: {dx} vs {want}");
+        let (v2, t) = t_piecewise(x, 1.0);
+        assert_eq!(v2, value);
+        assert!((t - dx).abs() <= 1e-12 * dx.abs().max(1.0), "x = {x}: {t} vs {dx}");
+    }
+}
