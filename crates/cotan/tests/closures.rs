@@ -161,3 +161,37 @@ slice_case!(
         s * acc
     }
 );
+
+// A closure passing its array reference on by name (`rhs(b, y)`), the closure given to a
+// generic helper with the caller's local array (`&s`): the reference it is.
+fn rhs_of(w: f64, y: &[f64; 2]) -> [f64; 2] {
+    [w * y[1], -y[0]]
+}
+
+fn euler_step<F: Fn(&[f64; 2]) -> [f64; 2]>(f: F, y0: &[f64; 2], h: f64) -> [f64; 2] {
+    let k1 = f(y0);
+    [y0[0] + h * k1[0], y0[1] + h * k1[1]]
+}
+
+#[cotan::autodiff_reverse(d_closure_passes_reference, Active, Active, Active)]
+#[cotan::autodiff_forward(t_closure_passes_reference, Dual, Dual, Dual)]
+fn closure_passes_reference(a: f64, b: f64) -> f64 {
+    let s = [a, b];
+    let r = euler_step(|y| rhs_of(b, y), &s, 0.1);
+    r[0] * r[1]
+}
+
+#[test]
+fn a_closure_passes_its_array_reference_on() {
+    for (a, b) in [(0.7, -1.3), (-0.4, 2.2)] {
+        let (v, da, db) = d_closure_passes_reference(a, b, 1.0);
+        assert_eq!(v, closure_passes_reference(a, b));
+        let h = 1e-6;
+        let fa = (closure_passes_reference(a + h, b) - closure_passes_reference(a - h, b)) / (2.0 * h);
+        let fb = (closure_passes_reference(a, b + h) - closure_passes_reference(a, b - h)) / (2.0 * h);
+        assert!((da - fa).abs() <= 1e-6 * fa.abs().max(1.0), "{da} vs {fa}");
+        assert!((db - fb).abs() <= 1e-6 * fb.abs().max(1.0), "{db} vs {fb}");
+        let (_, t) = t_closure_passes_reference(a, 0.3, b, -0.6);
+        assert!((t - (0.3 * da - 0.6 * db)).abs() <= 1e-12, "{t}");
+    }
+}
