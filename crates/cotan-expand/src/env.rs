@@ -480,7 +480,8 @@ fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
             t => cotan_syntax::scalar_type(&t).map(|s| vec![s]),
         },
     };
-    Some(CalleeShape { params, ret, results, by_ref, ret_array, ret_scalars })
+    let mut_receiver = matches!(def.item.sig.inputs.first(), Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_some());
+    Some(CalleeShape { params, ret, results, by_ref, ret_array, ret_scalars, mut_receiver })
 }
 
 /// Type `t` as a struct of numbers: a struct without generics whose fields are numbers or

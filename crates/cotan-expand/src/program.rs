@@ -505,8 +505,14 @@ impl Program {
                 let tr = src
                     .impl_trait(i)
                     .and_then(|t| src.type_path(scope, t))
-                    .or_else(|| std_trait_path(tp))
-                    .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here; implement it in the crate's module of the type, or call the method through a function of your own"))?;
+                    .or_else(|| {
+                        let self_name = match &imp.self_ty {
+                            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+                            _ => String::new(),
+                        };
+                        std_trait_path(tp, &self_name, &ty)
+                    })
+                    .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here (it names the crate's traits, std's prelude traits, and std's operators whose argument is a number type or `Self`); call the method through a function of your own"))?;
                 Ok(format!("<{ty} as {tr}>::{name}"))
             }
         }
@@ -1047,7 +1053,9 @@ fn rewrite_type_in(
 const OPERATORS: [&str; 11] =
     ["Add", "Sub", "Mul", "Div", "Rem", "Neg", "AddAssign", "SubAssign", "MulAssign", "DivAssign", "RemAssign"];
 
-fn std_trait_path(tp: &syn::Path) -> Option<String> {
+/// std's trait `tp` as the derivative's scope names it, for an impl of it for type `ty` (as
+/// named there; `self_name` as the impl names it).
+fn std_trait_path(tp: &syn::Path, self_name: &str, ty: &str) -> Option<String> {
     const PRELUDE: [&str; 16] = [
         "Default",
         "Clone",
@@ -1067,13 +1075,30 @@ fn std_trait_path(tp: &syn::Path) -> Option<String> {
         "ToOwned",
     ];
     let segs: Vec<String> = tp.segments.iter().map(|s| s.ident.to_string()).collect();
-    if let [op] = segs.as_slice() {
-        if OPERATORS.contains(&op.as_str()) {
-            // `impl Mul<f64> for V3` with `use std::ops::Mul;`: std's trait, with its arguments.
-            let args = &tp.segments[0].arguments;
-            let args = with_fallback(|| quote::ToTokens::to_token_stream(args).to_string().replace(' ', ""));
-            return Some(format!("::core::ops::{op}{args}"));
-        }
+    let operator = match segs.as_slice() {
+        [op] => Some(op),
+        [root, ops, op] if matches!(root.as_str(), "std" | "core") && ops == "ops" => Some(op),
+        _ => None,
+    };
+    if let Some(op) = operator.filter(|op| OPERATORS.contains(&op.as_str())) {
+        // `impl Mul<f64> for V3` (with `use std::ops::Mul;`, or `std::ops::Mul<f64>`): std's
+        // trait, with its argument, if that is a number type or the type itself.
+        let args = match &tp.segments.last()?.arguments {
+            syn::PathArguments::None => String::new(),
+            syn::PathArguments::AngleBracketed(a) => match a.args.iter().collect::<Vec<_>>().as_slice() {
+                [syn::GenericArgument::Type(t)] if cotan_syntax::scalar_type(t).is_some() => {
+                    format!("<{}>", with_fallback(|| quote::ToTokens::to_token_stream(t).to_string()))
+                }
+                [syn::GenericArgument::Type(syn::Type::Path(t))]
+                    if t.qself.is_none() && (t.path.is_ident("Self") || t.path.is_ident(self_name)) =>
+                {
+                    format!("<{ty}>")
+                }
+                _ => return None,
+            },
+            syn::PathArguments::Parenthesized(_) => return None,
+        };
+        return Some(format!("::core::ops::{op}{args}"));
     }
     let plain = tp.segments.iter().all(|s| s.arguments.is_none());
     match segs.as_slice() {

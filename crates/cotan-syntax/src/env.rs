@@ -53,6 +53,8 @@ pub struct CalleeShape {
     /// The types of the numbers it returns, when its result is a number or a tuple of them
     /// (`-> f32`, `-> (f64, usize)`): a call's results take them, as in rustc.
     pub ret_scalars: Option<Vec<Scalar>>,
+    /// Its receiver is `&mut self`.
+    pub mut_receiver: bool,
 }
 
 impl CalleeShape {

@@ -679,9 +679,46 @@ impl Lower {
         if let Some(dst) = self.vec_local(&a.left) {
             return self.assign_vec(dst, a);
         }
+        if let Some(r) = self.assign_struct(a) {
+            return r;
+        }
         self.check_assignable(&a.left)?;
         let (v, vt) = self.scalar(&a.right)?;
         self.assign(&a.left, v, vt)
+    }
+
+    /// `p[i] = V3::new(..)`, `b.pos = b.pos + v * dt`, `*q = p[0]`: a struct of numbers into
+    /// memory (an element of a slice of structs, a struct field of a struct parameter), field
+    /// by field, the right side made first. `None` when the left side is no such place.
+    fn assign_struct(&mut self, a: &syn::ExprAssign) -> Option<syn::Result<()>> {
+        let ty = self.record_type_of(&a.left)?;
+        let st = self.env.structure(&syn::parse_str::<syn::Path>(&ty).ok()?)?;
+        Some((|| {
+            let value = self.struct_value(&a.right, &st)?;
+            self.store_fields(&a.left, &value, a.span())
+        })())
+    }
+
+    /// Writes struct value `v` into place `target`, field by field.
+    fn store_fields(&mut self, target: &syn::Expr, v: &Agg, span: Span) -> syn::Result<()> {
+        let Tree::Struct(_, fields) = v else {
+            return err(span, format!("expected a struct here, found {}", v.describe()));
+        };
+        for (name, field) in fields {
+            let member: syn::Member = match name.parse::<u32>() {
+                Ok(index) => syn::Member::Unnamed(syn::Index { index, span }),
+                Err(_) => syn::Member::Named(syn::Ident::new(name, span)),
+            };
+            let place: syn::Expr = syn::parse_quote_spanned!(span=> #target.#member);
+            match field {
+                Tree::Leaf(x) => {
+                    let t = self.scalar_sty(*x, span)?;
+                    self.assign(&place, *x, t)?;
+                }
+                inner => self.store_fields(&place, inner, span)?,
+            }
+        }
+        Ok(())
     }
 
     /// `dst = src` for two arrays of the same length.

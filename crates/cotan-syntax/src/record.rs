@@ -466,9 +466,12 @@ impl Lower {
             Some(Binding::Value(v)) => self.mem_ty(v).is_some_and(|t| t.access == Access::Owned),
             _ => true,
         };
-        let receiver = match owned {
-            true => syn::parse_quote_spanned!(r.span()=> &#r),
-            false => (**r).clone(),
+        // (A `&mut self` method gets the receiver by `&mut`: it writes it.)
+        let mut_receiver = self.env.callee(&path).is_some_and(|s| s.mut_receiver);
+        let receiver = match (mut_receiver, owned) {
+            (true, _) => syn::parse_quote_spanned!(r.span()=> &mut #r),
+            (false, true) => syn::parse_quote_spanned!(r.span()=> &#r),
+            (false, false) => (**r).clone(),
         };
         args.push(receiver);
         args.extend(m.args.iter().cloned());
@@ -479,7 +482,13 @@ impl Lower {
             args,
         };
         // (Unless told, as many results as the method returns numbers: a tuple's each.)
-        let results = results.unwrap_or_else(|| self.env.callee(&call_path(&call)).map_or(1, |s| s.results.max(1)));
+        let results = results.unwrap_or_else(|| {
+            self.env.callee(&call_path(&call)).map_or(1, |s| match s.ret.is_none() && s.ret_array.is_none() {
+                // (`()`: none, as `p[i] += v` of `impl AddAssign` or `p[i].bump(d)` give.)
+                true => s.results,
+                false => s.results.max(1),
+            })
+        });
         Some(self.user_call_n(&call, results))
     }
 }

@@ -1,7 +1,9 @@
 //! Operators on structs of the crate (`impl Sub for V3`, `impl Mul<f64> for V3`, `Neg`,
 //! `AddAssign`, an operator giving a number): on struct values, on elements of
 //! slices of structs, on results of calls and folds, and the operator methods called by
-//! name (`p[i].sub(p[j])`, which is not pointer arithmetic). Every derivative is checked
+//! name (`p[i].sub(p[j])`, which is not pointer arithmetic); structs written into memory
+//! (`pos[i] = pos[i] + vel[i] * dt`, `vel[i] += a * dt`, `b.pos = ..` of a struct field),
+//! and `&mut self` methods on elements of a slice of structs. Every derivative is checked
 //! against finite differences, forward mode against reverse mode (dot-product test), and
 //! the Hessian-vector product against finite differences of the gradient.
 
@@ -29,6 +31,10 @@ impl V3 {
     }
     fn norm(self) -> f64 {
         self.dot(self).sqrt()
+    }
+    /// A `&mut self` method, called on elements of a slice of structs.
+    fn bump(&mut self, d: f64) {
+        self.x += d * self.y;
     }
 }
 
@@ -76,9 +82,16 @@ impl AddAssign for V3 {
     }
 }
 
-/// A tuple struct with `Add` and `Sub`.
+/// A tuple struct with `Add` and `Sub`, and `Mul<f64>` by its full path.
 #[derive(Clone, Copy, Debug, Default)]
 struct W2(f64, f64);
+
+impl std::ops::Mul<f64> for W2 {
+    type Output = W2;
+    fn mul(self, s: f64) -> W2 {
+        W2(self.0 * s, self.1 * s)
+    }
+}
 
 impl Add for W2 {
     type Output = W2;
@@ -108,7 +121,7 @@ fn values(x: &[f64]) -> f64 {
     let back = -(acc - m);
     let mut w = W2(x[0], x[1]);
     w = w + W2(x[2] * x[3], 1.0);
-    w = w - W2(0.5, x[4]);
+    w = (w - W2(0.5, x[4])) * 1.5;
     d.norm() + m % acc + back.y * back.z + (a - b + m).dot(a) + w.0 * w.1
 }
 
@@ -197,4 +210,106 @@ fn operators_on_elements_of_a_slice_of_structs() {
         let got = [dp[k / 3].x, dp[k / 3].y, dp[k / 3].z][k % 3];
         assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dp[{k}]: {got} vs {want}");
     }
+}
+
+/// A body of a simulation: struct fields that are structs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Body {
+    pub pos: V3,
+    pub vel: V3,
+    pub m: f64,
+}
+
+/// Leapfrog over slices of structs: `+=` on elements, elements assigned whole, a `&mut self`
+/// method on an element.
+#[autodiff_reverse(leapfrog_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(leapfrog_fwd, Dual, Dual, Dual)]
+fn leapfrog(pos: &mut [V3], vel: &mut [V3]) -> f64 {
+    let dt = 0.1;
+    for _ in 0..3 {
+        for i in 0..pos.len() {
+            let a = pos[i] * -1.0;
+            vel[i] += a * dt;
+        }
+        for i in 0..pos.len() {
+            pos[i] = pos[i] + vel[i] * dt;
+        }
+    }
+    vel[0].bump(pos[1].z);
+    pos[0].norm() + vel[1].x * pos[1].y + vel[0].x
+}
+
+/// Bodies: `b.vel += ..` and `b.pos = ..` on struct fields of the elements.
+#[autodiff_reverse(bodies_rev, Duplicated, Active)]
+fn bodies(bs: &mut [Body]) -> f64 {
+    let dt = 0.05;
+    for b in bs.iter_mut() {
+        b.vel += b.pos * (-dt * b.m);
+        b.pos = b.pos + b.vel * dt;
+    }
+    bs[0].pos.norm() * bs[1].vel.y
+}
+
+fn flat(p: &[V3]) -> Vec<f64> {
+    p.iter().flat_map(|v| [v.x, v.y, v.z]).collect()
+}
+
+fn unflat(f: &[f64]) -> Vec<V3> {
+    f.chunks(3).map(|c| V3::new(c[0], c[1], c[2])).collect()
+}
+
+/// Central differences of `f` at `x`, each against `got` (relative tolerance 1e-6).
+fn check_fd(what: &str, f: &dyn Fn(&[f64]) -> f64, x: &[f64], got: &[f64]) {
+    let h = 1e-6;
+    for k in 0..x.len() {
+        let (mut up, mut down) = (x.to_vec(), x.to_vec());
+        up[k] += h;
+        down[k] -= h;
+        let want = (f(&up) - f(&down)) / (2.0 * h);
+        assert!((got[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "{what} [{k}]: {} vs {want}", got[k]);
+    }
+}
+
+#[test]
+fn structs_written_into_slices_of_structs() {
+    let p = vec![V3::new(0.3, 1.2, -0.5), V3::new(0.7, -0.4, 2.0)];
+    let v = vec![V3::new(0.1, 0.0, 0.2), V3::new(-0.3, 0.5, 0.1)];
+    let (mut pp, mut vv) = (p.clone(), v.clone());
+    let (mut dp, mut dv) = (vec![V3::default(); 2], vec![V3::default(); 2]);
+    let value = leapfrog_rev(&mut pp, &mut dp, &mut vv, &mut dv, 1.0);
+    assert_eq!(value, leapfrog(&mut p.clone(), &mut v.clone()));
+    let all: Vec<f64> = flat(&p).into_iter().chain(flat(&v)).collect();
+    let grad: Vec<f64> = flat(&dp).into_iter().chain(flat(&dv)).collect();
+    let f = |a: &[f64]| leapfrog(&mut unflat(&a[..6]), &mut unflat(&a[6..]));
+    check_fd("leapfrog", &f, &all, &grad);
+    // Forward mode agrees (the dot-product test).
+    let u: Vec<f64> = (0..12).map(|k| ((k * 7 % 5) as f64 - 2.0) * 0.3).collect();
+    let (mut pp, mut vv) = (p.clone(), v.clone());
+    let (mut tp, mut tv) = (unflat(&u[..6]), unflat(&u[6..]));
+    let (v2, t) = leapfrog_fwd(&mut pp, &mut tp, &mut vv, &mut tv);
+    assert_eq!(v2, value);
+    let want: f64 = grad.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((t - want).abs() <= 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+}
+
+#[test]
+fn structs_written_into_fields_of_elements() {
+    let bs = vec![
+        Body { pos: V3::new(0.3, 1.2, -0.5), vel: V3::new(0.1, 0.0, 0.2), m: 2.0 },
+        Body { pos: V3::new(0.7, -0.4, 2.0), vel: V3::new(-0.3, 0.5, 0.1), m: 0.5 },
+    ];
+    let mut db = vec![Body::default(); 2];
+    let value = bodies_rev(&mut bs.clone(), &mut db, 1.0);
+    assert_eq!(value, bodies(&mut bs.clone()));
+    let flat_bodies = |b: &[Body]| -> Vec<f64> {
+        b.iter().flat_map(|b| [b.pos.x, b.pos.y, b.pos.z, b.vel.x, b.vel.y, b.vel.z, b.m]).collect()
+    };
+    let of_flat = |f: &[f64]| -> f64 {
+        let mut b: Vec<Body> = f
+            .chunks(7)
+            .map(|c| Body { pos: V3::new(c[0], c[1], c[2]), vel: V3::new(c[3], c[4], c[5]), m: c[6] })
+            .collect();
+        bodies(&mut b)
+    };
+    check_fd("bodies", &of_flat, &flat_bodies(&bs), &flat_bodies(&db));
 }
