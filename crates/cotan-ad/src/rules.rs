@@ -2,8 +2,8 @@
 //!
 //! One rule serves both modes: forward mode computes `dr = Σ ∂r/∂aₖ · daₖ`, reverse mode
 //! accumulates `daₖ += ∂r/∂aₖ · dr`. Conventions at kinks and domain edges (also in the
-//! README): `abs'(0) = 0`; `max`/`min` give the whole derivative to the first argument on
-//! ties (and to the non-NaN argument); `clamp` gives it to `x` when `x` equals a bound;
+//! README): `abs'(0) = 0`; `max`/`min` give half the derivative to each argument on ties
+//! (and the whole to the non-NaN argument); `clamp` gives it to `x` when `x` equals a bound;
 //! `sqrt'(0) = +inf`, `cbrt'(0) = +inf`; `powf(x, y)` has `∂/∂y = 0` at `x = 0`;
 //! `hypot(0, 0)` has zero partials; `signum`, `floor`, `ceil`, `round`, `trunc` have
 //! derivative 0; `%` has `∂(a % b)/∂b = -trunc(a / b)`.
@@ -284,13 +284,18 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
         }
         MulAdd => vec![Of(a[1]), Of(a[0]), One],
         Max | Min => {
+            // To the argument returned; on a tie half to each (the mean of the one-sided
+            // derivatives, as `abs'(0) = 0` is: `x.max(0.0) + (-x.abs()).exp().ln_1p()`, the
+            // stable softplus, then has its derivative 1/2 at 0); past a NaN, to the other.
             let (p, q) = (a[0], a[1]);
-            let op = if f == Max { CmpOp::Ge } else { CmpOp::Le };
+            let op = if f == Max { CmpOp::Gt } else { CmpOp::Lt };
             let wins = e.cmp(op, p, q);
             let q_nan = e.cmp(CmpOp::Ne, q, q);
             let first = e.or(wins, q_nan);
-            let on = e.indicator(first);
-            let one = e.c(1.0);
+            let tie = e.cmp(CmpOp::Eq, p, q);
+            let (one, half, zero) = (e.c(1.0), e.c(0.5), e.c(0.0));
+            let other = e.b.select(tie, half, zero);
+            let on = e.b.select(first, one, other);
             vec![Of(on), Of(e.sub(one, on))]
         }
         Clamp => {

@@ -86,11 +86,32 @@ fn piecewise_constant_functions_have_zero_derivative() {
 }
 
 #[test]
-fn max_and_min_give_ties_to_the_first_argument() {
-    d2(max::rev, max::fwd, 1.0, 1.0, (1.0, 0.0));
+fn max_and_min_split_ties_between_their_arguments() {
+    d2(max::rev, max::fwd, 1.0, 1.0, (0.5, 0.5));
     d2(max::rev, max::fwd, 1.0, 2.0, (0.0, 1.0));
-    d2(min::rev, min::fwd, 1.0, 1.0, (1.0, 0.0));
+    d2(max::rev, max::fwd, 3.0, 2.0, (1.0, 0.0));
+    d2(min::rev, min::fwd, 1.0, 1.0, (0.5, 0.5));
     d2(min::rev, min::fwd, 3.0, 2.0, (0.0, 1.0));
+    d2(min::rev, min::fwd, 1.0, 2.0, (1.0, 0.0));
+}
+
+/// The stable softplus, `max(x, 0) + ln(1 + e^-|x|)`: differentiable at 0 (derivative 1/2),
+/// which its kinks' conventions give together.
+#[autodiff_reverse(d_softplus, Active, Active)]
+#[autodiff_forward(t_softplus, Dual, Dual)]
+fn softplus(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+#[test]
+fn the_stable_softplus_has_its_derivative_at_zero() {
+    for x in [0.0, 1e-3, -1e-3, 2.0, -2.0] {
+        let want = 1.0 / (1.0 + (-x as f64).exp());
+        let (value, dx) = d_softplus(x, 1.0);
+        assert_eq!(value, softplus(x));
+        assert!((dx - want).abs() < 1e-12, "x = {x}: {dx} vs {want}");
+        assert_eq!(t_softplus(x, 1.0), (value, dx));
+    }
 }
 
 #[test]
@@ -140,5 +161,5 @@ fn relu_loop(x: &[f64]) -> f64 {
 fn a_kink_inside_a_loop_follows_the_same_convention() {
     let mut g = [0.0; 3];
     d_relu_loop(&[-1.0, 0.0, 2.0], &mut g, 1.0);
-    assert_eq!(g, [0.0, 1.0, 1.0]);
+    assert_eq!(g, [0.0, 0.5, 1.0]);
 }
