@@ -64,11 +64,11 @@ impl Lower {
             E::Paren(p) => self.agg_opt(&p.expr),
             E::Group(g) => self.agg_opt(&g.expr),
             E::Block(b) if b.label.is_none() && b.attrs.is_empty() => self.block(&b.block),
-            // `*a` of a fieldless enum value made in the function (lent as `&a` to a helper
-            // lowered at its call): the value itself.
+            // `*a` of a fieldless enum value or a struct of numbers made in the function (lent
+            // as `&a` to a helper lowered at its call): the value itself.
             E::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. })
                 if matches!(crate::lower::strip_parens(expr), E::Path(p) if p.path.get_ident().is_some_and(|i| {
-                    matches!(self.lookup(&i.to_string()), Some(Binding::Agg(Tree::Enum(_))))
+                    matches!(self.lookup(&i.to_string()), Some(Binding::Agg(Tree::Enum(_) | Tree::Struct(..))))
                 })) =>
             {
                 self.agg_opt(expr)

@@ -466,6 +466,7 @@ impl Lower {
         match e {
             syn::Expr::Paren(p) => self.struct_type_of(&p.expr),
             syn::Expr::Reference(r) => self.struct_type_of(&r.expr),
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => self.struct_type_of(expr),
             syn::Expr::Path(p) => match self.lookup(&p.path.get_ident()?.to_string()) {
                 Some(Binding::Agg(Tree::Struct(ty, _))) => Some(ty),
                 _ => None,

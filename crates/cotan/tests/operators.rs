@@ -313,3 +313,37 @@ fn structs_written_into_fields_of_elements() {
     };
     check_fd("bodies", &of_flat, &flat_bodies(&bs), &flat_bodies(&db));
 }
+
+/// Helpers dereferencing a `&V3` (`*v`, `-*v`), given a local struct or an element.
+fn product_of(v: &V3) -> f64 {
+    let w = *v;
+    w.x * w.y
+}
+
+fn negated(v: &V3) -> f64 {
+    let n = -*v;
+    n.x * v.z
+}
+
+/// Struct locals copied from elements and assigned anew (`c = c + p[1]`, `best = *q`).
+#[autodiff_reverse(copies_rev, Duplicated, Active)]
+fn copies(p: &[V3]) -> f64 {
+    let a = V3::new(p[0].y, p[1].z, p[0].x);
+    let mut c = p[0];
+    c = c + p[1];
+    let mut best = p[0];
+    for q in p {
+        if q.x > best.x {
+            best = *q;
+        }
+    }
+    product_of(&a) + negated(&a) + product_of(&p[1]) + negated(&p[0]) + c.x * c.y + best.x * best.z
+}
+
+#[test]
+fn struct_copies_and_references_in_helpers() {
+    let p = vec![V3::new(0.3, -1.2, 0.8), V3::new(2.0, 0.5, -0.7), V3::new(-0.4, 0.9, 1.1)];
+    let mut dp = vec![V3::default(); 3];
+    assert_eq!(copies_rev(&p, &mut dp, 1.0), copies(&p));
+    check_fd("copies", &|f| copies(&unflat(f)), &flat(&p), &flat(&dp));
+}
