@@ -308,7 +308,7 @@ fn derive_second_order(kind: SecondOrder, attr: TokenStream, func: &syn::ItemFn)
     let ret = f.returns.first().copied();
     if !first_ok || !ret.is_some_and(|t| t.is_float()) {
         let at = func.sig.inputs.first().map_or(func.sig.ident.span(), |a| a.span());
-        return Err(syn::Error::new(at, "second-order attributes need a function whose first parameter is `&[f64]` (or `&[f32]`) and which returns that float type"));
+        return Err(syn::Error::new(at, "second-order attributes need a function whose first parameter is `&[f64]` (or `&[f32]`) and which returns that float type; for a method, or a `&Vec<f64>` parameter, put the attribute on a function `fn f(x: &[f64], ..)` that calls it"));
     }
     let n = f.params.len();
     let rev_spec = Spec {
