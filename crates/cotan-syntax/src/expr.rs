@@ -709,7 +709,7 @@ impl Lower {
                 Ok(index) => syn::Member::Unnamed(syn::Index { index, span }),
                 Err(_) => syn::Member::Named(syn::Ident::new(name, span)),
             };
-            let place: syn::Expr = syn::parse_quote_spanned!(span=> #target.#member);
+            let place: syn::Expr = syn::parse_quote_spanned!(span=> (#target).#member);
             match field {
                 Tree::Leaf(x) => {
                     let t = self.scalar_sty(*x, span)?;

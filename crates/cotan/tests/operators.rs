@@ -347,3 +347,23 @@ fn struct_copies_and_references_in_helpers() {
     assert_eq!(copies_rev(&p, &mut dp, 1.0), copies(&p));
     check_fd("copies", &|f| copies(&unflat(f)), &flat(&p), &flat(&dp));
 }
+
+/// A struct parameter assigned whole through its reference (`*s = *s + p[0]`).
+#[autodiff_reverse(through_reference_rev, Duplicated, Duplicated, Active)]
+fn through_reference(s: &mut V3, p: &[V3]) -> f64 {
+    *s = *s + p[0];
+    s.x * s.y + s.z
+}
+
+#[test]
+fn a_struct_assigned_through_its_reference() {
+    let p = [V3::new(0.3, -1.2, 0.8)];
+    let mut s = V3::new(1.0, 2.0, 3.0);
+    let (mut ds, mut dp) = (V3::default(), [V3::default(); 1]);
+    let value = through_reference_rev(&mut s, &mut ds, &p, &mut dp, 1.0);
+    assert_eq!(s, V3::new(1.3, 0.8, 3.8));
+    assert_eq!(value, through_reference(&mut V3::new(1.0, 2.0, 3.0), &p));
+    // f = (s.x + p.x)(s.y + p.y) + s.z + p.z
+    assert_eq!((ds.x, ds.y, ds.z), (0.8, 1.3, 1.0));
+    assert_eq!((dp[0].x, dp[0].y, dp[0].z), (0.8, 1.3, 1.0));
+}
