@@ -1134,6 +1134,9 @@ impl Lower {
         if let Some(r) = self.record_flat_method(m) {
             return r;
         }
+        if let Some(r) = self.record_inlined_method(m) {
+            return r;
+        }
         if let Some(r) = self.record_method(m, None) {
             return r.map(|mut v| match v.len() {
                 0 | 1 => v.pop().map(Tree::Leaf),
@@ -1535,7 +1538,7 @@ impl Lower {
     /// Calls of local closures, of the std functions cotan knows (`f64::sin(x)`,
     /// `f64::max(a, b)`, `usize::min(i, j)`, `Vec::new()`, `Some(x)`, `std::mem::swap`,
     /// `std::hint::black_box`), and of the user's functions.
-    fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Option<Agg>> {
+    pub(crate) fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Option<Agg>> {
         if let Some(id) = self.closure_called(c) {
             let args = c.args.iter().map(|a| self.passed(a)).collect::<syn::Result<Vec<_>>>()?;
             return self.call_closure_def(id, args, c.span());

@@ -53,7 +53,6 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
     }
 }
 
-/// `Option<..>`.
 /// Gives each `None` that is the value of `e` (itself, or the tail of a branch of an `if`,
 /// a `match` or a block that is) the type `ty`: `{ let none: ty = None; none }`.
 fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
@@ -81,6 +80,7 @@ fn type_block_nones(b: &mut syn::Block, ty: &syn::Type) {
     }
 }
 
+/// `Option<..>`.
 pub(crate) fn returns_option(t: &syn::Type) -> bool {
     match t {
         syn::Type::Paren(p) => returns_option(&p.elem),
@@ -98,6 +98,8 @@ fn returns_memory(t: &syn::Type) -> bool {
         }
         syn::Type::Array(a) => crate::signature::scalar_type(&a.elem).is_none(),
         syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+        // `(Vec<f64>, Vec<usize>)`, `(Vec<f64>, f64)`: a tuple with a vector or a slice in it.
+        syn::Type::Tuple(t) => t.elems.iter().any(returns_memory),
         _ => false,
     }
 }

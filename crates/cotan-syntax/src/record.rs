@@ -432,6 +432,45 @@ impl Lower {
         m: &syn::ExprMethodCall,
         results: Option<usize>,
     ) -> Option<syn::Result<Vec<Value>>> {
+        let call = match self.record_call(m)? {
+            Ok(call) => call,
+            Err(e) => return Some(Err(e)),
+        };
+        // (Unless told, as many results as the method returns numbers: a tuple's each.)
+        let results = results.unwrap_or_else(|| {
+            self.env.callee(&call_path(&call)).map_or(1, |s| match s.ret.is_none() && s.ret_array.is_none() {
+                // (`()`: none, as `p[i] += v` of `impl AddAssign` or `p[i].bump(d)` give.)
+                true => s.results,
+                false => s.results.max(1),
+            })
+        });
+        Some(self.user_call_n(&call, results))
+    }
+
+    /// A method call on a record whose method is lowered at the call (it returns a vector,
+    /// a tuple with one, a struct with vectors: `let s = self.step(h); s.h`): its value, of
+    /// any shape. `None` for other methods and receivers.
+    pub(crate) fn record_inlined_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+    ) -> Option<syn::Result<Option<crate::agg::Agg>>> {
+        if !self.is_record_receiver(&m.receiver) {
+            return None;
+        }
+        let call = match self.record_call(m)? {
+            Ok(call) => call,
+            Err(e) => return Some(Err(e)),
+        };
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        if let Err(e) = self.inlined_for(&call_path(&call), &args)? {
+            return Some(Err(e));
+        }
+        Some(self.call(&call))
+    }
+
+    /// `Type::method(receiver, args..)` for a method call on a record (the receiver lent
+    /// as the method takes it). `None` if the receiver is not a record.
+    fn record_call(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<syn::ExprCall>> {
         if !self.is_record_receiver(&m.receiver) {
             if let Some(path) = field_path(&m.receiver) {
                 if self.field_shapes.get(&path) == Some(&Shape::Record) {
@@ -475,21 +514,12 @@ impl Lower {
         };
         args.push(receiver);
         args.extend(m.args.iter().cloned());
-        let call = syn::ExprCall {
+        Some(Ok(syn::ExprCall {
             attrs: vec![],
             func: Box::new(syn::Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path })),
             paren_token: m.paren_token,
             args,
-        };
-        // (Unless told, as many results as the method returns numbers: a tuple's each.)
-        let results = results.unwrap_or_else(|| {
-            self.env.callee(&call_path(&call)).map_or(1, |s| match s.ret.is_none() && s.ret_array.is_none() {
-                // (`()`: none, as `p[i] += v` of `impl AddAssign` or `p[i].bump(d)` give.)
-                true => s.results,
-                false => s.results.max(1),
-            })
-        });
-        Some(self.user_call_n(&call, results))
+        }))
     }
 }
 

@@ -167,3 +167,107 @@ fn second_order_through_a_state_struct() {
         },
     );
 }
+
+// Helpers and methods returning vectors in tuples and structs (an LSTM cell's `(h, c)`, a
+// max-pool's values and indices, a softmax with its log-sum-exp): lowered at their calls.
+fn split_squares(x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    (x.iter().map(|v| v * v).collect(), x.iter().map(|v| v.sin()).collect())
+}
+
+fn softmax_lse(x: &[f64]) -> (Vec<f64>, f64) {
+    let m = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    (e.iter().map(|v| v / s).collect(), m + s.ln())
+}
+
+fn max_pool(x: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut idx = Vec::new();
+    for w in 0..x.len() / 2 {
+        let (a, b) = (x[2 * w], x[2 * w + 1]);
+        if a >= b {
+            out.push(a);
+            idx.push(2 * w);
+        } else {
+            out.push(b);
+            idx.push(2 * w + 1);
+        }
+    }
+    (out, idx)
+}
+
+struct Hc {
+    h: Vec<f64>,
+    c: Vec<f64>,
+}
+
+#[derive(Clone, cotan::Differentiable)]
+struct Cell {
+    w: Vec<f64>,
+}
+
+impl Cell {
+    fn step(&self, h: &[f64]) -> Hc {
+        let hn: Vec<f64> = self.w.iter().zip(h).map(|(w, v)| (w * v).tanh()).collect();
+        let cn: Vec<f64> = self.w.iter().zip(h).map(|(w, v)| w.sin() + v).collect();
+        Hc { h: hn, c: cn }
+    }
+
+    fn pair(&self, h: &[f64]) -> (Vec<f64>, f64) {
+        (self.w.iter().zip(h).map(|(a, b)| a * b).collect(), self.w[0].exp())
+    }
+}
+
+#[autodiff_reverse(returned_rev, Duplicated, Active)]
+#[autodiff_forward(returned_fwd, Dual, Dual)]
+fn returned(x: &[f64]) -> f64 {
+    let (a, b) = split_squares(x);
+    let (p, lse) = softmax_lse(x);
+    let (o, i) = max_pool(x);
+    let cell = Cell { w: vec![x[0], x[1]] };
+    let mut h = vec![x[2], x[3]];
+    let mut total = 0.0;
+    for _ in 0..2 {
+        let s = cell.step(&h);
+        let (q, e) = cell.pair(&s.c);
+        total += s.c[0] * e + q[1];
+        h = s.h;
+    }
+    a[0] + b[1] + p[2] * lse + o[1] * (i[0] as f64 + 1.0) + total + h[0]
+}
+
+#[test]
+fn vectors_returned_in_tuples_and_structs() {
+    check("returned", returned, returned_rev, returned_fwd, &[0.3, -1.1, 0.7, 0.2]);
+    check("returned", returned, returned_rev, returned_fwd, &[1.4, 0.5, -0.3, 0.8]);
+}
+
+/// The same methods on a struct parameter (`Duplicated`): its gradient.
+#[autodiff_reverse(cell_rev, Duplicated, Active)]
+fn cell_loss(m: &Cell) -> f64 {
+    let mut h = vec![0.5, -0.3];
+    let mut total = 0.0;
+    for _ in 0..3 {
+        let s = m.step(&h);
+        let (p, e) = m.pair(&s.h);
+        total += s.c[0] * e + p[1];
+        h = s.h;
+    }
+    total
+}
+
+#[test]
+fn methods_of_a_struct_parameter_returning_vectors() {
+    let m = Cell { w: vec![0.7, -1.2] };
+    let mut dm = Cell { w: vec![0.0; 2] };
+    assert_eq!(cell_rev(&m, &mut dm, 1.0), cell_loss(&m));
+    let h = 1e-6;
+    for k in 0..2 {
+        let (mut up, mut down) = (m.clone(), m.clone());
+        up.w[k] += h;
+        down.w[k] -= h;
+        let want = (cell_loss(&up) - cell_loss(&down)) / (2.0 * h);
+        assert!((dm.w[k] - want).abs() <= 1e-6 * want.abs().max(1.0), "d/dw[{k}]: {} vs {want}", dm.w[k]);
+    }
+}
