@@ -151,6 +151,30 @@ impl cotan_syntax::Env for SourceEnv {
         self.type_named(ty).is_some_and(|t| self.src.types[t].is_enum)
     }
 
+    fn number_operator(
+        &self,
+        number: &str,
+        method: &str,
+        operand: &syn::Path,
+    ) -> Option<Result<cotan_syntax::Inlined, String>> {
+        let want = self.type_named(operand)?;
+        let f = self.src.fns.iter().enumerate().find_map(|(f, def)| {
+            let imp = &self.src.impls[def.imp?];
+            let is_number = matches!(&imp.self_ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(number));
+            let trait_arg = imp.trait_path.as_ref()?.segments.last().and_then(|s| match &s.arguments {
+                syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+                    Some(syn::GenericArgument::Type(syn::Type::Path(t))) if t.qself.is_none() => Some(&t.path),
+                    _ => None,
+                },
+                _ => None,
+            })?;
+            let segs: Vec<String> = trait_arg.segments.iter().map(|s| s.ident.to_string()).collect();
+            let same = self.src.resolve(imp.module, &segs, Ns::Type) == Res::Type(want);
+            (is_number && def.name == method && same).then_some(f)
+        })?;
+        self.inline_fn(self.src.clone(), f, self.krate.clone(), Some("it is an operator of a number on a struct"))
+    }
+
     fn record_fields(&self, ty: &str) -> Option<Vec<(String, FieldType)>> {
         let path: syn::Path = syn::parse_str(ty).ok()?;
         self.fields(self.type_named(&path)?)
@@ -256,6 +280,17 @@ impl SourceEnv {
                 (dep, f, Some(krate))
             }
         };
+        self.inline_fn(src, f, krate, forced)
+    }
+
+    /// [`inline_for`](Self::inline_for) of function `f` of `src` (of crate `krate`, or this one).
+    fn inline_fn(
+        &self,
+        src: Rc<Sources>,
+        f: FnId,
+        krate: Option<Rc<str>>,
+        forced: Option<&'static str>,
+    ) -> Option<Result<cotan_syntax::Inlined, String>> {
         let def = &src.fns[f];
         if src.exports(f) {
             return None;

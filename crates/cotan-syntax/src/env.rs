@@ -98,6 +98,11 @@ pub trait Env {
     fn is_enum(&self, _ty: &syn::Path) -> bool {
         false
     }
+    /// The crate's impl of an operator of a number type on one of its structs
+    /// (`impl Mul<V3> for f64`): its method `method` (`mul`), to be lowered at `2.0 * v`.
+    fn number_operator(&self, _number: &str, _method: &str, _operand: &syn::Path) -> Option<Result<Inlined, String>> {
+        None
+    }
     /// The path, as the function being lowered names it, of the function a call inside an
     /// inlined body names (which is written for the inlined function's own module).
     fn home_path(&self, _path: &syn::Path) -> Option<String> {

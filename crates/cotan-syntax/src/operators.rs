@@ -42,6 +42,9 @@ impl Lower {
         let name = method_of(&b.op)?;
         let span = b.op.span();
         let Some(ty) = self.struct_operand(&b.left) else {
+            if let Some(r) = self.number_on_struct(b, name) {
+                return Some(r);
+            }
             return self.lowered_operand(b, name);
         };
         if self.operator_method(&ty, name).is_none() {
@@ -85,6 +88,19 @@ impl Lower {
             let call: syn::ExprMethodCall = syn::parse_quote_spanned!(b.op.span()=> #operand.#method(#right));
             self.method_call(&call)
         })())
+    }
+
+    /// `2.0 * v` with `v` a struct whose crate implements the operator for the number type
+    /// (`impl Mul<V3> for f64`): that impl's method, lowered at the operator.
+    fn number_on_struct(&mut self, b: &syn::ExprBinary, name: &str) -> Option<syn::Result<Option<Agg>>> {
+        let ty = self.struct_operand(&b.right)?;
+        let path: syn::Path = syn::parse_str(&ty).ok()?;
+        let inl = ["f64", "f32"].iter().find_map(|n| self.env.number_operator(n, name, &path))?;
+        let inl = match inl {
+            Ok(inl) => inl,
+            Err(e) => return Some(crate::lower::err(b.op.span(), e)),
+        };
+        Some(self.inline_call(inl, &[&b.left, &b.right], None, b.op.span()))
     }
 
     /// `-a` with `a` a struct whose type implements `Neg`: `a.neg()`.

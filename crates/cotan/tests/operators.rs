@@ -1,5 +1,5 @@
 //! Operators on structs of the crate (`impl Sub for V3`, `impl Mul<f64> for V3`, `Neg`,
-//! `AddAssign`, an operator giving a number): on struct values, on elements of
+//! `AddAssign`, an operator giving a number, `impl Mul<V3> for f64`): on struct values, on elements of
 //! slices of structs, on results of calls and folds, and the operator methods called by
 //! name (`p[i].sub(p[j])`, which is not pointer arithmetic); structs written into memory
 //! (`pos[i] = pos[i] + vel[i] * dt`, `vel[i] += a * dt`, `b.pos = ..` of a struct field),
@@ -56,6 +56,14 @@ impl Mul<f64> for V3 {
     type Output = V3;
     fn mul(self, s: f64) -> V3 {
         V3::new(self.x * s, self.y * s, self.z * s)
+    }
+}
+
+/// A number times a vector, `2.0 * v`.
+impl Mul<V3> for f64 {
+    type Output = V3;
+    fn mul(self, v: V3) -> V3 {
+        v * self
     }
 }
 
@@ -228,8 +236,8 @@ fn leapfrog(pos: &mut [V3], vel: &mut [V3]) -> f64 {
     let dt = 0.1;
     for _ in 0..3 {
         for i in 0..pos.len() {
-            let a = pos[i] * -1.0;
-            vel[i] += a * dt;
+            let a = -1.0 * pos[i];
+            vel[i] += dt * a;
         }
         for i in 0..pos.len() {
             pos[i] = pos[i] + vel[i] * dt;
