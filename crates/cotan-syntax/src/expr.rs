@@ -2108,9 +2108,16 @@ impl Lower {
                     self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
                     return self.repeated_rows(&init_e, row, len, cotan_ir::Dim::Vec, mac.span()).map(Some);
                 }
-                let (init, t) = self.scalar(&init_e)?;
+                let init = self.agg(&init_e)?;
                 let (len, lt) = self.scalar(&len_e)?;
                 self.unify(STy::Known(Scalar::Usize), lt, len_e.span())?;
+                if let Tree::Struct(ty, _) = &init {
+                    // `vec![V3::default(); n]`: a vector of structs.
+                    return self.repeated_structs(&ty.clone(), &init, len, mac.span()).map(Some);
+                }
+                let init = self.single_value(Some(init), init_e.span())?.expect("a value");
+                let init = self.auto_load(init);
+                let t = self.scalar_sty(init, init_e.span())?;
                 return self.alloc(init, t, len, MemKind::Vec, mac.span()).map(Some);
             }
             let elems = mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)?;

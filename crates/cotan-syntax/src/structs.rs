@@ -44,6 +44,42 @@ impl Lower {
         Ok(Tree::Struct(st.path.clone(), fields))
     }
 
+    /// `vec![s; n]` of a struct of numbers `s` (`vec![V3::default(); n]`): a vector of `n`
+    /// structs (`AllocRecords`), each written with `s`'s fields.
+    pub(crate) fn repeated_structs(&mut self, ty: &str, value: &Agg, len: Value, span: Span) -> syn::Result<Value> {
+        let Tree::Struct(_, values) = value else { return err(span, "expected a struct here") };
+        let refuse = |why: String| {
+            err(span, format!("cotan makes vectors of structs whose fields are numbers; {why}; take the vector as a `&mut [{ty}]` parameter instead"))
+        };
+        let Some(defs) = self.env.record_fields(ty) else {
+            return refuse(format!("it cannot read the definition of `{ty}`"));
+        };
+        let mut fields = vec![];
+        let mut stores = vec![];
+        for (name, ft) in defs {
+            let FieldType::Number(s) = ft else { return refuse(format!("`{ty}` has the field `{name}`")) };
+            let Some((_, Tree::Leaf(v))) = values.iter().find(|(n, _)| *n == name) else {
+                return refuse(format!("the field `{name}` is not a number"));
+            };
+            let vt = self.scalar_sty(*v, span)?;
+            self.unify(STy::Known(s), vt, span)?;
+            fields.push((name.clone(), cotan_ir::ZeroField::Number(s)));
+            stores.push((name, *v));
+        }
+        let id = self.func.record(ty);
+        self.at(span);
+        let buf_ty = mem(Scalar::F64, MemKind::Records(cotan_ir::Dim::Vec, id), Access::Owned);
+        let buf = self.emit(OpKind::AllocRecords { len, fields }, buf_ty);
+        self.index_loop(len, |l, k| {
+            let row = l.row(buf, k);
+            for (name, v) in stores {
+                let field = l.field_of(row, name, String::new(), span);
+                l.effect(OpKind::Store { mem: field, index: None, value: v });
+            }
+        });
+        Ok(buf)
+    }
+
     /// A literal of a struct whose fields are numbers and arrays of numbers, with at least
     /// one array (`Particle { vel, ..*p }`): its numbers and copies of its arrays (the
     /// struct owns them), `None` for other structs. Its arrays are memory, so such a value

@@ -375,3 +375,56 @@ fn a_struct_assigned_through_its_reference() {
     assert_eq!((ds.x, ds.y, ds.z), (0.8, 1.3, 1.0));
     assert_eq!((dp[0].x, dp[0].y, dp[0].z), (0.8, 1.3, 1.0));
 }
+
+/// Velocity Verlet with the accelerations in a vector of structs it makes
+/// (`vec![V3::default(); n]`), springs between neighbours.
+fn accelerations(pos: &[V3], acc: &mut [V3]) {
+    for i in 0..pos.len() {
+        acc[i] = -1.0 * pos[i];
+        if i > 0 {
+            acc[i] += (pos[i - 1] - pos[i]) * 0.5;
+        }
+    }
+}
+
+#[autodiff_reverse(verlet_rev, Duplicated, Duplicated, Active)]
+#[autodiff_forward(verlet_fwd, Dual, Dual, Dual)]
+fn verlet(pos: &mut [V3], vel: &mut [V3]) -> f64 {
+    let n = pos.len();
+    let dt = 0.05;
+    let mut acc = vec![V3::default(); n];
+    accelerations(pos, &mut acc);
+    for _ in 0..4 {
+        for i in 0..n {
+            pos[i] = pos[i] + vel[i] * dt + acc[i] * (0.5 * dt * dt);
+        }
+        let old = acc.clone();
+        accelerations(pos, &mut acc);
+        for i in 0..n {
+            vel[i] += (old[i] + acc[i]) * (0.5 * dt);
+        }
+    }
+    let mut e = 0.0;
+    for i in 0..n {
+        e += 0.5 * vel[i].dot(vel[i]) + 0.5 * pos[i].dot(pos[i]);
+    }
+    e
+}
+
+#[test]
+fn velocity_verlet_with_a_vector_of_structs_it_makes() {
+    let p = vec![V3::new(0.3, 1.2, -0.5), V3::new(0.7, -0.4, 2.0), V3::new(-1.0, 0.2, 0.4)];
+    let v = vec![V3::new(0.1, 0.0, 0.2), V3::new(-0.3, 0.5, 0.1), V3::new(0.0, -0.2, 0.3)];
+    let (mut dp, mut dv) = (vec![V3::default(); 3], vec![V3::default(); 3]);
+    let value = verlet_rev(&mut p.clone(), &mut dp, &mut v.clone(), &mut dv, 1.0);
+    assert_eq!(value, verlet(&mut p.clone(), &mut v.clone()));
+    let all: Vec<f64> = flat(&p).into_iter().chain(flat(&v)).collect();
+    let grad: Vec<f64> = flat(&dp).into_iter().chain(flat(&dv)).collect();
+    check_fd("verlet", &|a| verlet(&mut unflat(&a[..9]), &mut unflat(&a[9..])), &all, &grad);
+    let u: Vec<f64> = (0..18).map(|k| ((k * 5 % 7) as f64 - 3.0) * 0.2).collect();
+    let (mut tp, mut tv) = (unflat(&u[..9]), unflat(&u[9..]));
+    let (v2, t) = verlet_fwd(&mut p.clone(), &mut tp, &mut v.clone(), &mut tv);
+    assert_eq!(v2, value);
+    let want: f64 = grad.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((t - want).abs() <= 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+}
