@@ -262,22 +262,8 @@ fn scaled(x: &[f64], k: usize) -> Option<f64> {
 
 #[test]
 fn question_mark_on_options_in_helpers() {
-    let case = common::Case {
-        src: "question",
-        shape: common::Shape::Slice,
-        primal: &|x| vec![question(x)],
-        jvp: &|x, u| {
-            let (y, t) = question_fwd(x, u);
-            (vec![y], vec![t])
-        },
-        vjp: &|x, w| {
-            let mut g = vec![0.0; x.len()];
-            let y = question_rev(x, &mut g, w[0]);
-            (vec![y], g)
-        },
-    };
     // (Points where each `?` passes and where some return `None`.)
     for x in [vec![-0.5, 0.7, 1.3, 2.0], vec![-1.0, -2.0, -0.5], vec![0.4, 1.5]] {
-        common::check_compiled(&case, &x);
+        common::check_slice_fn("question", question, question_rev, question_fwd, &x);
     }
 }

@@ -149,38 +149,10 @@ fn bonds(p: &[V3]) -> f64 {
     e + c.dot(c) + s % c + t.norm()
 }
 
-/// Checks `f: &[f64] -> f64` through its forward and reverse derivatives at `x`.
-fn check(
-    src: &'static str,
-    f: &dyn Fn(&[f64]) -> f64,
-    fwd: &dyn Fn(&[f64], &[f64]) -> (f64, f64),
-    rev: &dyn Fn(&[f64], &mut [f64]) -> f64,
-    x: &[f64],
-) {
-    let case = common::Case {
-        src,
-        shape: common::Shape::Slice,
-        primal: &|x| vec![f(x)],
-        jvp: &|x, u| {
-            let (y, t) = fwd(x, u);
-            (vec![y], vec![t])
-        },
-        vjp: &|x, w| {
-            let mut g = vec![0.0; x.len()];
-            let y = rev(x, &mut g);
-            (vec![y], g.iter().map(|v| v * w[0]).collect())
-        },
-    };
-    common::check_compiled(&case, x);
-}
-
 #[test]
 fn operators_on_struct_values() {
-    let f = |x: &[f64]| values(x);
-    let fwd = |x: &[f64], u: &[f64]| values_fwd(x, u);
-    let rev = |x: &[f64], g: &mut [f64]| values_rev(x, g, 1.0);
     for x in [[0.7, -0.4, 1.3, 0.2, -1.1, 0.9], [1.2, 0.3, 0.8, -0.6, 0.4, -0.2]] {
-        check("values", &f, &fwd, &rev, &x);
+        common::check_slice_fn("values", values, values_rev, values_fwd, &x);
     }
     // Second order: against finite differences of the gradient.
     let x = [0.7, -0.4, 1.3, 0.2, -1.1, 0.9];
