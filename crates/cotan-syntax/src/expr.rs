@@ -487,6 +487,7 @@ impl Lower {
             return Ok(chunk);
         }
         let m = self.memory(&i.expr)?;
+        self.indexable(m, &i.expr)?;
         let idx = self.index_value(&i.index)?;
         self.at(i.span());
         if self.is_nested(m) {
@@ -494,6 +495,21 @@ impl Lower {
         }
         let elem = self.elem_sty(m);
         Ok(self.emit_s(OpKind::Load { mem: m, index: Some(idx) }, elem))
+    }
+
+    /// An error for `v[i]` of a struct or a single number: only containers are indexed (a
+    /// struct's own `impl Index` is not lowered).
+    fn indexable(&self, m: Value, e: &syn::Expr) -> syn::Result<()> {
+        match self.mem_ty(m).map(|t| t.kind) {
+            Some(MemKind::Record(id)) => {
+                let ty = &self.func.records[id as usize];
+                err_at(e, format!("cotan indexes slices, arrays and vectors, and `{}` is a `{ty}` (a struct: its own `impl Index` is not lowered); read its fields (`.x`) or call a method of your own", quote::ToTokens::to_token_stream(e)))
+            }
+            Some(MemKind::Cell) => {
+                err_at(e, "cotan indexes slices, arrays and vectors, and this is a reference to one number")
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Resolves an assignment target and reads its current value.
@@ -545,6 +561,7 @@ impl Lower {
             }
             syn::Expr::Index(i) => {
                 let m = self.memory(&i.expr)?;
+                self.indexable(m, &i.expr)?;
                 let idx = self.index_value(&i.index)?;
                 Ok(Place::Mem(m, Some(idx)))
             }

@@ -476,7 +476,7 @@ impl Lower {
                 if self.field_shapes.get(&path) == Some(&Shape::Record) {
                     return Some(err_at(
                         &m.receiver,
-                        format!("cotan cannot name the type of `{path}` to call its method `{}`; call it as `Type::{}(&{path}, ..)`", m.method, m.method),
+                        format!("cotan cannot name the type of `{path}` to call its method `{}`; call it as `Type::{}({path}, ..)` (`&{path}` for a `&self` method)", m.method, m.method),
                     ));
                 }
             }

@@ -508,6 +508,11 @@ impl Lower {
                 _ => None,
             },
             syn::Expr::Struct(s) => self.env.structure(&s.path).map(|s| s.path),
+            // A struct field of a struct value (`c.pos` of a struct taken field by field).
+            syn::Expr::Field(_) => match self.slots_of(e)? {
+                Ok(Tree::Struct(ty, _)) => Some(ty),
+                _ => None,
+            },
             syn::Expr::Call(c) => match &*c.func {
                 syn::Expr::Path(p) => self.flat_shape(&p.path).and_then(|s| s.ret).map(|s| s.path),
                 _ => None,
@@ -518,9 +523,26 @@ impl Lower {
                 self.flat_shape(&path)?.ret.map(|s| s.path)
             }
             // An operator of a struct's own (`a - b`, `-a`; see `operators.rs`).
-            syn::Expr::Binary(b) => self.operator_type(&b.left, crate::operators::method_of(&b.op)?),
+            syn::Expr::Binary(b) => {
+                let method = crate::operators::method_of(&b.op)?;
+                self.operator_type(&b.left, method).or_else(|| self.number_operator_type(&b.right, method))
+            }
             syn::Expr::Unary(u @ syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => self.operator_type(&u.expr, "neg"),
             _ => None,
+        }
+    }
+
+    /// The struct type `2.0 * v` gives (`impl Mul<V3> for f64`), `v` the right operand.
+    fn number_operator_type(&self, right: &syn::Expr, method: &str) -> Option<String> {
+        let ty = self.struct_type_of(right).or_else(|| self.record_type_of(right))?;
+        let path: syn::Path = syn::parse_str(&ty).ok()?;
+        let inl = ["f64", "f32"].iter().find_map(|n| self.env.number_operator(n, method, &path))?.ok()?;
+        match &inl.item.sig.output {
+            syn::ReturnType::Type(_, t) => match &**t {
+                syn::Type::Path(p) if p.qself.is_none() => self.env.structure(&p.path).map(|s| s.path),
+                _ => None,
+            },
+            syn::ReturnType::Default => None,
         }
     }
 

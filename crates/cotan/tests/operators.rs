@@ -15,7 +15,7 @@ mod common;
 use cotan::{autodiff_forward, autodiff_reverse, hvp};
 use std::ops::{Add, AddAssign, Mul, Neg, Sub};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, cotan::Differentiable)]
 pub struct V3 {
     pub x: f64,
     pub y: f64,
@@ -398,5 +398,53 @@ fn velocity_verlet_with_a_vector_of_structs_it_makes() {
     let (v2, t) = verlet_fwd(&mut p.clone(), &mut tp, &mut v.clone(), &mut tv);
     assert_eq!(v2, value);
     let want: f64 = grad.iter().zip(&u).map(|(a, b)| a * b).sum();
+    assert!((t - want).abs() <= 1e-10 * want.abs().max(1.0), "{t} vs {want}");
+}
+
+/// A camera with struct fields: methods of a struct field called in a helper that takes
+/// the struct (field by field), and in a method.
+#[derive(Clone, Copy, Debug, Default, cotan::Differentiable)]
+pub struct Cam {
+    pub pos: V3,
+    pub focal: f64,
+}
+
+impl Cam {
+    fn reach(&self) -> f64 {
+        self.pos.norm() * self.focal
+    }
+}
+
+fn reach_of(c: &Cam) -> f64 {
+    c.pos.norm() * c.focal + c.pos.dot(c.pos)
+}
+
+/// Products of a number and a struct inside larger expressions (`2.0 * v * 3.0`,
+/// `-(2.0 * v)`, `(2.0 * v).norm()`), and fields' methods.
+#[autodiff_reverse(scaled_rev, Duplicated, Active)]
+#[autodiff_forward(scaled_fwd, Dual, Dual)]
+fn scaled(c: &Cam) -> f64 {
+    let v = c.pos;
+    let w = 2.0 * v * 3.0;
+    let u = 2.0 * v + v;
+    let n = -(2.0 * v);
+    let m = -1.0 * v * v.norm();
+    w.x + u.y + n.z + m.x + (2.0 * v).norm() + reach_of(c) + c.reach()
+}
+
+#[test]
+fn products_with_numbers_and_methods_of_fields() {
+    let c = Cam { pos: V3::new(0.3, -1.2, 0.8), focal: 2.0 };
+    let mut dc = Cam::default();
+    let value = scaled_rev(&c, &mut dc, 1.0);
+    assert_eq!(value, scaled(&c));
+    let of = |a: &[f64]| scaled(&Cam { pos: V3::new(a[0], a[1], a[2]), focal: a[3] });
+    let x = [0.3, -1.2, 0.8, 2.0];
+    let grad = [dc.pos.x, dc.pos.y, dc.pos.z, dc.focal];
+    check_fd("scaled", &of, &x, &grad);
+    let u = Cam { pos: V3::new(0.5, 0.1, -0.4), focal: 0.7 };
+    let (v2, t) = scaled_fwd(&c, &u);
+    assert_eq!(v2, value);
+    let want = 0.5 * grad[0] + 0.1 * grad[1] - 0.4 * grad[2] + 0.7 * grad[3];
     assert!((t - want).abs() <= 1e-10 * want.abs().max(1.0), "{t} vs {want}");
 }
