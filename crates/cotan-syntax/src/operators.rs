@@ -41,6 +41,11 @@ impl Lower {
     pub(crate) fn struct_operator(&mut self, b: &syn::ExprBinary) -> Option<syn::Result<Option<Agg>>> {
         let name = method_of(&b.op)?;
         let span = b.op.span();
+        if matches!(crate::lower::strip_parens(&b.left), syn::Expr::Reference(_)) {
+            // `&a + &b` is an impl for references, which cotan does not read: not the impl
+            // for values (the message then says what cotan takes).
+            return None;
+        }
         let Some(ty) = self.struct_operand(&b.left) else {
             if let Some(r) = self.number_on_struct(b, name) {
                 return Some(r);
