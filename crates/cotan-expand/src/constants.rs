@@ -50,6 +50,9 @@ enum Value {
     Float(f64),
     Bool(bool),
     Array(Vec<Value>),
+    /// A struct of the crate (`V3 { x: 0.0, y: 1.0, z: 0.0 }`), its fields in the order
+    /// the literal gives them.
+    Struct(crate::sources::TypeId, Vec<(String, Value)>),
 }
 
 /// What cotan knows of a constant's type: a number type (`None` for one it does not know,
@@ -180,6 +183,31 @@ impl Eval<'_> {
                     }
                     _ => return Err("cotan evaluates indexing of constant arrays by numbers only".into()),
                 }
+            }
+            E::Struct(st) if st.rest.is_none() && st.qself.is_none() => {
+                // A struct literal of the crate, each field of its declared type.
+                let segs: Vec<String> = st.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let Res::Type(t) = self.src.resolve(scope, &segs, Ns::Type) else {
+                    return Err(format!("cotan cannot find the struct `{}`", segs.join("::")));
+                };
+                let Some(decl) = self.src.types[t].structure.clone() else {
+                    return Err("cotan evaluates constants of structs without generics only".into());
+                };
+                let mut fields = vec![];
+                for f in st.fields.iter() {
+                    let name = match &f.member {
+                        syn::Member::Named(i) => i.to_string(),
+                        syn::Member::Unnamed(i) => i.index.to_string(),
+                    };
+                    let ty = decl.iter().enumerate().find(|(k, d)| {
+                        d.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string()) == name
+                    });
+                    let Some((_, d)) = ty else { return Err(format!("`{}` has no field `{name}`", segs.join("::"))) };
+                    let shape = shape_of(&d.ty);
+                    let v = self.expr(&f.expr, scope, imp, &shape).and_then(|v| fit(v, &shape))?;
+                    fields.push((name, v));
+                }
+                Value::Struct(t, fields)
             }
             E::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
                 syn::Stmt::Expr(e, None) => self.expr(e, scope, imp, shape)?,
@@ -364,6 +392,7 @@ fn expr_of(v: &Value, shape: &Shape, span: Span) -> syn::Expr {
     let ty = scalar_of(shape);
     let suffix = ty.map(|t| t.name()).unwrap_or_default();
     let ts = match v {
+        Value::Struct(..) => unreachable!("struct values are written by `Substitute::struct_expr`"),
         Value::Bool(b) => quote_spanned!(span=> #b),
         Value::Int(i) => {
             let lit = syn::LitInt::new(&format!("{}{suffix}", i.unsigned_abs()), span);
@@ -415,8 +444,12 @@ impl Substitute<'_> {
     /// The value of the constant `p` names, as an expression, if it names one.
     fn value(&mut self, p: &syn::Path, span: Span) -> Option<syn::Expr> {
         let c = resolve(self.eval.src, p, self.scope, self.imp)?;
-        match self.eval.constant(c) {
-            Ok(v) => Some(expr_of(&v, &shape_of(&self.eval.src.consts[c].ty), span)),
+        let written = self.eval.constant(c).and_then(|v| match self.struct_expr(&v, span)? {
+            Some(e) => Ok(e),
+            None => Ok(expr_of(&v, &shape_of(&self.eval.src.consts[c].ty), span)),
+        });
+        match written {
+            Ok(e) => Some(e),
             Err(e) => {
                 let name = &self.eval.src.consts[c].name;
                 let msg = format!("{e}, in the constant `{name}`; write its value here, or pass it as a parameter");
@@ -428,6 +461,43 @@ impl Substitute<'_> {
 }
 
 impl Substitute<'_> {
+    /// A struct constant's value as a literal whose type path this scope names
+    /// (`crate::geom::V3 { x: 0.0, .. }`); `None` for other values.
+    fn struct_expr(&self, v: &Value, span: Span) -> Result<Option<syn::Expr>, String> {
+        let Value::Struct(t, fields) = v else {
+            return match v {
+                Value::Array(xs) if xs.iter().any(|x| matches!(x, Value::Struct(..) | Value::Array(_))) => {
+                    Err("cotan writes constants of numbers, arrays of numbers and structs of numbers out, not arrays of structs".into())
+                }
+                _ => Ok(None),
+            };
+        };
+        let src = self.eval.src;
+        let path = src.type_path(self.scope, *t).ok_or("cotan cannot name the constant's type from here")?;
+        let path: syn::Path = syn::parse_str(&path).map_err(|e| e.to_string())?;
+        let decl = src.types[*t].structure.clone().ok_or("not a struct")?;
+        let mut inits = vec![];
+        for (name, value) in fields {
+            let d = decl
+                .iter()
+                .enumerate()
+                .find(|(k, d)| d.ident.as_ref().map_or_else(|| k.to_string(), |i| i.to_string()) == *name)
+                .map(|(_, d)| d)
+                .ok_or("no such field")?;
+            let member: syn::Member = match name.parse::<u32>() {
+                Ok(index) => syn::Member::Unnamed(syn::Index { index, span }),
+                Err(_) => syn::Member::Named(syn::Ident::new(name, span)),
+            };
+            let value = match self.struct_expr(value, span)? {
+                Some(e) => e,
+                None => expr_of(value, &shape_of(&d.ty), span),
+            };
+            inits.push(quote_spanned!(span=> #member: #value));
+        }
+        // (In parentheses: a struct literal may not stand bare in an `if` condition.)
+        Ok(Some(syn::parse_quote_spanned!(span=> (#path { #(#inits),* }))))
+    }
+
     /// An array length computed from constants (`[0.0; N + 1]`), as the number it is.
     fn fold_length(&mut self, len: &mut syn::Expr) {
         if matches!(len, syn::Expr::Lit(_)) {

@@ -200,3 +200,69 @@ fn constants_in_macro_arguments() {
     let rev = |x: &[f64], g: &mut [f64]| in_macros_rev(x, g, 1.0);
     check("in_macros", &f, &fwd, &rev, &[0.7, -0.4]);
 }
+
+// Constants of structs of the crate, written out as struct literals where the function
+// names them (also from another module, and in a helper); checked against the derivative
+// worked by hand.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dir3 {
+    pub x: f64,
+    pub y: f64,
+    pub z: f64,
+}
+
+impl Dir3 {
+    fn dot(self, o: Dir3) -> f64 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+}
+
+impl std::ops::Add for Dir3 {
+    type Output = Dir3;
+    fn add(self, o: Dir3) -> Dir3 {
+        Dir3 { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+    }
+}
+
+impl std::ops::Mul<f64> for Dir3 {
+    type Output = Dir3;
+    fn mul(self, s: f64) -> Dir3 {
+        Dir3 { x: self.x * s, y: self.y * s, z: self.z * s }
+    }
+}
+
+const UP: Dir3 = Dir3 { x: 0.0, y: 1.0, z: 0.0 };
+const LIFT: f64 = 2.5;
+
+mod light {
+    pub const DIR: super::Dir3 = super::Dir3 { x: 0.6, y: 0.8, z: -0.0 };
+}
+
+fn shade(n: Dir3) -> f64 {
+    let d = n.dot(light::DIR);
+    if d > 0.0 {
+        d
+    } else {
+        0.0
+    }
+}
+
+#[cotan::autodiff_reverse(d_struct_constants, Duplicated, Active)]
+fn struct_constants(p: &[Dir3]) -> f64 {
+    let q = p[0] + UP * LIFT;
+    if UP.y > 0.5 {
+        q.dot(UP) * q.x + shade(p[1])
+    } else {
+        0.0
+    }
+}
+
+#[test]
+fn constants_of_structs() {
+    let p = [Dir3 { x: 0.3, y: -1.2, z: 0.8 }, Dir3 { x: 0.5, y: 0.4, z: 0.1 }];
+    let mut dp = [Dir3::default(); 2];
+    assert_eq!(d_struct_constants(&p, &mut dp, 1.0), struct_constants(&p));
+    // q = p0 + (0, 2.5, 0), so f = q.y q.x + 0.6 p1.x + 0.8 p1.y.
+    assert_eq!((dp[0].x, dp[0].y, dp[0].z), (1.3, 0.3, 0.0));
+    assert_eq!((dp[1].x, dp[1].y, dp[1].z), (0.6, 0.8, 0.0));
+}
