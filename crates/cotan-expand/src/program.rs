@@ -510,7 +510,16 @@ impl Program {
                             syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
                             _ => String::new(),
                         };
-                        std_trait_path(tp, &self_name, &ty)
+                        // A struct of the crate as the operator's argument (`impl Mul<V2> for
+                        // M2`), as the derivative's scope names it.
+                        let name_type = |p: &syn::Path| {
+                            let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+                            match src.resolve(imp.module, &segs, crate::sources::Ns::Type) {
+                                crate::sources::Res::Type(t) => src.type_path(scope, t),
+                                _ => None,
+                            }
+                        };
+                        std_trait_path(tp, &self_name, &ty, &name_type)
                     })
                     .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here (it names the crate's traits, std's prelude traits, and std's operators whose argument is a number type or `Self`); call the method through a function of your own"))?;
                 Ok(format!("<{ty} as {tr}>::{name}"))
@@ -1054,8 +1063,14 @@ const OPERATORS: [&str; 11] =
     ["Add", "Sub", "Mul", "Div", "Rem", "Neg", "AddAssign", "SubAssign", "MulAssign", "DivAssign", "RemAssign"];
 
 /// std's trait `tp` as the derivative's scope names it, for an impl of it for type `ty` (as
-/// named there; `self_name` as the impl names it).
-fn std_trait_path(tp: &syn::Path, self_name: &str, ty: &str) -> Option<String> {
+/// named there; `self_name` as the impl names it); `name_type` names the crate's other
+/// types there.
+fn std_trait_path(
+    tp: &syn::Path,
+    self_name: &str,
+    ty: &str,
+    name_type: &dyn Fn(&syn::Path) -> Option<String>,
+) -> Option<String> {
     const PRELUDE: [&str; 16] = [
         "Default",
         "Clone",
@@ -1093,6 +1108,9 @@ fn std_trait_path(tp: &syn::Path, self_name: &str, ty: &str) -> Option<String> {
                     if t.qself.is_none() && (t.path.is_ident("Self") || t.path.is_ident(self_name)) =>
                 {
                     format!("<{ty}>")
+                }
+                [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
+                    format!("<{}>", name_type(&t.path)?)
                 }
                 _ => return None,
             },

@@ -448,3 +448,33 @@ fn products_with_numbers_and_methods_of_fields() {
     let want = 0.5 * grad[0] + 0.1 * grad[1] - 0.4 * grad[2] + 0.7 * grad[3];
     assert!((t - want).abs() <= 1e-10 * want.abs().max(1.0), "{t} vs {want}");
 }
+
+/// An operator whose argument is another struct of the crate (`impl Mul<V3> for Scale3`).
+#[derive(Clone, Copy)]
+struct Scale3 {
+    sx: f64,
+    sy: f64,
+    sz: f64,
+}
+
+impl Mul<V3> for Scale3 {
+    type Output = V3;
+    fn mul(self, v: V3) -> V3 {
+        V3::new(self.sx * v.x, self.sy * v.y, self.sz * v.z)
+    }
+}
+
+#[autodiff_reverse(scaled_by_rev, Duplicated, Active)]
+fn scaled_by(p: &[V3]) -> f64 {
+    let s = Scale3 { sx: p[1].x, sy: 2.0, sz: p[1].z };
+    let w = s * p[0];
+    w.x * w.y + w.z
+}
+
+#[test]
+fn an_operator_taking_another_struct() {
+    let p = vec![V3::new(0.3, -1.2, 0.8), V3::new(2.0, 0.5, -0.7)];
+    let mut dp = vec![V3::default(); 2];
+    assert_eq!(scaled_by_rev(&p, &mut dp, 1.0), scaled_by(&p));
+    check_fd("scaled_by", &|f| scaled_by(&unflat(f)), &flat(&p), &flat(&dp));
+}
