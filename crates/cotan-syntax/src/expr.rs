@@ -1750,6 +1750,10 @@ impl Lower {
                     .get_ident()
                     .and_then(|n| self.lend_struct(&n.to_string(), by_mut, a.span()))
                     .or_else(|| self.lend_number(e, by_mut, a.span())),
+                // A struct field of a local struct (`&mut b.pos`).
+                e @ syn::Expr::Field(_) => {
+                    self.lend_struct_field(e, by_mut, a.span()).or_else(|| self.lend_number(e, by_mut, a.span()))
+                }
                 e => self.lend_number(e, by_mut, a.span()),
             };
             if let Some(lent) = lent {

@@ -37,6 +37,18 @@ impl Lower {
         Some(self.lend(name, &ty, &fields, by_mut, span))
     }
 
+    /// `&mut b.pos` of a struct field of a local struct: lent as `lend_struct` lends one.
+    pub(crate) fn lend_struct_field(
+        &mut self,
+        e: &syn::Expr,
+        by_mut: bool,
+        span: Span,
+    ) -> Option<syn::Result<(Value, bool)>> {
+        let Ok(Tree::Struct(ty, fields)) = self.slots_of(e)? else { return None };
+        let name = quote::ToTokens::to_token_stream(e).to_string().replace(' ', "");
+        Some(self.lend(&name, &ty, &fields, by_mut, span))
+    }
+
     fn lend(
         &mut self,
         name: &str,

@@ -470,11 +470,12 @@ impl Lower {
         // A `&mut self` method (its receiver not taken field by field): the struct is lent.
         let lent: syn::Expr;
         let mut args: Vec<&syn::Expr> = vec![&m.receiver];
-        if let (Some(None), Some(false), syn::Expr::Path(p)) =
+        if let (Some(None), Some(false), r @ (syn::Expr::Path(_) | syn::Expr::Field(_))) =
             (shape.params.first(), shape.by_ref.first().copied(), crate::lower::strip_parens(&m.receiver))
         {
+            // (Of a local struct, or of a struct field of one: `b.pos += v` of `AddAssign`.)
             let at = m.receiver.span();
-            lent = syn::parse_quote_spanned!(at=> &mut #p);
+            lent = syn::parse_quote_spanned!(at=> &mut #r);
             args[0] = &lent;
         }
         args.extend(m.args.iter());

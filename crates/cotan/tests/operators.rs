@@ -478,3 +478,22 @@ fn an_operator_taking_another_struct() {
     assert_eq!(scaled_by_rev(&p, &mut dp, 1.0), scaled_by(&p));
     check_fd("scaled_by", &|f| scaled_by(&unflat(f)), &flat(&p), &flat(&dp));
 }
+
+/// `+=` of a struct field of a local struct (`b.pos += b.vel * dt`, `impl AddAssign`).
+#[autodiff_reverse(local_body_rev, Duplicated, Active)]
+#[autodiff_forward(local_body_fwd, Dual, Dual)]
+fn local_body(x: &[f64]) -> f64 {
+    let mut b = Body { pos: V3::new(x[0], x[1], x[2]), vel: V3::new(x[3], x[4], x[5]), m: 1.5 };
+    for _ in 0..3 {
+        b.vel += b.pos * (-0.1 * b.m);
+        b.pos += b.vel * x[0];
+    }
+    b.pos.x * b.vel.y + b.pos.z
+}
+
+#[test]
+fn compound_assignment_of_a_field_of_a_local_struct() {
+    for x in [[0.3, -1.2, 0.8, 0.5, 0.4, 0.1], [0.9, 0.2, -0.4, -0.3, 0.7, 1.1]] {
+        common::check_slice_fn("local_body", local_body, local_body_rev, local_body_fwd, &x);
+    }
+}
