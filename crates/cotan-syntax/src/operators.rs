@@ -30,12 +30,6 @@ fn no_method(name: &str, ty: &str) -> String {
 }
 
 impl Lower {
-    /// The struct type of an operand, if it is a struct of the crate (judged without
-    /// lowering it): a struct value, a struct parameter or an element of a slice of them.
-    fn struct_operand(&self, e: &syn::Expr) -> Option<String> {
-        self.struct_type_of(e).or_else(|| self.record_type_of(e))
-    }
-
     /// `a op b` with `a` a struct whose type implements the operator: the method call
     /// (`a.sub(b)`); `None` for operands that are not structs (nothing is lowered then).
     pub(crate) fn struct_operator(&mut self, b: &syn::ExprBinary) -> Option<syn::Result<Option<Agg>>> {
@@ -46,7 +40,7 @@ impl Lower {
             // for values (the message then says what cotan takes).
             return None;
         }
-        let Some(ty) = self.struct_operand(&b.left) else {
+        let Some(ty) = self.any_struct_type_of(&b.left) else {
             if let Some(r) = self.number_on_struct(b, name) {
                 return Some(r);
             }
@@ -65,7 +59,7 @@ impl Lower {
 
     /// `a op b` where only lowering `a` tells whether it is a struct (`v.iter().fold(..) * s`,
     /// a call's result): `a` lowered, then the method of its struct type called on it, or
-    /// the operation on numbers. `None` for the operands `struct_operand` judges (names,
+    /// the operation on numbers. `None` for the operands `any_struct_type_of` judges (names,
     /// elements, fields: numbers then) and for compound assignments (their left is a place).
     fn lowered_operand(&mut self, b: &syn::ExprBinary, name: &str) -> Option<syn::Result<Option<Agg>>> {
         use syn::Expr as E;
@@ -98,7 +92,7 @@ impl Lower {
     /// `2.0 * v` with `v` a struct whose crate implements the operator for the number type
     /// (`impl Mul<V3> for f64`): that impl's method, lowered at the operator.
     fn number_on_struct(&mut self, b: &syn::ExprBinary, name: &str) -> Option<syn::Result<Option<Agg>>> {
-        let ty = self.struct_operand(&b.right)?;
+        let ty = self.any_struct_type_of(&b.right)?;
         let path: syn::Path = syn::parse_str(&ty).ok()?;
         let inl = ["f64", "f32"].iter().find_map(|n| self.env.number_operator(n, name, &path))?;
         let inl = match inl {
@@ -113,7 +107,7 @@ impl Lower {
         if !matches!(u.op, syn::UnOp::Neg(_)) {
             return None;
         }
-        let ty = self.struct_operand(&u.expr)?;
+        let ty = self.any_struct_type_of(&u.expr)?;
         self.operator_method(&ty, "neg")?;
         let span = u.op.span();
         let expr = &u.expr;

@@ -221,7 +221,7 @@ impl Lower {
     /// elements; `None` for other methods (nothing is lowered then).
     pub(crate) fn pointer_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
         // (A struct's own `add`, `sub`, `read`, ..: `p.sub(q)` of `impl Sub for P`.)
-        if self.record_type_of(&m.receiver).is_some() || self.struct_type_of(&m.receiver).is_some() {
+        if self.any_struct_type_of(&m.receiver).is_some() {
             return None;
         }
         let name = m.method.to_string();

@@ -498,6 +498,13 @@ impl Lower {
         Some(self.flat_call(&path, &args, &shape, m.method.span()))
     }
 
+    /// The struct type `e` has, if it is a struct of the crate (judged without lowering
+    /// it): a struct value (`struct_type_of`), a struct parameter or an element of a slice
+    /// of them (`record_type_of`).
+    pub(crate) fn any_struct_type_of(&self, e: &syn::Expr) -> Option<String> {
+        self.struct_type_of(e).or_else(|| self.record_type_of(e))
+    }
+
     /// The path of the struct-of-numbers type `e` is (without lowering it), if it is one.
     pub(crate) fn struct_type_of(&self, e: &syn::Expr) -> Option<String> {
         match e {
@@ -519,7 +526,7 @@ impl Lower {
                 _ => None,
             },
             syn::Expr::MethodCall(m) => {
-                let ty = self.struct_type_of(&m.receiver).or_else(|| self.record_type_of(&m.receiver))?;
+                let ty = self.any_struct_type_of(&m.receiver)?;
                 let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
                 self.flat_shape(&path)?.ret.map(|s| s.path)
             }
@@ -535,7 +542,7 @@ impl Lower {
 
     /// The struct type `2.0 * v` gives (`impl Mul<V3> for f64`), `v` the right operand.
     fn number_operator_type(&self, right: &syn::Expr, method: &str) -> Option<String> {
-        let ty = self.struct_type_of(right).or_else(|| self.record_type_of(right))?;
+        let ty = self.any_struct_type_of(right)?;
         let path: syn::Path = syn::parse_str(&ty).ok()?;
         let inl = ["f64", "f32"].iter().find_map(|n| self.env.number_operator(n, method, &path))?.ok()?;
         match &inl.item.sig.output {
@@ -549,7 +556,7 @@ impl Lower {
 
     /// The struct type an operator method of `operand`'s struct type returns.
     fn operator_type(&self, operand: &syn::Expr, method: &str) -> Option<String> {
-        let ty = self.struct_type_of(operand).or_else(|| self.record_type_of(operand))?;
+        let ty = self.any_struct_type_of(operand)?;
         let path: syn::Path = syn::parse_str(&format!("{ty}::{method}")).ok()?;
         self.flat_shape(&path)?.ret.map(|s| s.path)
     }
