@@ -175,6 +175,57 @@ impl cotan_syntax::Env for SourceEnv {
         self.inline_fn(self.src.clone(), f, self.krate.clone(), Some("it is an operator of a number on a struct"))
     }
 
+    fn operator_for(
+        &self,
+        ty: &syn::Path,
+        method: &str,
+        rhs: &cotan_syntax::Operand,
+    ) -> Option<Result<cotan_syntax::Inlined, String>> {
+        use cotan_syntax::Operand;
+        let own = self.type_named(ty)?;
+        let wanted = match rhs {
+            Operand::Struct(p) => Some(self.type_named(p)?),
+            _ => None,
+        };
+        let f = self.src.fns.iter().enumerate().find_map(|(f, def)| {
+            let i = def.imp?;
+            let last = self.src.impls[i].trait_path.as_ref()?.segments.last()?;
+            if def.name != method || self.src.impl_type(i) != Some(own) {
+                return None;
+            }
+            // The trait's argument; none is `Self` (`impl Mul for M3`).
+            let arg = match &last.arguments {
+                syn::PathArguments::None => None,
+                syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+                    Some(syn::GenericArgument::Type(t)) => Some(t),
+                    _ => return None,
+                },
+                syn::PathArguments::Parenthesized(_) => return None,
+            };
+            let fits = match (arg, rhs) {
+                (None, Operand::Struct(_)) => wanted == Some(own),
+                (Some(syn::Type::Array(_)), Operand::Array) => true,
+                (Some(syn::Type::Path(p)), Operand::Number) => {
+                    p.qself.is_none() && (p.path.is_ident("f64") || p.path.is_ident("f32"))
+                }
+                (Some(syn::Type::Path(p)), Operand::Struct(_)) if p.qself.is_none() => {
+                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    let t = match segs.as_slice() {
+                        [s] if s == "Self" => Some(own),
+                        _ => match self.src.resolve(self.src.impls[i].module, &segs, Ns::Type) {
+                            Res::Type(t) => Some(t),
+                            _ => None,
+                        },
+                    };
+                    t.is_some() && t == wanted
+                }
+                _ => false,
+            };
+            fits.then_some(f)
+        })?;
+        self.inline_fn(self.src.clone(), f, self.krate.clone(), Some("it is one of several impls of an operator"))
+    }
+
     fn record_fields(&self, ty: &str) -> Option<Vec<(String, FieldType)>> {
         let path: syn::Path = syn::parse_str(ty).ok()?;
         self.fields(self.type_named(&path)?)

@@ -88,8 +88,12 @@ impl<L: Copy> Tree<L> {
             (Tree::Leaf(_), Tree::Leaf(_)) | (Tree::Enum(_), Tree::Enum(_)) => true,
             (Tree::Tuple(a), Tree::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_shape(y)),
             (Tree::Option(_, a), Tree::Option(_, b)) => a.same_shape(b),
+            // (One struct may be named by several paths, `V` and `crate::V`; rustc has
+            // checked that the types agree.)
             (Tree::Struct(s, a), Tree::Struct(t, b)) => {
-                s == t && a.len() == b.len() && a.iter().zip(b).all(|((m, x), (n, y))| m == n && x.same_shape(y))
+                s.rsplit("::").next() == t.rsplit("::").next()
+                    && a.len() == b.len()
+                    && a.iter().zip(b).all(|((m, x), (n, y))| m == n && x.same_shape(y))
             }
             _ => false,
         }
@@ -135,86 +139,73 @@ impl<L: Copy> Tree<L> {
 }
 
 /// The variables a choice between aggregates assigns (the result of an `if` or `match`),
-/// declared in the region at `depth` when the first branch gives its value. An array of
-/// numbers by value (`if c { [a, b] } else { f(x) }`) is a local array of its own instead,
-/// into which each branch copies its value.
+/// declared in the region at `depth` when the first branch gives its value. An array by
+/// value (`if c { [a, b] } else { f(x) }`, the array fields of a struct the branches make)
+/// is a local array of its own instead, into which each branch copies its value.
 pub(crate) struct Merge {
     depth: usize,
-    vars: Option<Tree<Var>>,
-    /// The array and its length, when the value is an array by value.
-    array: Option<(Value, u64)>,
+    slots: Option<Tree<Slot>>,
 }
 
 impl Merge {
     pub(crate) fn new(depth: usize) -> Merge {
-        Merge { depth, vars: None, array: None }
+        Merge { depth, slots: None }
     }
 
-    /// Declares the variables (or the array), of the shape of `a`, if they are not yet.
+    /// Declares the variables (and arrays), of the shape of `a`, if they are not yet.
     pub(crate) fn declare(&mut self, l: &mut Lower, a: &Agg, span: Span) -> syn::Result<()> {
-        if self.vars.is_some() || self.array.is_some() {
+        if self.slots.is_some() {
             return Ok(());
-        }
-        if let Some((src, n)) = owned_array(l, a) {
-            self.array = Some((l.array_at(self.depth, src, n), n));
-            return Ok(());
-        }
-        if matches!(a, Tree::Leaf(v) if l.mem_ty(*v).is_some()) {
-            return err(span, CHOSEN_BUFFERS);
         }
         let depth = self.depth;
-        self.vars = Some(l.result_vars(depth, a, span)?);
+        self.slots = Some(a.try_map(&mut |v| match l.mem_ty(v) {
+            Some(_) => l.zeros_like_at(depth, v).map(Slot::Value).ok_or_else(|| syn::Error::new(span, CHOSEN_BUFFERS)),
+            None => {
+                let t = l.scalar_sty(v, span)?;
+                let zero = l.zero_at(depth, t);
+                let var = l.new_var("value", t);
+                l.effect_at(depth, OpKind::DeclVar { var, init: zero });
+                Ok(Slot::Var(var))
+            }
+        })?);
         Ok(())
     }
 
     /// Assigns a branch's value.
     pub(crate) fn set(&mut self, l: &mut Lower, a: &Agg, span: Span) -> syn::Result<()> {
         self.declare(l, a, span)?;
-        if let Some((buf, n)) = self.array {
-            let Some((src, m)) = owned_array(l, a).filter(|(_, m)| *m == n) else {
-                return err(
-                    span,
-                    format!("mismatched types: expected an array of {n} numbers, found {}", a.describe()),
-                );
-            };
-            let (bt, st) = (l.elem_sty(buf), l.elem_sty(src));
-            l.unify(bt, st, span)?;
-            let len = l.emit_s(OpKind::Const(cotan_ir::Const::Int(m as i128)), STy::Known(cotan_ir::Scalar::Usize));
-            l.copy_loop(buf, src, len);
-            return Ok(());
+        let slots = self.slots.as_ref().expect("declared");
+        if let Some(vars) = as_vars(slots) {
+            return l.set_vars(&vars, a, span);
         }
-        l.set_vars(self.vars.as_ref().unwrap(), a, span)
+        l.assign_slots(slots, a.clone(), span, |have, found| {
+            format!("mismatched types: expected {have}, found {found}")
+        })
     }
 
     /// The value assigned so far (read where the code is now).
     pub(crate) fn current(&self, l: &mut Lower) -> Option<Agg> {
-        if let Some((buf, _)) = self.array {
-            return Some(Tree::Leaf(buf));
-        }
-        self.vars.as_ref().map(|v| l.get_vars(v))
+        self.slots.as_ref().map(|s| l.read_slots(s))
     }
 
     pub(crate) fn get(self, l: &mut Lower) -> Option<Agg> {
-        if let Some((buf, _)) = self.array {
-            return Some(Tree::Leaf(buf));
-        }
-        self.vars.map(|v| l.get_vars(&v))
+        self.slots.map(|s| l.read_slots(&s))
     }
+}
+
+/// `slots` when they are all variables.
+fn as_vars(slots: &Tree<Slot>) -> Option<Tree<Var>> {
+    if !slots.leaves().iter().all(|s| matches!(s, Slot::Var(_))) {
+        return None;
+    }
+    Some(slots.map(&mut |s| match s {
+        Slot::Var(var) => var,
+        Slot::Value(_) => unreachable!("all variables"),
+    }))
 }
 
 /// Why an `if`, a `match` or a helper's `return` cannot give a vector or a slice.
 pub(crate) const CHOSEN_BUFFERS: &str = "cotan chooses numbers, tuples, structs of numbers and arrays by value (in an `if`, a `match` or by `return` from a helper it lowers at its call), not vectors or slices, whose lengths may differ; choose per element instead (`x.iter().map(|&v| if c { .. } else { .. }).collect()`)";
-
-/// `a` when it is an array of numbers by value (a local or a copy, `[f64; N]`), and its
-/// length.
-fn owned_array(l: &Lower, a: &Agg) -> Option<(Value, u64)> {
-    let Tree::Leaf(v) = a else { return None };
-    let m = l.mem_ty(*v)?;
-    match (m.kind, m.access) {
-        (cotan_ir::MemKind::Array(n), cotan_ir::Access::Owned) => Some((*v, n)),
-        _ => None,
-    }
-}
 
 impl Lower {
     /// The value of a bound aggregate.
@@ -230,17 +221,6 @@ impl Lower {
 
     pub(crate) fn get_vars(&mut self, t: &Tree<Var>) -> Agg {
         self.read_slots(&t.map(&mut Slot::Var))
-    }
-
-    /// Variables of the aggregate's shape, declared in the region at `depth` with zeros.
-    pub(crate) fn result_vars(&mut self, depth: usize, a: &Agg, span: Span) -> syn::Result<Tree<Var>> {
-        a.try_map(&mut |v| {
-            let t = self.scalar_sty(v, span)?;
-            let zero = self.zero_at(depth, t);
-            let var = self.new_var("value", t);
-            self.effect_at(depth, OpKind::DeclVar { var, init: zero });
-            Ok(var)
-        })
     }
 
     /// Mutable locals holding an aggregate, declared here with its value.
@@ -278,38 +258,92 @@ impl Lower {
     /// Assigns an aggregate to a binding's slots (`t = (a, b)`, `s = S { .. }`): numbers to
     /// its variables, arrays copied into the arrays a `let mut` binding owns.
     pub(crate) fn set_slots(&mut self, slots: &Tree<Slot>, a: Agg, target: &syn::Expr) -> syn::Result<()> {
-        let immutable = || err_at(target, "cannot assign twice to an immutable tuple; declare it with `let mut`");
-        if slots.leaves().iter().all(|s| matches!(s, Slot::Var(_))) {
-            let vars = slots.map(&mut |s| match s {
-                Slot::Var(var) => var,
-                Slot::Value(_) => unreachable!("all variables"),
-            });
+        if let Some(vars) = as_vars(slots) {
             return self.set_vars(&vars, &a, target.span());
         }
+        self.assign_slots(slots, a, target.span(), |_, _| {
+            "cannot assign twice to an immutable tuple; declare it with `let mut`".into()
+        })
+    }
+
+    /// Assigns `a` to `slots` of the same shape: numbers to variables, arrays copied into
+    /// the arrays of slots that hold them; `mismatch` says what an array slot given another
+    /// value is (what it holds, what it is given).
+    pub(crate) fn assign_slots(
+        &mut self,
+        slots: &Tree<Slot>,
+        a: Agg,
+        span: Span,
+        mismatch: impl Fn(&str, &str) -> String,
+    ) -> syn::Result<()> {
         let a = self.fit_none(a, slots);
         if !slots.same_shape(&a) {
             let (have, found) = (slots.shape_text(), a.shape_text());
-            return err_at(target, format!("mismatched types: expected `{have}`, found `{found}`"));
+            return err(span, format!("mismatched types: expected `{have}`, found `{found}`"));
         }
         for (slot, v) in slots.leaves().into_iter().zip(a.leaves()) {
             match slot {
                 Slot::Var(var) => {
-                    let t = self.scalar_sty(v, target.span())?;
+                    let t = self.scalar_sty(v, span)?;
                     let have = self.var_sty(var);
-                    self.unify(have, t, target.span())?;
+                    self.unify(have, t, span)?;
                     self.effect(OpKind::SetVar(var, v));
                 }
                 Slot::Value(m) => {
-                    let (Some(dst), Some(src)) = (self.mem_ty(m), self.mem_ty(v)) else { return immutable() };
-                    if !dst.is_writable() || !matches!(dst.kind, MemKind::Array(_)) || dst.kind != src.kind {
-                        return immutable();
+                    if !self.copy_array_into(m, v, span)? {
+                        return err(span, mismatch(&self.what_is(m), &self.what_is(v)));
                     }
-                    let n = self.emit_s(OpKind::Len(m), STy::Known(cotan_ir::Scalar::Usize));
-                    self.copy_loop(m, v, n);
                 }
             }
         }
         Ok(())
+    }
+
+    /// What `v` is, for messages: `a number`, `an array of 3 numbers`.
+    fn what_is(&self, v: Value) -> String {
+        match self.mem_ty(v).map(|m| m.kind) {
+            None => "a number".into(),
+            Some(MemKind::Array(n)) => format!("an array of {n} numbers"),
+            Some(MemKind::Nested(..)) => "an array of arrays".into(),
+            Some(MemKind::Vec) => "a vector".into(),
+            Some(_) => "a reference".into(),
+        }
+    }
+
+    /// Copies the memory `src` into `dst` of the same kind (an array of numbers or of
+    /// arrays, or a vector of numbers, which takes `src`'s length); false when they differ
+    /// or `dst` is not writable.
+    pub(crate) fn copy_array_into(&mut self, dst: Value, src: Value, span: Span) -> syn::Result<bool> {
+        let (Some(d), Some(s)) = (self.mem_ty(dst), self.mem_ty(src)) else { return Ok(false) };
+        if !d.is_writable() || d.kind != s.kind {
+            return Ok(false);
+        }
+        let (dt, st) = (self.elem_sty(dst), self.elem_sty(src));
+        self.unify(dt, st, span)?;
+        let usize_t = STy::Known(cotan_ir::Scalar::Usize);
+        match d.kind {
+            MemKind::Array(_) => {
+                let n = self.emit_s(OpKind::Len(dst), usize_t);
+                self.copy_loop(dst, src, n);
+            }
+            MemKind::Nested(cotan_ir::Dim::Array(_), cotan_ir::Dim::Array(_), None) => {
+                let n = self.emit_s(OpKind::Len(src), usize_t);
+                self.index_loop(n, |l, i| {
+                    let (to, from) = (l.row(dst, i), l.row(src, i));
+                    let k = l.emit_s(OpKind::Len(from), usize_t);
+                    l.copy_loop(to, from, k);
+                });
+            }
+            MemKind::Vec if d.access == cotan_ir::Access::Owned => {
+                let len = self.emit_s(OpKind::Len(src), usize_t);
+                let old = self.emit_s(OpKind::Len(dst), usize_t);
+                let zero = self.zero(dt);
+                self.effect(OpKind::Fill { mem: dst, value: zero, resize: Some([len, old]) });
+                self.copy_loop(dst, src, len);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// `None`: its payload's type is known from where it meets a `Some`.

@@ -117,7 +117,9 @@ impl Lower {
     /// parameter taken by value) and `name` is the first binding that reached it (later ones
     /// are references to it, `let r = &mut a;`).
     fn holds_array(&self, name: &str, m: Value) -> bool {
-        if !self.mem_ty(m).is_some_and(|t| t.access == Access::Owned) {
+        // (The caller's array bound to a reference parameter of a function lowered at its
+        // call is a reference there.)
+        if !self.mem_ty(m).is_some_and(|t| t.access == Access::Owned) || self.lent_params.contains_key(&m) {
             return false;
         }
         let holds = |b: &Binding| match b {

@@ -103,6 +103,13 @@ pub trait Env {
     fn number_operator(&self, _number: &str, _method: &str, _operand: &syn::Path) -> Option<Result<Inlined, String>> {
         None
     }
+    /// The crate's impl of an operator on its struct `ty` whose right operand is `rhs`
+    /// (`impl Mul<f64> for M3` or `impl Mul<[f64; 3]> for M3` beside `impl Mul for M3`): its
+    /// method `method`, to be lowered at the operator. For a type with several impls of
+    /// the operator, which Rust chooses between by the operand's type.
+    fn operator_for(&self, _ty: &syn::Path, _method: &str, _rhs: &Operand) -> Option<Result<Inlined, String>> {
+        None
+    }
     /// The path, as the function being lowered names it, of the function a call inside an
     /// inlined body names (which is written for the inlined function's own module).
     fn home_path(&self, _path: &syn::Path) -> Option<String> {
@@ -136,6 +143,17 @@ pub struct Inlined {
     pub located: bool,
     /// Why it is lowered in place (for messages): "it takes a closure".
     pub reason: &'static str,
+}
+
+/// The type of an operator's right operand, as lowering judges it without lowering it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A number (`m * 2.0`: `Mul<f64>`).
+    Number,
+    /// A struct of the crate, by the path the function names it with (`Mul<V3>`, `Mul`).
+    Struct(syn::Path),
+    /// An array (`m * [1.0, 0.0, 0.0]`: `Mul<[f64; 3]>`).
+    Array,
 }
 
 /// The type of a struct's field.

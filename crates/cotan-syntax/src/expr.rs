@@ -1,7 +1,7 @@
 //! Lowering of expressions: arithmetic, calls of float methods, indexing, assignment, macros.
 
 use crate::span::Spanned;
-use cotan_ir::{Access, BinOp, CmpOp, Const, MathFn, MemKind, OpKind, Scalar, UnOp, Value};
+use cotan_ir::{Access, BinOp, CmpOp, Const, Dim, MathFn, MemKind, OpKind, Scalar, UnOp, Value};
 use proc_macro2::Span;
 use syn::punctuated::Punctuated;
 
@@ -1557,8 +1557,12 @@ impl Lower {
     /// `std::hint::black_box`), and of the user's functions.
     pub(crate) fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Option<Agg>> {
         if let Some(id) = self.closure_called(c) {
+            // (What the arguments lend `&mut` is read back after the body, as after a call.)
+            let lent = self.lent.len();
             let args = c.args.iter().map(|a| self.passed(a)).collect::<syn::Result<Vec<_>>>()?;
-            return self.call_closure_def(id, args, c.span());
+            let r = self.call_closure_def(id, args, c.span())?;
+            self.return_lent(lent, c.span());
+            return Ok(r);
         }
         let leaf = |v: syn::Result<Value>| v.map(|v| Some(Tree::Leaf(v)));
         if let Some(plain) = unqualified(c) {
@@ -2011,6 +2015,13 @@ impl Lower {
     /// A local array holding a copy of the array `src`.
     pub(crate) fn local_copy(&mut self, src: Value, span: Span) -> syn::Result<Value> {
         let kind = self.mem_ty(src).unwrap().kind;
+        if let MemKind::Nested(outer, row, _) = kind {
+            // (Rows of their own: an array of arrays row by row.)
+            if !matches!((outer, row), (Dim::Array(_), Dim::Array(_))) {
+                return err(span, "cotan copies arrays of numbers and arrays of arrays (`[[f64; 3]; 3]`) here, not vectors of rows; build the copy row by row");
+            }
+            return self.array_copy(src, span);
+        }
         let t = self.elem_sty(src);
         let init = self.pending_zero(t);
         let len = self.emit_s(OpKind::Len(src), STy::Known(Scalar::Usize));
@@ -2086,6 +2097,11 @@ impl Lower {
 
     /// `[a, b, c]` or `vec![a, b, c]`.
     fn array_literal(&mut self, elems: Vec<&syn::Expr>, kind: MemKind, span: Span) -> syn::Result<Value> {
+        if let Some(ty) = elems.first().and_then(|e| self.struct_type_of(e)) {
+            // Structs of numbers (`[a, b, c]` of `V3`s): a buffer of structs.
+            let dim = kind.dim().expect("an array or a vector");
+            return self.struct_list(&ty, &elems, dim, span);
+        }
         let mut vals = vec![];
         let mut t: Option<STy> = None;
         for e in &elems {

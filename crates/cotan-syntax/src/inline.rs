@@ -174,8 +174,10 @@ enum Arg {
 const LENDS_STRUCT_WITH_ARRAYS: &str = "the call lends it a local struct with arrays";
 /// Why a function is lowered at a call that passes it an enum value the caller made.
 const PASSES_ENUM_VALUE: &str = "the call passes it an enum value made in the caller";
+/// Why a generic function is lowered at a call that gives a struct for its type parameter.
+const PASSES_STRUCT_FOR_TYPE: &str = "the call gives a struct for its type parameter";
 /// Why a function that returns a struct with arrays is lowered at its calls.
-const RETURNS_STRUCT_WITH_ARRAYS: &str = "it returns a struct with arrays";
+pub(crate) const RETURNS_STRUCT_WITH_ARRAYS: &str = "it returns a struct with arrays";
 
 /// Whether `inl` returns a struct (`S` or `Self`) with an array field.
 fn returns_struct_with_arrays(inl: &Inlined) -> bool {
@@ -184,7 +186,13 @@ fn returns_struct_with_arrays(inl: &Inlined) -> bool {
     let ty = crate::record::tokens_text(&p.path);
     inl.env.record_fields(&ty).is_some_and(|fs| {
         fs.iter().any(|(_, f)| {
-            matches!(f, crate::env::FieldType::Memory(_, cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Vec))
+            matches!(
+                f,
+                crate::env::FieldType::Memory(
+                    _,
+                    cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Vec | cotan_ir::MemKind::Nested(..)
+                )
+            )
         })
     })
 }
@@ -212,6 +220,20 @@ impl Lower {
         if args.iter().any(|a| self.made_enum(a)) {
             return Some(self.env.inline_as(path, PASSES_ENUM_VALUE)?.map_err(|e| syn::Error::new(path.span(), e)));
         }
+        // A function generic over a type that this call gives a struct for (`lerp(a, b, t)`
+        // of `V3`s, `T: Add<Output = T> + Mul<f64, Output = T>`): its type parameter is the
+        // struct here, and no derivative is generated for that.
+        if args.iter().any(|a| self.struct_type_of(a).is_some()) {
+            if let Some(Ok(inl)) = self.env.inline_as(path, PASSES_STRUCT_FOR_TYPE) {
+                let closures = closure_params(&inl.item.sig.generics);
+                let generic = inl.item.sig.generics.type_params().any(|t| {
+                    !closures.as_ref().is_some_and(|c| c.iter().any(|(n, _)| t.ident == n.as_str()))
+                });
+                if generic {
+                    return Some(Ok(inl));
+                }
+            }
+        }
         // A result no derivative signature carries (not numbers, a tuple or a struct of
         // them, an array): lowered here if it is a struct with arrays (`Body::new(x)`).
         let other = self
@@ -224,6 +246,42 @@ impl Lower {
         match self.env.inline_as(path, RETURNS_STRUCT_WITH_ARRAYS)? {
             Ok(inl) if returns_struct_with_arrays(&inl) => Some(Ok(inl)),
             _ => None,
+        }
+    }
+
+    /// The type of the struct with arrays that the call `e` returns (`Mat3::rot_z(t)`,
+    /// `m.transpose()`, `Mat3::rot_z(t).transpose()`), judged without lowering it.
+    pub(crate) fn returned_struct_with_arrays(&self, e: &syn::Expr) -> Option<String> {
+        let (owner, path) = match strip_parens(e) {
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = strip_parens(&c.func) else { return None };
+                let mut owner = p.path.clone();
+                owner.segments.pop();
+                owner.segments.pop_punct();
+                let owner = (!owner.segments.is_empty()).then(|| crate::record::tokens_text(&owner));
+                (owner, p.path.clone())
+            }
+            syn::Expr::MethodCall(m) => {
+                let ty = self.struct_type_of(&m.receiver).or_else(|| self.returned_struct_with_arrays(&m.receiver))?;
+                let path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
+                (Some(ty), path)
+            }
+            // An operator of such a struct (`a * b` of `impl Mul for M3`).
+            syn::Expr::Binary(b) => {
+                let (_, out, inl) = self.operator_result(b)?;
+                return returns_struct_with_arrays(&inl).then_some(out);
+            }
+            _ => return None,
+        };
+        let inl = self.env.inline_as(&path, RETURNS_STRUCT_WITH_ARRAYS)?.ok()?;
+        if !returns_struct_with_arrays(&inl) {
+            return None;
+        }
+        let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };
+        let syn::Type::Path(p) = &**t else { return None };
+        match crate::record::tokens_text(&p.path) {
+            s if s == "Self" => owner,
+            s => Some(s),
         }
     }
 
@@ -251,7 +309,7 @@ impl Lower {
     }
 
     /// The slots of the local struct with arrays that `e` names.
-    fn local_struct_with_arrays(&self, e: &syn::Expr) -> Option<crate::agg::Tree<crate::agg::Slot>> {
+    pub(crate) fn local_struct_with_arrays(&self, e: &syn::Expr) -> Option<crate::agg::Tree<crate::agg::Slot>> {
         let syn::Expr::Path(p) = strip_parens(e) else { return None };
         match self.lookup(&p.path.get_ident()?.to_string())? {
             Binding::Agg(t @ crate::agg::Tree::Struct(..))
@@ -291,6 +349,8 @@ impl Lower {
             );
         }
         let closures = closure_params(&sig.generics).unwrap_or_default();
+        // (What the arguments lend `&mut` is read back after the body, as after a call.)
+        let lent_mark = self.lent.len();
         let mut bound = vec![];
         for (p, a) in sig.inputs.iter().zip(args) {
             let arity = match p {
@@ -380,6 +440,10 @@ impl Lower {
         self.lent_params = outer_lent;
         self.loops = outer_loops;
         self.scopes = outer_scopes;
+        match r.is_ok() {
+            true => self.return_lent(lent_mark, span),
+            false => self.lent.truncate(lent_mark),
+        }
         r.map_err(|e: syn::Error| {
             let at = e.span().start();
             let place = match inl.located && at.line > 0 {

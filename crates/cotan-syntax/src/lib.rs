@@ -29,7 +29,7 @@ mod slices;
 mod span;
 mod structs;
 
-pub use env::{CalleeShape, Env, FieldShape, FieldType, Inlined, NoEnv, Structure};
+pub use env::{CalleeShape, Env, FieldShape, FieldType, Inlined, NoEnv, Operand, Structure};
 pub use expr::{float_constant, int_constant};
 pub use inline::inline_reason;
 pub use lower::{lower_fn, lower_fn_in, lower_signature, Lowered};

@@ -8,7 +8,9 @@ use cotan_ir::HashMap;
 use std::rc::Rc;
 
 use crate::span::Spanned;
-use cotan_ir::{Access, Const, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var};
+use cotan_ir::{
+    Access, Const, Dim, Function, MemKind, MemTy, Op, OpKind, Region, Scalar, SpanId, Ty, UnOp, Value, Var,
+};
 use proc_macro2::Span;
 
 use crate::agg::{Agg, Merge, Slot, Tree};
@@ -340,6 +342,43 @@ impl Lower {
         self.stack[depth - 1].push(Op { kind: OpKind::Alloc { len, init: zero }, result: Some(v), span: self.span });
         self.set_elem_sty(v, elem);
         v
+    }
+
+    /// A buffer of zeros of `like`'s shape, made in the region at `depth`: `like` an array
+    /// of numbers or of arrays (`[[f64; 3]; 3]`) the function owns (an array field of a
+    /// struct an `if` gives); `None` for other memory.
+    pub(crate) fn zeros_like_at(&mut self, depth: usize, like: Value) -> Option<Value> {
+        let m = self.mem_ty(like)?;
+        if m.access != Access::Owned {
+            return None;
+        }
+        match m.kind {
+            MemKind::Array(n) => Some(self.array_at(depth, like, n)),
+            MemKind::Nested(Dim::Array(n), Dim::Array(k), None) => {
+                let elem = self.elem_sty(like);
+                let zero = self.zero_at(depth, elem);
+                let usize_t = STy::Known(Scalar::Usize);
+                let row_len = self.emit_at(depth, OpKind::Const(Const::Int(k as i128)), usize_t);
+                let row_ty = MemTy { kind: MemKind::Array(k), elem: m.elem, access: Access::Owned };
+                let row = self.func.new_value(Ty::Mem(row_ty), None, self.span);
+                self.stack[depth - 1].push(Op {
+                    kind: OpKind::Alloc { len: row_len, init: zero },
+                    result: Some(row),
+                    span: self.span,
+                });
+                self.set_elem_sty(row, elem);
+                let len = self.emit_at(depth, OpKind::Const(Const::Int(n as i128)), usize_t);
+                let v = self.func.new_value(Ty::Mem(m), None, self.span);
+                self.stack[depth - 1].push(Op {
+                    kind: OpKind::Alloc { len, init: row },
+                    result: Some(v),
+                    span: self.span,
+                });
+                self.set_elem_sty(v, elem);
+                Some(v)
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn push_region(&mut self) {

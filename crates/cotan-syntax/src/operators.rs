@@ -3,8 +3,44 @@
 //! Operators on numbers stay operations (`expr.rs`).
 
 use crate::agg::{Agg, Slot, Tree};
+use crate::env::Operand;
 use crate::lower::{Binding, Lower};
 use syn::spanned::Spanned;
+
+/// Methods of numbers that give a number, by which an operand is judged one.
+const NUMBER_METHODS: &[&str] = &[
+    "sqrt",
+    "cbrt",
+    "exp",
+    "exp2",
+    "ln",
+    "log10",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "atan",
+    "atan2",
+    "asin",
+    "acos",
+    "abs",
+    "powi",
+    "powf",
+    "max",
+    "min",
+    "hypot",
+    "recip",
+    "signum",
+    "clamp",
+    "mul_add",
+    "ln_1p",
+    "exp_m1",
+    "to_radians",
+    "to_degrees",
+];
 
 /// The method of a binary operator (`+` → `add`, `+=` → `add_assign`).
 pub(crate) fn method_of(op: &syn::BinOp) -> Option<&'static str> {
@@ -26,7 +62,7 @@ pub(crate) fn method_of(op: &syn::BinOp) -> Option<&'static str> {
 
 /// The message for an operator on a struct whose type has no method for it.
 fn no_method(name: &str, ty: &str) -> String {
-    format!("cotan found no single `{name}` method of `{ty}` for this operator: it reads the operator's impl in this crate, and does not choose between several (`Mul<f64>` and `Mul<{ty}>`, say) by the operands' types; call a method of your own here (`a.scaled(s)`), or implement the operator's trait for `{ty}` once")
+    format!("cotan found no `{name}` method of `{ty}` for this operator that it can tell is the one Rust takes: it reads the operator's impls in this crate (`Mul<f64>`, `Mul<{ty}>`, `Mul<[f64; 3]>`) and chooses by the right operand's type where it can judge it (a number, an array, or a struct of the crate); bind the operand to a local first (`let s = ..; a * s`), or call a method of your own here (`a.scaled(s)`)")
 }
 
 impl Lower {
@@ -49,6 +85,9 @@ impl Lower {
         if self.operator_method(&ty, name).is_none() {
             // (A type cotan cannot read, another crate's alias of `f64` say: `scalar_sty` says so.)
             self.env.record_fields(&ty)?;
+            if let Some(r) = self.chosen_operator(b, &ty, name) {
+                return Some(r);
+            }
             return Some(crate::lower::err(span, no_method(name, &ty)));
         }
         let method = syn::Ident::new(name, span);
@@ -77,15 +116,15 @@ impl Lower {
                 let t = self.scalar_sty(v, left.span())?;
                 return self.binary_after(b, (v, t)).map(|v| Some(Tree::Leaf(v)));
             };
-            if self.operator_method(ty, name).is_none() {
-                return crate::lower::err(b.op.span(), no_method(name, ty));
-            }
-            // The struct, under a name the call can take it by.
+            // The struct, under a name the operator can take it by.
             let operand = syn::Ident::new(&format!("__cotan_operand{}", self.func.values.len()), b.op.span());
             self.bind(operand.to_string(), Binding::Agg(a.map(&mut Slot::Value)));
-            let (method, right) = (syn::Ident::new(name, b.op.span()), &b.right);
-            let call: syn::ExprMethodCall = syn::parse_quote_spanned!(b.op.span()=> #operand.#method(#right));
-            self.method_call(&call)
+            let named =
+                syn::ExprBinary { left: Box::new(syn::parse_quote_spanned!(left.span()=> #operand)), ..b.clone() };
+            match self.struct_operator(&named) {
+                Some(r) => r,
+                None => crate::lower::err(b.op.span(), no_method(name, ty)),
+            }
         })())
     }
 
@@ -100,6 +139,114 @@ impl Lower {
             Err(e) => return Some(crate::lower::err(b.op.span(), e)),
         };
         Some(self.inline_call(inl, &[&b.left, &b.right], None, b.op.span()))
+    }
+
+    /// `a op b` with `a` a struct whose type implements the operator several times (`Mul`
+    /// and `Mul<[f64; 3]>`): the impl for `b`'s type, judged without lowering `b`, lowered
+    /// at the operator. `None` when no impl fits.
+    fn chosen_operator(&mut self, b: &syn::ExprBinary, ty: &str, name: &str) -> Option<syn::Result<Option<Agg>>> {
+        let inl = match self.chosen_impl(b, ty, name)? {
+            Ok(inl) => inl,
+            Err(e) => return Some(crate::lower::err(b.op.span(), e)),
+        };
+        let left = &b.left;
+        let receiver: syn::Expr = match name.ends_with("_assign") {
+            true => syn::parse_quote_spanned!(left.span()=> &mut #left),
+            false => (**left).clone(),
+        };
+        Some(self.inline_call(inl, &[&receiver, &b.right], None, b.op.span()))
+    }
+
+    /// Of the impls of the operator `name` for the struct `ty`, the one for `b`'s right
+    /// operand.
+    fn chosen_impl(&self, b: &syn::ExprBinary, ty: &str, name: &str) -> Option<Result<crate::Inlined, String>> {
+        let right = crate::lower::strip_parens(&b.right);
+        let rhs = match self.any_struct_type_of(right).or_else(|| self.returned_struct_with_arrays(right)) {
+            Some(t) => Operand::Struct(syn::parse_str(&t).ok()?),
+            None if self.is_array_operand(right) => Operand::Array,
+            None if self.is_number_operand(right) => Operand::Number,
+            None => return None,
+        };
+        self.env.operator_for(&syn::parse_str(ty).ok()?, name, &rhs)
+    }
+
+    /// The type `a op b` gives, judged without lowering it, when `a` is a struct whose
+    /// operator impl returns a struct (`Self` is `a`'s type): `(a's type, the result's)`.
+    pub(crate) fn operator_result(&self, b: &syn::ExprBinary) -> Option<(String, String, crate::Inlined)> {
+        let name = method_of(&b.op)?;
+        let left = crate::lower::strip_parens(&b.left);
+        let ty = self.any_struct_type_of(left).or_else(|| self.returned_struct_with_arrays(left))?;
+        let inl = match self.operator_method(&ty, name) {
+            Some(path) => self.env.inline_as(&path, crate::inline::RETURNS_STRUCT_WITH_ARRAYS)?,
+            None => self.chosen_impl(b, &ty, name)?,
+        }
+        .ok()?;
+        let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };
+        let syn::Type::Path(p) = &**t else { return None };
+        let out = match crate::record::tokens_text(&p.path) {
+            s if s == "Self" => ty.clone(),
+            s => s,
+        };
+        Some((ty, out, inl))
+    }
+
+    /// Whether `e` is a number, judged without lowering it: a literal, a cast, a local
+    /// number, an element of a buffer of numbers, a number field, a number method
+    /// (`x.sqrt()`), a call of the crate's function returning one, or arithmetic of these.
+    fn is_number_operand(&self, e: &syn::Expr) -> bool {
+        use syn::Expr as E;
+        match e {
+            E::Lit(_) | E::Cast(_) => true,
+            E::Paren(p) => self.is_number_operand(&p.expr),
+            E::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && self.is_number_operand(&u.expr),
+            E::Binary(b) => {
+                method_of(&b.op).is_some() && self.is_number_operand(&b.left) && self.is_number_operand(&b.right)
+            }
+            E::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
+                Some(Binding::Var(_)) => true,
+                Some(Binding::Value(v)) => self.mem_ty(v).is_none(),
+                _ => false,
+            }),
+            E::Index(ix) => match crate::lower::strip_parens(&ix.expr) {
+                E::Path(p) => p.path.get_ident().is_some_and(|i| match self.lookup(&i.to_string()) {
+                    Some(Binding::Value(v)) => self.mem_ty(v).is_some_and(|m| {
+                        matches!(
+                            m.kind,
+                            cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Slice | cotan_ir::MemKind::Vec
+                        )
+                    }),
+                    _ => false,
+                }),
+                _ => false,
+            },
+            E::Field(_) => matches!(self.slots_of(e), Some(Ok(Tree::Leaf(_)))),
+            E::MethodCall(m) => NUMBER_METHODS.contains(&m.method.to_string().as_str()),
+            E::Call(c) => match crate::lower::strip_parens(&c.func) {
+                E::Path(p) => {
+                    self.env.callee(&p.path).is_some_and(|s| s.results == 1 && s.ret.is_none() && s.ret_array.is_none())
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether `e` is an array (a literal, a repeat, or a name or field holding one), judged
+    /// without lowering it.
+    fn is_array_operand(&self, e: &syn::Expr) -> bool {
+        match e {
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => true,
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| match self.lookup(&i.to_string())? {
+                    Binding::Value(v) => self.mem_ty(v),
+                    _ => None,
+                })
+                .is_some_and(|m| matches!(m.kind, cotan_ir::MemKind::Array(_))),
+            syn::Expr::Reference(r) => self.is_array_operand(&r.expr),
+            _ => false,
+        }
     }
 
     /// `-a` with `a` a struct whose type implements `Neg`: `a.neg()`.

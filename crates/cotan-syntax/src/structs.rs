@@ -47,29 +47,8 @@ impl Lower {
     /// `vec![s; n]` of a struct of numbers `s` (`vec![V3::default(); n]`): a vector of `n`
     /// structs (`AllocRecords`), each written with `s`'s fields.
     pub(crate) fn repeated_structs(&mut self, ty: &str, value: &Agg, len: Value, span: Span) -> syn::Result<Value> {
-        let Tree::Struct(_, values) = value else { return err(span, "expected a struct here") };
-        let refuse = |why: String| {
-            err(span, format!("cotan makes vectors of structs whose fields are numbers; {why}; take the vector as a `&mut [{ty}]` parameter instead"))
-        };
-        let Some(defs) = self.env.record_fields(ty) else {
-            return refuse(format!("it cannot read the definition of `{ty}`"));
-        };
-        let mut fields = vec![];
-        let mut stores = vec![];
-        for (name, ft) in defs {
-            let FieldType::Number(s) = ft else { return refuse(format!("`{ty}` has the field `{name}`")) };
-            let Some((_, Tree::Leaf(v))) = values.iter().find(|(n, _)| *n == name) else {
-                return refuse(format!("the field `{name}` is not a number"));
-            };
-            let vt = self.scalar_sty(*v, span)?;
-            self.unify(STy::Known(s), vt, span)?;
-            fields.push((name.clone(), cotan_ir::ZeroField::Number(s)));
-            stores.push((name, *v));
-        }
-        let id = self.func.record(ty);
-        self.at(span);
-        let buf_ty = mem(Scalar::F64, MemKind::Records(cotan_ir::Dim::Vec, id), Access::Owned);
-        let buf = self.emit(OpKind::AllocRecords { len, fields }, buf_ty);
+        let (buf, stores) = self.struct_buffer(ty, &[value], len, cotan_ir::Dim::Vec, span)?;
+        let [stores] = <[_; 1]>::try_from(stores).expect("one struct");
         self.index_loop(len, |l, k| {
             let row = l.row(buf, k);
             for (name, v) in stores {
@@ -80,6 +59,80 @@ impl Lower {
         Ok(buf)
     }
 
+    /// `[a, b, c]` or `vec![a, b, c]` (`dim`) of structs of numbers, the first a `ty`: a
+    /// buffer of structs (`AllocRecords`), each written with its element's fields.
+    pub(crate) fn struct_list(
+        &mut self,
+        ty: &str,
+        elems: &[&syn::Expr],
+        dim: cotan_ir::Dim,
+        span: Span,
+    ) -> syn::Result<Value> {
+        let mut values = vec![];
+        for e in elems {
+            values.push(self.agg(e)?);
+        }
+        let len = self.usize_const(values.len() as i128);
+        let (buf, stores) = self.struct_buffer(ty, &values.iter().collect::<Vec<_>>(), len, dim, span)?;
+        for (k, fields) in stores.into_iter().enumerate() {
+            let k = self.usize_const(k as i128);
+            let row = self.row(buf, k);
+            for (name, v) in fields {
+                let field = self.field_of(row, name, String::new(), span);
+                self.effect(OpKind::Store { mem: field, index: None, value: v });
+            }
+        }
+        Ok(buf)
+    }
+
+    /// A buffer of `len` zeroed structs `ty` (`AllocRecords`, of `dim`), and the fields of
+    /// `values` to write into them, checked against `ty`'s definition.
+    #[allow(clippy::type_complexity)]
+    fn struct_buffer(
+        &mut self,
+        ty: &str,
+        values: &[&Agg],
+        len: Value,
+        dim: cotan_ir::Dim,
+        span: Span,
+    ) -> syn::Result<(Value, Vec<Vec<(String, Value)>>)> {
+        let refuse = |why: String| {
+            err(span, format!("cotan makes arrays and vectors of structs whose fields are numbers; {why}; take them as a `&mut [{ty}]` parameter instead"))
+        };
+        let Some(defs) = self.env.record_fields(ty) else {
+            return refuse(format!("it cannot read the definition of `{ty}`"));
+        };
+        let mut fields = vec![];
+        for (name, ft) in &defs {
+            let FieldType::Number(s) = ft else { return refuse(format!("`{ty}` has the field `{name}`")) };
+            fields.push((name.clone(), cotan_ir::ZeroField::Number(*s)));
+        }
+        let mut stores = vec![];
+        for value in values {
+            let Tree::Struct(t, given) = value else { return err(span, format!("expected a `{ty}` here")) };
+            // (The same struct may be named by several paths: `P3`, `crate::P3`.)
+            if t.rsplit("::").next() != ty.rsplit("::").next() {
+                return err(span, format!("expected a `{ty}` here, found a `{t}`"));
+            }
+            let mut one = vec![];
+            for (name, ft) in &defs {
+                let (FieldType::Number(s), Some((_, Tree::Leaf(v)))) = (ft, given.iter().find(|(n, _)| n == name))
+                else {
+                    return refuse(format!("the field `{name}` is not a number"));
+                };
+                let vt = self.scalar_sty(*v, span)?;
+                self.unify(STy::Known(*s), vt, span)?;
+                one.push((name.clone(), *v));
+            }
+            stores.push(one);
+        }
+        let id = self.func.record(ty);
+        self.at(span);
+        let buf_ty = mem(Scalar::F64, MemKind::Records(dim, id), Access::Owned);
+        let buf = self.emit(OpKind::AllocRecords { len, fields }, buf_ty);
+        Ok((buf, stores))
+    }
+
     /// A literal of a struct whose fields are numbers and arrays of numbers, with at least
     /// one array (`Particle { vel, ..*p }`): its numbers and copies of its arrays (the
     /// struct owns them), `None` for other structs. Its arrays are memory, so such a value
@@ -87,7 +140,8 @@ impl Lower {
     fn struct_with_arrays(&mut self, s: &syn::ExprStruct) -> Option<syn::Result<Agg>> {
         let ty = crate::record::tokens_text(&s.path);
         let defs = self.env.record_fields(&ty)?;
-        let arrays = |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_) | MemKind::Vec));
+        let arrays =
+            |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_) | MemKind::Vec | MemKind::Nested(..)));
         if !defs.iter().any(|(_, ft)| arrays(ft))
             || !defs.iter().all(|(_, ft)| arrays(ft) || matches!(ft, FieldType::Number(_)))
         {
@@ -358,7 +412,20 @@ impl Lower {
     /// `Point(x, y)`: a tuple struct built by its constructor, if `c` is one.
     pub(crate) fn struct_constructor(&mut self, c: &syn::ExprCall) -> Option<syn::Result<Agg>> {
         let syn::Expr::Path(p) = &*c.func else { return None };
-        let st = self.env.structure(&p.path)?;
+        let Some(st) = self.env.structure(&p.path) else {
+            // `M2([[a, b], [c, d]])` of a tuple struct with arrays: its literal `M2 { 0: .. }`.
+            let fields = self.env.record_fields(&crate::record::tokens_text(&p.path))?;
+            if fields.len() != c.args.len() || fields.iter().any(|(n, _)| n.parse::<usize>().is_err()) {
+                return None;
+            }
+            let path = &p.path;
+            let args = c.args.iter().enumerate().map(|(k, a)| {
+                let k = syn::Index { index: k as u32, span: a.span() };
+                quote::quote!(#k: #a)
+            });
+            let literal: syn::ExprStruct = syn::parse_quote_spanned!(c.span()=> #path { #(#args),* });
+            return self.struct_with_arrays(&literal);
+        };
         Some((|| {
             if st.fields.len() != c.args.len() || st.fields.iter().any(|(n, _)| n.parse::<usize>().is_err()) {
                 return err_at(c, format!("`{}` takes {} fields", st.path, st.fields.len()));
@@ -464,8 +531,13 @@ impl Lower {
                 }
             }
         }
-        let ty = self.struct_type_of(&m.receiver)?;
+        let Some(ty) = self.struct_type_of(&m.receiver) else { return self.returned_receiver_method(m) };
         let path: syn::Path = syn::parse_str(&format!("{ty}::{}", m.method)).ok()?;
+        // A local struct with arrays is lent to its method, which is lowered here on its
+        // slots (no signature takes such a struct field by field).
+        if self.local_struct_with_arrays(&m.receiver).is_some() {
+            return self.lent_receiver_call(m, &ty);
+        }
         let Some(shape) = self.flat_shape(&path) else { return self.lent_receiver_call(m, &ty) };
         // A `&mut self` method (its receiver not taken field by field): the struct is lent.
         let lent: syn::Expr;
@@ -480,6 +552,23 @@ impl Lower {
         }
         args.extend(m.args.iter());
         Some(self.flat_call(&path, &args, &shape, m.method.span()))
+    }
+
+    /// `f(..).method(..)` on the struct with arrays a call returns
+    /// (`Mat3::rot_z(t).transpose()`): the struct, made first, lent to its method as a local
+    /// one is. `None` for other receivers.
+    fn returned_receiver_method(&mut self, m: &syn::ExprMethodCall) -> Option<syn::Result<Option<Agg>>> {
+        self.returned_struct_with_arrays(&m.receiver)?;
+        Some((|| {
+            let made = self.agg(crate::lower::strip_parens(&m.receiver))?;
+            // (Under a name no source can write, as an operand of an operator is.)
+            let span = m.receiver.span();
+            let name = syn::Ident::new(&format!("__cotan_receiver{}", self.func.values.len()), span);
+            self.bind(name.to_string(), Binding::Agg(made.map(&mut crate::agg::Slot::Value)));
+            let mut call = m.clone();
+            *call.receiver = syn::parse_quote_spanned!(span=> #name);
+            self.method_call(&call)
+        })())
     }
 
     /// A method of a struct of numbers called on a record (a struct parameter, an element
@@ -533,11 +622,18 @@ impl Lower {
             // An operator of a struct's own (`a - b`, `-a`; see `operators.rs`).
             syn::Expr::Binary(b) => {
                 let method = crate::operators::method_of(&b.op)?;
-                self.operator_type(&b.left, method).or_else(|| self.number_operator_type(&b.right, method))
+                self.operator_type(&b.left, method)
+                    .or_else(|| self.number_operator_type(&b.right, method))
+                    .or_else(|| self.operator_result(b).and_then(|(_, out, _)| self.structure_named(&out)))
             }
             syn::Expr::Unary(u @ syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => self.operator_type(&u.expr, "neg"),
             _ => None,
         }
+    }
+
+    /// The path of the struct of numbers named `ty`, if it is one.
+    fn structure_named(&self, ty: &str) -> Option<String> {
+        self.env.structure(&syn::parse_str(ty).ok()?).map(|s| s.path)
     }
 
     /// The struct type `2.0 * v` gives (`impl Mul<V3> for f64`), `v` the right operand.

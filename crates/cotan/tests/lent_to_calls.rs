@@ -419,3 +419,67 @@ fn local_structs_with_arrays_lent_to_methods_and_functions() {
         },
     );
 }
+
+// Locals lent `&mut` to helpers that cotan lowers at their calls (they take a closure, or
+// are generic over a constant): what the helper writes reaches the caller's local. (Until
+// 2026-11-30 it did not: the primal and both derivatives silently used the old value.)
+
+fn map_state<F: Fn(f64) -> f64>(s: &mut State, f: F) {
+    s.x = f(s.x);
+    s.v = f(s.v) * s.x;
+}
+
+fn bump_by<F: Fn(f64) -> f64>(a: &mut f64, f: F) {
+    *a = f(*a) + *a;
+}
+
+fn scale_by_all<const N: usize>(a: &mut f64, w: &[f64; N]) {
+    for k in 0..N {
+        *a *= w[k];
+    }
+}
+
+#[autodiff_reverse(d_lent_to_inlined, Duplicated, Active)]
+#[autodiff_forward(t_lent_to_inlined, Dual, Dual)]
+fn lent_to_inlined(x: &[f64]) -> f64 {
+    let mut s = State { x: x[0], v: x[1] };
+    map_state(&mut s, |t| t * t + x[2]);
+    let mut a = x[2];
+    bump_by(&mut a, |t| t * x[0]);
+    let w = [x[1], 2.0];
+    scale_by_all(&mut a, &w);
+    s.x + 2.0 * s.v + a
+}
+
+#[test]
+fn locals_lent_mut_to_helpers_lowered_at_their_calls() {
+    let x = [0.3, 0.7, -0.4];
+    // The written values, by hand: s = (0.3² - 0.4, (0.7² - 0.4)·s.x), a = (-0.4·0.3 - 0.4)·0.7·2.
+    let sx = 0.3 * 0.3 - 0.4;
+    let want = sx + 2.0 * ((0.7 * 0.7 - 0.4) * sx) + (-0.4 * 0.3 - 0.4) * 0.7 * 2.0;
+    assert!((lent_to_inlined(&x) - want).abs() < 1e-14);
+    common::check_slice_fn("lent_to_inlined", lent_to_inlined, d_lent_to_inlined, t_lent_to_inlined, &x);
+}
+
+#[autodiff_reverse(d_lent_to_closures, Duplicated, Active)]
+#[autodiff_forward(t_lent_to_closures, Dual, Dual)]
+fn lent_to_closures(x: &[f64]) -> f64 {
+    let mut s = State { x: x[0], v: x[1] };
+    let mut a = x[0];
+    let kick = |p: &mut State, k: f64| {
+        p.x *= k;
+        p.v += p.x;
+    };
+    let add_square = |t: &mut f64, k: f64| *t += k * k;
+    kick(&mut s, x[1]);
+    add_square(&mut a, x[1]);
+    s.x + 2.0 * s.v + a
+}
+
+#[test]
+fn locals_lent_mut_to_local_closures() {
+    let x = [0.3, 0.7];
+    let want = 0.21 + 2.0 * (0.7 + 0.21) + 0.3 + 0.49;
+    assert!((lent_to_closures(&x) - want).abs() < 1e-14);
+    common::check_slice_fn("lent_to_closures", lent_to_closures, d_lent_to_closures, t_lent_to_closures, &x);
+}

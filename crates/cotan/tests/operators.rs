@@ -497,3 +497,140 @@ fn compound_assignment_of_a_field_of_a_local_struct() {
         common::check_slice_fn("local_body", local_body, local_body_rev, local_body_fwd, &x);
     }
 }
+
+/// A struct with several impls of one operator, chosen by the right operand's type as
+/// Rust chooses: `Mul<f64>` (scaling), `Mul` (the dot product, a number), `MulAssign<f64>`
+/// and `MulAssign<P3>` (element by element).
+#[derive(Clone, Copy, Debug)]
+struct P3 {
+    x: f64,
+    y: f64,
+    z: f64,
+}
+
+impl Add for P3 {
+    type Output = P3;
+    fn add(self, o: P3) -> P3 {
+        P3 { x: self.x + o.x, y: self.y + o.y, z: self.z + o.z }
+    }
+}
+
+impl Sub for P3 {
+    type Output = P3;
+    fn sub(self, o: P3) -> P3 {
+        P3 { x: self.x - o.x, y: self.y - o.y, z: self.z - o.z }
+    }
+}
+
+impl Mul<f64> for P3 {
+    type Output = P3;
+    fn mul(self, k: f64) -> P3 {
+        P3 { x: self.x * k, y: self.y * k, z: self.z * k }
+    }
+}
+
+impl Mul for P3 {
+    type Output = f64;
+    fn mul(self, o: P3) -> f64 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+}
+
+impl std::ops::MulAssign<f64> for P3 {
+    fn mul_assign(&mut self, k: f64) {
+        self.x *= k;
+        self.y *= k;
+        self.z *= k;
+    }
+}
+
+impl std::ops::MulAssign<P3> for P3 {
+    fn mul_assign(&mut self, o: P3) {
+        self.x *= o.x;
+        self.y *= o.y;
+        self.z *= o.z;
+    }
+}
+
+impl P3 {
+    fn scaled(self, k: f64) -> P3 {
+        self * k
+    }
+}
+
+fn spread(k: f64) -> f64 {
+    1.0 + 0.5 * k
+}
+
+/// The elastic energy of a chain of points: an array of structs made from a literal
+/// (`[a, b, c]`), passed as a slice.
+fn chain_energy(p: &[P3], k: f64) -> f64 {
+    let mut e = 0.0;
+    for i in 1..p.len() {
+        let d = p[i] - p[i - 1];
+        e += k * (d * d);
+    }
+    e
+}
+
+#[autodiff_reverse(several_impls_rev, Duplicated, Active)]
+#[autodiff_forward(several_impls_fwd, Dual, Dual)]
+fn several_impls(x: &[f64]) -> f64 {
+    let a = P3 { x: x[0], y: x[1], z: x[2] };
+    let b = P3 { x: x[3], y: x[0], z: x[1] };
+    let mut c = a * 2.0 + b.scaled(x[2]) * spread(x[3]);
+    c *= 0.5;
+    c *= a;
+    let w = x[1];
+    let pts = [a, b, c];
+    let more = vec![c, a * x[0].sin()];
+    (c * a) + (a - b) * (b * w) * a.y + chain_energy(&pts, x[0]) + chain_energy(&more, 0.5)
+}
+
+#[test]
+fn several_impls_of_an_operator_chosen_by_the_operand() {
+    for x in [[0.3, 0.7, 1.3, -0.4], [-0.8, 0.2, 0.5, 1.1]] {
+        common::check_slice_fn("several_impls", several_impls, several_impls_rev, several_impls_fwd, &x);
+    }
+}
+
+/// Generic helpers over a type with operators (`T: Add<Output = T> + Mul<f64, Output = T>`),
+/// called with structs: lowered at their calls with `T` the struct.
+fn lerp<T: Add<Output = T> + Sub<Output = T> + Mul<f64, Output = T> + Copy>(a: T, b: T, t: f64) -> T {
+    a + (b - a) * t
+}
+
+fn total<T>(items: &[T], zero: T) -> T
+where
+    T: Add<Output = T> + Copy,
+{
+    let mut s = zero;
+    for &it in items {
+        s = s + it;
+    }
+    s
+}
+
+#[autodiff_reverse(generic_over_structs_rev, Duplicated, Active)]
+#[autodiff_forward(generic_over_structs_fwd, Dual, Dual)]
+fn generic_over_structs(x: &[f64]) -> f64 {
+    let a = P3 { x: x[0], y: x[1], z: x[2] };
+    let b = P3 { x: x[3], y: x[0] * x[1], z: 1.0 };
+    let c = lerp(a, b, x[2]);
+    let pts = [a, b, c];
+    let s = total(&pts, P3 { x: 0.0, y: 0.0, z: 0.0 });
+    c.x * c.y + s * c
+}
+
+#[test]
+fn generic_helpers_called_with_structs() {
+    for x in [[0.3, 0.7, 1.3, -0.4], [-0.8, 0.2, 0.5, 1.1]] {
+        common::check_slice_fn(
+            "generic_over_structs",
+            generic_over_structs,
+            generic_over_structs_rev,
+            generic_over_structs_fwd,
+            &x,
+        );
+    }
+}

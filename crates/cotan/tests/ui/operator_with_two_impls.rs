@@ -1,7 +1,7 @@
 use cotan::autodiff_reverse;
 use std::ops::Mul;
-// `V2` multiplies by a number and by a `V2`: two impls of `Mul`, which cotan does not
-// choose between.
+// `V2` multiplies by a number and by a `V2`: two impls of `Mul`, which cotan chooses
+// between by the right operand's type, here a value it cannot judge before lowering it.
 
 #[derive(Clone, Copy)]
 struct V2 {
@@ -26,7 +26,7 @@ impl Mul for V2 {
 #[autodiff_reverse(d_f, Duplicated, Active)]
 fn f(x: &[f64]) -> f64 {
     let a = V2 { x: x[0], y: x[1] };
-    let b = a * 2.0;
+    let b = a * x.iter().sum::<f64>();
     b.x + b.y
 }
 

@@ -1,0 +1,159 @@
+//! Structs whose fields are arrays of arrays, the way small-matrix code is written:
+//! `struct Mat3 { m: [[f64; 3]; 3] }` and the tuple struct `M2([[f64; 2]; 2])`, made by
+//! constructors and literals, returned by functions and methods, methods chained on a
+//! returned one (`Mat3::rot_z(t).transpose()`), chosen by an `if`, assigned again in a loop
+//! (`r = r * step`), passed by value and by reference, and `impl Mul for Mat3` beside
+//! `impl Mul<[f64; 3]> for Mat3`. Every derivative is checked against finite differences
+//! and forward mode against reverse mode (dot-product test).
+
+// The functions here are written the way users write them, not the way clippy would.
+#![allow(clippy::all, clippy::pedantic, dead_code)]
+
+mod common;
+
+use cotan::{autodiff_forward, autodiff_reverse};
+use std::ops::Mul;
+
+#[derive(Clone, Copy, Debug)]
+struct Mat3 {
+    m: [[f64; 3]; 3],
+}
+
+impl Mat3 {
+    fn identity() -> Self {
+        let mut m = [[0.0; 3]; 3];
+        for i in 0..3 {
+            m[i][i] = 1.0;
+        }
+        Mat3 { m }
+    }
+
+    fn rot_x(t: f64) -> Mat3 {
+        let (s, c) = t.sin_cos();
+        Mat3 { m: [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]] }
+    }
+
+    fn rot_z(t: f64) -> Mat3 {
+        let (s, c) = t.sin_cos();
+        Mat3 { m: [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]] }
+    }
+
+    fn scale(k: f64) -> Self {
+        let mut m = [[0.0; 3]; 3];
+        for i in 0..3 {
+            m[i][i] = k;
+        }
+        Self { m }
+    }
+
+    fn transpose(&self) -> Mat3 {
+        let mut r = self.m;
+        for i in 0..3 {
+            for j in 0..3 {
+                r[i][j] = self.m[j][i];
+            }
+        }
+        Mat3 { m: r }
+    }
+
+    fn apply(&self, v: [f64; 3]) -> [f64; 3] {
+        let mut r = [0.0; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                r[i] += self.m[i][k] * v[k];
+            }
+        }
+        r
+    }
+
+    fn trace(&self) -> f64 {
+        self.m[0][0] + self.m[1][1] + self.m[2][2]
+    }
+}
+
+impl Mul for Mat3 {
+    type Output = Mat3;
+    fn mul(self, o: Mat3) -> Mat3 {
+        let mut r = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                for k in 0..3 {
+                    r[i][j] += self.m[i][k] * o.m[k][j];
+                }
+            }
+        }
+        Mat3 { m: r }
+    }
+}
+
+impl Mul<[f64; 3]> for Mat3 {
+    type Output = [f64; 3];
+    fn mul(self, v: [f64; 3]) -> [f64; 3] {
+        self.apply(v)
+    }
+}
+
+fn det(m: &Mat3) -> f64 {
+    let a = &m.m;
+    a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+        + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+}
+
+fn frobenius(m: Mat3) -> f64 {
+    let mut s = 0.0;
+    for row in m.m.iter() {
+        for v in row {
+            s += v * v;
+        }
+    }
+    s
+}
+
+/// Rotations composed in a loop, each chosen by an `if`.
+fn chain(angles: &[f64]) -> Mat3 {
+    let mut r = Mat3::identity();
+    for (i, &a) in angles.iter().enumerate() {
+        let step = if i % 2 == 0 { Mat3::rot_z(a) } else { Mat3::rot_x(a) };
+        r = r * step;
+    }
+    r
+}
+
+#[derive(Clone, Copy)]
+struct M2([[f64; 2]; 2]);
+
+impl M2 {
+    fn new(a: f64, b: f64) -> M2 {
+        M2([[a, b], [-b, a * a]])
+    }
+    fn det(&self) -> f64 {
+        self.0[0][0] * self.0[1][1] - self.0[0][1] * self.0[1][0]
+    }
+}
+
+#[autodiff_reverse(rotations_rev, Duplicated, Active)]
+#[autodiff_forward(rotations_fwd, Dual, Dual)]
+fn rotations(x: &[f64]) -> f64 {
+    let r = chain(x);
+    let mut s = r;
+    s.m[0][0] += x[0] * x[1];
+    let p = r * [1.0, x[2], 3.0];
+    let t = Mat3::rot_z(x[1]).transpose() * Mat3::scale(x[3]);
+    p[0] + 2.0 * p[2] + det(&s) + frobenius(s) + t.trace() * t.apply([x[0], 1.0, 0.5])[1]
+}
+
+#[autodiff_reverse(small_rev, Duplicated, Active)]
+#[autodiff_forward(small_fwd, Dual, Dual)]
+fn small(x: &[f64]) -> f64 {
+    let m = M2::new(x[0], x[1]);
+    let n = M2([[x[1], x[0]], [x[0] * x[1], 2.0]]);
+    m.det() * n.det() + n.0[1][0]
+}
+
+#[test]
+fn matrices_as_structs_of_arrays_of_arrays() {
+    for x in [[0.3, 0.7, 1.3, -0.4], [-1.1, 0.2, 0.6, 0.9]] {
+        common::check_slice_fn("rotations", rotations, rotations_rev, rotations_fwd, &x);
+    }
+    common::check_slice_fn("small", small, small_rev, small_fwd, &[0.4, -0.3]);
+}
