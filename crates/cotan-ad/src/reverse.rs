@@ -2896,7 +2896,7 @@ impl<'a> Rev<'a> {
             .iter()
             .zip(wanted)
             .filter_map(|(p, w)| match (p, w) {
-                (Partial::Of(v), true) => Some(*v),
+                (Partial::Of(v) | Partial::Strong(v), true) => Some(*v),
                 _ => None,
             })
             .collect();
@@ -2923,6 +2923,7 @@ impl<'a> Rev<'a> {
         ps.into_iter()
             .map(|p| match p {
                 Partial::Of(v) => map.get(&v).map_or(Partial::One, |nv| Partial::Of(*nv)),
+                Partial::Strong(v) => map.get(&v).map_or(Partial::One, |nv| Partial::Strong(*nv)),
                 p => p,
             })
             .collect()

@@ -6,7 +6,10 @@
 //! (and the whole to the non-NaN argument); `clamp` gives it to `x` when `x` equals a bound;
 //! `sqrt'(0) = +inf`, `cbrt'(0) = +inf`; `powf(x, y)` has `∂/∂y = 0` at `x = 0`;
 //! `hypot(0, 0)` has zero partials; `signum`, `floor`, `ceil`, `round`, `trunc` have
-//! derivative 0; `%` has `∂(a % b)/∂b = -trunc(a / b)`.
+//! derivative 0; `%` has `∂(a % b)/∂b = -trunc(a / b)`. The partials of `max`, `min`,
+//! `clamp`, `abs`, `sqrt`, `cbrt`, `powf` (in `x`), `asin` and `acos` are
+//! [`Partial::Strong`]: their product with a zero is zero, even where the other factor is
+//! infinite.
 
 use cotan_ir::{BinOp, Builder, CmpOp, Const, MathFn, OpKind, Scalar, Ty, UnOp, Value};
 
@@ -16,6 +19,11 @@ pub enum Partial {
     One,
     MinusOne,
     Of(Value),
+    /// A partial whose product with a tangent or adjoint is 0 when either factor is 0
+    /// ("strong zero"): a 0/1 mask (`max`, `clamp`, `abs`) against an infinite adjoint, or
+    /// an infinite slope (`sqrt` at 0) against a zero tangent. Without it,
+    /// `v.max(0.0).sqrt()` at `v < 0` has the derivative `0 · inf = NaN` instead of 0.
+    Strong(Value),
 }
 
 /// Builds the expressions of a rule in one float type.
@@ -120,7 +128,7 @@ pub fn partials(
             let c = get(*c);
             let on = e.indicator(c);
             let one = e.c(1.0);
-            vec![Of(on), Of(e.sub(one, on))]
+            vec![Partial::Strong(on), Partial::Strong(e.sub(one, on))]
         }
         OpKind::Math(f, args) => {
             let args: Vec<Value> = args.iter().map(|&a| get(a)).collect();
@@ -132,9 +140,10 @@ pub fn partials(
 
 fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> Vec<Partial> {
     use MathFn::*;
-    use Partial::{Of, One};
+    use Partial::{Of, One, Strong};
     let x = a[0];
     let one_arg = |p: Value| vec![Of(p)];
+    let strong_arg = |p: Value| vec![Strong(p)];
     match f {
         Abs => {
             let zero = e.c(0.0);
@@ -142,12 +151,12 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let neg = e.cmp(CmpOp::Lt, x, zero);
             let p = e.indicator(pos);
             let n = e.indicator(neg);
-            one_arg(e.sub(p, n))
+            strong_arg(e.sub(p, n))
         }
         Sqrt => {
             let half = e.c(0.5);
             let r = r();
-            one_arg(e.div(half, r))
+            strong_arg(e.div(half, r))
         }
         Cbrt => {
             let r = r();
@@ -155,7 +164,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let s = e.sq(r);
             let d = e.mul(three, s);
             let one = e.c(1.0);
-            one_arg(e.div(one, d))
+            strong_arg(e.div(one, d))
         }
         Exp => one_arg(r()),
         Exp2 => {
@@ -213,7 +222,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let dy = e.mul(r, lnx);
             let zero = e.c(0.0);
             let at0 = e.cmp(CmpOp::Eq, x, zero);
-            vec![Of(dx), Of(e.zero_where(at0, dy))]
+            vec![Strong(dx), Of(e.zero_where(at0, dy))]
         }
         Sin => one_arg(e.f(Cos, x)),
         Cos => {
@@ -231,7 +240,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let s = e.sq(x);
             let d = e.sub(one, s);
             let p = e.rsqrt(d);
-            one_arg(if f == Asin { p } else { e.neg(p) })
+            strong_arg(if f == Asin { p } else { e.neg(p) })
         }
         Atan => {
             let one = e.c(1.0);
@@ -296,7 +305,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let (one, half, zero) = (e.c(1.0), e.c(0.5), e.c(0.0));
             let other = e.b.select(tie, half, zero);
             let on = e.b.select(first, one, other);
-            vec![Of(on), Of(e.sub(one, on))]
+            vec![Strong(on), Strong(e.sub(one, on))]
         }
         Clamp => {
             let (lo, hi) = (a[1], a[2]);
@@ -305,7 +314,7 @@ fn math(e: &mut Expr, f: MathFn, a: &[Value], r: &mut dyn FnMut() -> Value) -> V
             let inside = e.and(above, below);
             let under = e.cmp(CmpOp::Lt, x, lo);
             let over = e.cmp(CmpOp::Gt, x, hi);
-            vec![Of(e.indicator(inside)), Of(e.indicator(under)), Of(e.indicator(over))]
+            vec![Strong(e.indicator(inside)), Strong(e.indicator(under)), Strong(e.indicator(over))]
         }
         Signum | Floor | Ceil | Round | Trunc => vec![],
     }
@@ -330,6 +339,15 @@ pub fn scale(b: &mut Builder, p: Partial, t: Value) -> Value {
         Partial::One => t,
         Partial::MinusOne => b.unary(UnOp::Neg, t),
         Partial::Of(v) => b.binary(BinOp::Mul, v, t),
+        Partial::Strong(v) => {
+            let product = b.binary(BinOp::Mul, v, t);
+            let ty = b.func.ty(t).scalar().expect("a float");
+            let zero = b.float(0.0, ty);
+            let p0 = b.cmp(CmpOp::Eq, v, zero);
+            let t0 = b.cmp(CmpOp::Eq, t, zero);
+            let either = b.binary(BinOp::BitOr, p0, t0);
+            b.select(either, zero, product)
+        }
     }
 }
 

@@ -143,6 +143,10 @@ impl cotan_syntax::Env for SourceEnv {
         Some(s)
     }
 
+    fn struct_path(&self, ty: &syn::Path) -> Option<String> {
+        self.type_path_out(self.type_named(ty)?)
+    }
+
     fn derives_default(&self, ty: &syn::Path) -> bool {
         self.type_named(ty).is_some_and(|t| self.src.types[t].derives.iter().any(|d| d == "Default"))
     }

@@ -90,6 +90,11 @@ pub trait Env {
     fn inline_as(&self, _path: &syn::Path, _reason: &'static str) -> Option<Result<Inlined, String>> {
         None
     }
+    /// The path, as the function being lowered names it, of the struct a type path names
+    /// here (`Self` in a method lowered at its call), if it differs from the path written.
+    fn struct_path(&self, _ty: &syn::Path) -> Option<String> {
+        None
+    }
     /// Whether the struct a type path names derives `Default` (its `default()` is zeros).
     fn derives_default(&self, _ty: &syn::Path) -> bool {
         false

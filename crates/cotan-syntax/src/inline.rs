@@ -226,9 +226,12 @@ impl Lower {
         if args.iter().any(|a| self.struct_type_of(a).is_some()) {
             if let Some(Ok(inl)) = self.env.inline_as(path, PASSES_STRUCT_FOR_TYPE) {
                 let closures = closure_params(&inl.item.sig.generics);
-                let generic = inl.item.sig.generics.type_params().any(|t| {
-                    !closures.as_ref().is_some_and(|c| c.iter().any(|(n, _)| t.ident == n.as_str()))
-                });
+                let generic = inl
+                    .item
+                    .sig
+                    .generics
+                    .type_params()
+                    .any(|t| !closures.as_ref().is_some_and(|c| c.iter().any(|(n, _)| t.ident == n.as_str())));
                 if generic {
                     return Some(Ok(inl));
                 }

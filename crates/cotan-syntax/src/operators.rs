@@ -62,7 +62,7 @@ pub(crate) fn method_of(op: &syn::BinOp) -> Option<&'static str> {
 
 /// The message for an operator on a struct whose type has no method for it.
 fn no_method(name: &str, ty: &str) -> String {
-    format!("cotan found no `{name}` method of `{ty}` for this operator that it can tell is the one Rust takes: it reads the operator's impls in this crate (`Mul<f64>`, `Mul<{ty}>`, `Mul<[f64; 3]>`) and chooses by the right operand's type where it can judge it (a number, an array, or a struct of the crate); bind the operand to a local first (`let s = ..; a * s`), or call a method of your own here (`a.scaled(s)`)")
+    format!("cotan found no `{name}` method of `{ty}` for this operator that it can tell is the one Rust takes: it reads the operator's impls in this crate (such as `Mul<f64>` and `Mul<{ty}>`) and chooses by the right operand's type where it can judge it (a number, an array, or a struct of the crate); bind the operand to a local first (`let s = ..; a * s`), or call a method of your own here (`a.scaled(s)`)")
 }
 
 impl Lower {
@@ -161,7 +161,11 @@ impl Lower {
     /// operand.
     fn chosen_impl(&self, b: &syn::ExprBinary, ty: &str, name: &str) -> Option<Result<crate::Inlined, String>> {
         let right = crate::lower::strip_parens(&b.right);
-        let rhs = match self.any_struct_type_of(right).or_else(|| self.returned_struct_with_arrays(right)) {
+        let rhs = match self
+            .any_struct_type_of(right)
+            .or_else(|| self.returned_struct_with_arrays(right))
+            .or_else(|| self.constructed_struct(right))
+        {
             Some(t) => Operand::Struct(syn::parse_str(&t).ok()?),
             None if self.is_array_operand(right) => Operand::Array,
             None if self.is_number_operand(right) => Operand::Number,
@@ -188,6 +192,15 @@ impl Lower {
             s => s,
         };
         Some((ty, out, inl))
+    }
+
+    /// The struct a tuple struct's constructor builds (`Vec3([x, y, z])`), by the path
+    /// written.
+    fn constructed_struct(&self, e: &syn::Expr) -> Option<String> {
+        let syn::Expr::Call(c) = e else { return None };
+        let syn::Expr::Path(p) = crate::lower::strip_parens(&c.func) else { return None };
+        let ty = crate::record::tokens_text(&p.path);
+        self.env.record_fields(&ty).map(|_| ty)
     }
 
     /// Whether `e` is a number, judged without lowering it: a literal, a cast, a local

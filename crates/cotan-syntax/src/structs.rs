@@ -210,7 +210,10 @@ impl Lower {
                 };
                 fields.push((name.clone(), Tree::Leaf(value)));
             }
-            Ok(Tree::Struct(ty.clone(), fields))
+            // (Named as the function being lowered names it: `Self` in a method lowered at
+            // its call is the caller's `Poly`.)
+            let name = self.env.struct_path(&s.path).unwrap_or_else(|| ty.clone());
+            Ok(Tree::Struct(name, fields))
         })())
     }
 

@@ -163,3 +163,29 @@ fn a_kink_inside_a_loop_follows_the_same_convention() {
     d_relu_loop(&[-1.0, 0.0, 2.0], &mut g, 1.0);
     assert_eq!(g, [0.0, 0.5, 1.0]);
 }
+
+// Strong zero: a derivative that is zero times an infinite slope is zero, not NaN. The
+// full truncation `v.max(0.0).sqrt()` of a variance (Heston's scheme) is constant for
+// `v < 0`: its derivative there is 0, in both modes, whichever way the floor is written.
+unary!(floored_sqrt, |v| 1.0 + v.max(0.0).sqrt());
+unary!(branch_floored_sqrt, |v| 1.0 + (if v > 0.0 { v } else { 0.0 }).sqrt());
+unary!(clamped_sqrt, |v| 1.0 + v.clamp(0.0, 10.0).sqrt());
+binary!(abs_sqrt_max, |z, x| z.abs().sqrt().max(0.5) * x);
+
+#[test]
+fn a_zero_derivative_times_an_infinite_slope_is_zero() {
+    for (rev, fwd) in [
+        (floored_sqrt::rev as fn(f64, f64) -> (f64, f64), floored_sqrt::fwd as fn(f64, f64) -> (f64, f64)),
+        (branch_floored_sqrt::rev, branch_floored_sqrt::fwd),
+        (clamped_sqrt::rev, clamped_sqrt::fwd),
+    ] {
+        assert_eq!(rev(-1.0, 1.0).1, 0.0);
+        assert_eq!(fwd(-1.0, 1.0).1, 0.0);
+        assert_eq!(rev(0.25, 1.0).1, 1.0);
+        assert_eq!(fwd(0.25, 1.0).1, 1.0);
+    }
+    // At 0 itself the slope is infinite where the floor passes `v` on (`max` on a tie).
+    assert_eq!(floored_sqrt::rev(0.0, 1.0).1, f64::INFINITY);
+    assert_eq!(abs_sqrt_max::rev(0.0, 2.0, 1.0), (1.0, 0.0, 0.5));
+    assert_eq!(abs_sqrt_max::fwd(0.0, 1.0, 2.0, 1.0).1, 0.5);
+}

@@ -157,3 +157,83 @@ fn matrices_as_structs_of_arrays_of_arrays() {
     }
     common::check_slice_fn("small", small, small_rev, small_fwd, &[0.4, -0.3]);
 }
+
+/// A constructor returning `Self` for a struct with a vector field, with a method chained
+/// on its result.
+pub struct Poly {
+    c: Vec<f64>,
+}
+
+impl Poly {
+    pub fn new(c: &[f64]) -> Self {
+        Self { c: c.to_vec() }
+    }
+    pub fn eval(&self, x: f64) -> f64 {
+        self.c.iter().rev().fold(0.0, |a, &ci| a * x + ci)
+    }
+}
+
+/// Tuple structs of arrays with `impl Mul for T3` and `impl Mul<V3t> for T3`.
+#[derive(Clone, Copy)]
+pub struct T3(pub [[f64; 3]; 3]);
+
+#[derive(Clone, Copy)]
+pub struct V3t(pub [f64; 3]);
+
+impl T3 {
+    pub fn transpose(&self) -> T3 {
+        let mut r = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                r[i][j] = self.0[j][i];
+            }
+        }
+        T3(r)
+    }
+}
+
+impl Mul for T3 {
+    type Output = T3;
+    fn mul(self, o: T3) -> T3 {
+        let mut r = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                for k in 0..3 {
+                    r[i][j] += self.0[i][k] * o.0[k][j];
+                }
+            }
+        }
+        T3(r)
+    }
+}
+
+impl Mul<V3t> for T3 {
+    type Output = V3t;
+    fn mul(self, v: V3t) -> V3t {
+        let mut r = [0.0; 3];
+        for i in 0..3 {
+            for k in 0..3 {
+                r[i] += self.0[i][k] * v.0[k];
+            }
+        }
+        V3t(r)
+    }
+}
+
+#[autodiff_reverse(poly_and_gram_rev, Duplicated, Active)]
+#[autodiff_forward(poly_and_gram_fwd, Dual, Dual)]
+fn poly_and_gram(x: &[f64]) -> f64 {
+    let p = Poly::new(&x[..3]).eval(x[3]);
+    let f = T3([[x[0], x[1], 0.5], [x[2], x[3], x[0]], [1.0, x[1], x[2]]]);
+    let ff = f;
+    let c = f.transpose() * ff;
+    let v = c * V3t([1.0, x[3], 3.0]);
+    p + c.0[0][1] + v.0[2]
+}
+
+#[test]
+fn constructors_returning_self_and_tuple_structs_of_arrays() {
+    for x in [[0.3, 0.7, -0.2, 0.9], [-1.1, 0.4, 0.6, -0.3]] {
+        common::check_slice_fn("poly_and_gram", poly_and_gram, poly_and_gram_rev, poly_and_gram_fwd, &x);
+    }
+}
