@@ -152,9 +152,14 @@ fn variants(func: &syn::ItemFn, rule: Rule) -> syn::Result<TokenStream> {
     let ps = params(func)?;
     let ret = cotan_syntax::return_type(&func.sig)?;
     if ret.is_some_and(|s| !s.is_float()) {
+        // A zero derivative of a function returning a bool or an integer (`inputs_ok(..)
+        // -> bool`): calls run the function itself, and no derivative has its signature.
+        if matches!(rule, Rule::Zero) {
+            return Ok(TokenStream::new());
+        }
         return Err(syn::Error::new(
             func.sig.output.span(),
-            "custom derivatives need a function that returns a float or `()`",
+            "custom derivatives need a function that returns a float or `()`; for one that returns a bool or an integer, use `#[cotan::zero_derivative]`",
         ));
     }
     let ret_ty = ret.map(|s| format_ident!("{}", s.name()));

@@ -631,6 +631,20 @@ pub(crate) fn without_aliases(src: &Sources, module: ModId, ty: &syn::Type) -> s
                 }
             }
             syn::visit_mut::visit_type_mut(self, t);
+            // `[f64; N]` of a constant of the crate (`const N: usize = 2;`): its value, as
+            // rustc reads it.
+            if let syn::Type::Array(a) = t {
+                if let syn::Expr::Path(p) = &a.len {
+                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    if let Res::Const(c) = self.src.resolve(self.module, &segs, Ns::Value) {
+                        if let syn::Expr::Lit(lit @ syn::ExprLit { lit: syn::Lit::Int(_), .. }) =
+                            &self.src.consts[c].expr
+                        {
+                            a.len = syn::Expr::Lit(lit.clone());
+                        }
+                    }
+                }
+            }
         }
     }
     let mut t = ty.clone();

@@ -261,7 +261,16 @@ impl Program {
                     }
                     _ => true,
                 };
+                let marked = |t: &String| match (&self.src, self.scope) {
+                    (Some(src), Some(scope)) => {
+                        let segs: Vec<String> = t.split("::").map(str::to_string).collect();
+                        !matches!(src.resolve(scope, &segs, Ns::Type), Res::Type(d) if !src.types[d].marked)
+                    }
+                    _ => true,
+                };
                 return match traits.iter().find(declares) {
+                    // (Its derivatives are the trait's methods `marked` adds.)
+                    Some(t) if !marked(t) => Err(format!("a function generic over `{param}: {t}` gets the derivatives of `{method}` from the trait, and `{t}` is not marked: mark the trait and its impls `#[cotan::differentiable]`, or take the type itself here instead of `{param}`")),
                     Some(t) => Ok(Origin::Exported(format!("<{param} as {t}>::{method}"))),
                     None => Err(format!("cotan cannot find the trait of `{param}` that declares `{method}`")),
                 };

@@ -121,6 +121,8 @@ pub(crate) struct TypeDef {
     pub is_enum: bool,
     /// The traits a struct derives (`#[derive(Clone, Default)]`), by their last name.
     pub derives: Vec<String>,
+    /// A trait marked `#[cotan::differentiable]` (its derivatives are part of it).
+    pub marked: bool,
 }
 
 pub(crate) struct ImplDef {
@@ -471,6 +473,8 @@ impl Sources {
                         })
                         .collect();
                     self.types.last_mut().unwrap().trait_lines = Some(lines_of(t));
+                    self.types.last_mut().unwrap().marked =
+                        t.attrs.iter().any(|a| crate::attr_name(a) == "differentiable");
                 }
                 syn::Item::Use(u) => use_tree(&u.tree, vec![], &mut self.modules[m].uses),
                 syn::Item::Macro(mac) => self.macros.push((file.clone(), lines_of(mac))),
@@ -541,6 +545,7 @@ impl Sources {
             alias: None,
             is_enum: false,
             derives: vec![],
+            marked: false,
         });
         let id = self.types.len() - 1;
         self.modules[m].items.push((name, Item::Type(id)));

@@ -84,7 +84,7 @@ pub(crate) fn monomorphic(sig: &syn::Signature, body: &syn::Block) -> syn::Resul
         return Ok(Some(Generic { float: None, others, sig, body: body.clone() }));
     };
     let name = t.ident.to_string();
-    let mut concrete = ConcreteFloats(None);
+    let mut concrete = ConcreteFloats(None, Rewrite { name: name.clone() });
     concrete.visit_signature_mut(&mut sig.clone());
     concrete.visit_block_mut(&mut body.clone());
     if let Some(span) = concrete.0 {
@@ -158,12 +158,29 @@ fn float_bound(b: &syn::TypeParamBound) -> bool {
 }
 
 /// Finds a use of `f64`/`f32` as a type or path.
-struct ConcreteFloats(Option<proc_macro2::Span>);
+/// The first `f64`/`f32` written in a function generic over its float type, outside the
+/// conversions to it (`T::from(std::f64::consts::SQRT_2).unwrap()`, and a closure that is one
+/// such conversion, `|v: f64| T::from(v).unwrap()`): those keep the value `T` would have.
+struct ConcreteFloats(Option<proc_macro2::Span>, Rewrite);
 
 impl VisitMut for ConcreteFloats {
     fn visit_ident_mut(&mut self, i: &mut proc_macro2::Ident) {
         if self.0.is_none() && (i == "f64" || i == "f32") {
             self.0 = Some(i.span());
+        }
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        let converts = |r: &Rewrite, e: &syn::Expr| match e {
+            syn::Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+                matches!(&*m.receiver, syn::Expr::Call(_)) && r.conversion(&m.receiver).is_some()
+            }
+            _ => false,
+        };
+        match e {
+            e if converts(&self.1, e) => {}
+            syn::Expr::Closure(c) if converts(&self.1, crate::lower::strip_parens(&c.body)) => {}
+            e => syn::visit_mut::visit_expr_mut(self, e),
         }
     }
 }

@@ -57,10 +57,12 @@ impl Lower {
         by_mut: bool,
         span: Span,
     ) -> syn::Result<(Value, bool)> {
+        // (A struct a call returned, lent to its method, has no name of the user's.)
+        let shown = if name.starts_with("__cotan") { "it" } else { name };
         let refuse = |why: &str| {
             err(
                 span,
-                format!("cotan lends a local struct to a call when its fields are numbers, and {why}; pass `{name}` by value and return the new one from the function (`{name} = f({name}, ..)`)"),
+                format!("cotan lends a local struct to a call when its fields are numbers, and {why}; pass `{shown}` by value and return the new one from the function (`{shown} = f({shown}, ..)`)"),
             )
         };
         let Some(defs) = self.env.record_fields(ty) else {
@@ -104,7 +106,7 @@ impl Lower {
         }
         if by_mut {
             if back.len() != fields.len() {
-                return err(span, format!("`{name}` is not `mut`: it cannot be lent `&mut`"));
+                return err(span, format!("`{shown}` is not `mut`: it cannot be lent `&mut`"));
             }
             self.lent.push(Lent::Struct { copy, fields: back });
         }

@@ -246,6 +246,22 @@ pub(crate) fn lower_params(l: &mut Lower, sig: &syn::Signature) -> syn::Result<(
                 l.record_param(&name, &rust_type, access, span);
                 continue;
             }
+            if let syn::Type::Reference(syn::TypeReference { elem, .. }) = &*pt.ty {
+                if let syn::Type::TraitObject(t) = &**elem {
+                    // `&dyn Payoff` of a trait that is not a closure's.
+                    let named = t.bounds.iter().find_map(|b| match b {
+                        syn::TypeParamBound::Trait(tb) => tb.path.segments.last().map(|s| s.ident.to_string()),
+                        _ => None,
+                    });
+                    if let Some(name) = named.filter(|n| !matches!(n.as_str(), "Fn" | "FnMut" | "FnOnce")) {
+                        let letter = name.chars().next().unwrap_or('T').to_ascii_uppercase();
+                        return err_at(
+                            &pt.ty,
+                            format!("cotan differentiates the code it can read at compile time, and the methods a `&dyn {name}` calls are only known when the derivative runs; take the type itself here (`&MyType`), or make the function generic over the trait (`fn f<{letter}: {name}>(p: &{letter}, ..)`), which cotan lowers with the caller's type"),
+                        );
+                    }
+                }
+            }
             if matches!(&*pt.ty, syn::Type::BareFn(_) | syn::Type::ImplTrait(_))
                 || matches!(&*pt.ty, syn::Type::Reference(r) if matches!(&*r.elem, syn::Type::TraitObject(_)))
             {

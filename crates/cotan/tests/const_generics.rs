@@ -156,3 +156,25 @@ fn helpers_whose_derivative_is_an_if() {
     // p₀ in (0, 1) and the smaller of (p₀, p₃): 1 + p₂; p₁ clamped away; p₃ not the min.
     assert_eq!(g, [1.5, 0.0, 1.0 + 0.7, 0.0]);
 }
+
+/// A helper returning an array whose length is a constant of the crate.
+const STATE: usize = 2;
+
+fn rotate_step(s: [f64; STATE], a: f64) -> [f64; STATE] {
+    [s[0] + a * s[1], s[1] - a * s[0]]
+}
+
+#[autodiff_reverse(d_rotate_three, Duplicated, Active)]
+#[autodiff_forward(t_rotate_three, Dual, Dual)]
+fn rotate_three(x: &[f64]) -> f64 {
+    let mut s = [x[0], x[1]];
+    for _ in 0..3 {
+        s = rotate_step(s, x[2]);
+    }
+    s[0] * s[1]
+}
+
+#[test]
+fn a_helper_returning_an_array_of_a_constant_length() {
+    check("rotate_three", rotate_three, d_rotate_three, t_rotate_three, &[0.3, 0.7, 0.4]);
+}

@@ -163,3 +163,52 @@ fn zero_derivative_treats_the_result_as_a_constant() {
     assert_eq!(d_g(3.0, 1.0), (9.0, 3.0));
     assert_eq!(t_g(3.0, 1.0), (9.0, 3.0));
 }
+
+// A zero derivative of a function returning a bool or an integer: what cotan cannot read
+// (`Result`'s `is_ok`), wrapped as the message at `.is_ok()` says.
+#[derive(Debug)]
+pub enum InputError {
+    NegativeVol,
+    Expired,
+}
+
+fn check_inputs(vol: f64, t: f64) -> Result<(), InputError> {
+    if vol < 0.0 {
+        return Err(InputError::NegativeVol);
+    }
+    if t <= 0.0 {
+        return Err(InputError::Expired);
+    }
+    Ok(())
+}
+
+#[cotan::zero_derivative]
+fn inputs_ok(vol: f64, t: f64) -> bool {
+    check_inputs(vol, t).is_ok()
+}
+
+#[cotan::zero_derivative]
+fn bucket(x: f64) -> usize {
+    (x.abs() * 10.0) as usize % 3
+}
+
+#[autodiff_reverse(d_guarded_price, Active, Active, Active)]
+#[autodiff_forward(t_guarded_price, Dual, Dual, Dual)]
+fn guarded_price(vol: f64, t: f64) -> f64 {
+    if !inputs_ok(vol, t) {
+        return f64::NAN;
+    }
+    let k = bucket(vol) as f64;
+    vol * t.sqrt() * (1.0 + k)
+}
+
+#[test]
+fn zero_derivatives_of_functions_returning_bools_and_integers() {
+    let (y, dv, dt) = d_guarded_price(0.23, 1.5, 1.0);
+    assert_eq!(y, guarded_price(0.23, 1.5));
+    // bucket(0.23) = 2: the price is 3 vol √t.
+    assert!((dv - 3.0 * 1.5f64.sqrt()).abs() < 1e-14);
+    assert!((dt - 3.0 * 0.23 * 0.5 / 1.5f64.sqrt()).abs() < 1e-14);
+    assert_eq!(t_guarded_price(0.23, 1.0, 1.5, 0.0).1, dv);
+    assert!(d_guarded_price(-0.2, 1.5, 1.0).0.is_nan());
+}

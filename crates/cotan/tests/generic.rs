@@ -155,3 +155,49 @@ fn batched_forward_mode_in_f64_and_f32() {
     assert!((y32 as f64 - y).abs() < 1e-5);
     assert!((s0 as f64 - t0).abs() < 1e-5 && (s1 as f64 - t1).abs() < 1e-5, "{s0} {s1} vs {t0} {t1}");
 }
+
+/// Conversions to `T` that name `f64`: a constant of std (`T::from(SQRT_2)`) and a closure
+/// that converts (`|v: f64| T::from(v).unwrap()`), as a hand-written erf is often written.
+fn erf_approx<T: Float>(x: T) -> T {
+    let c = |v: f64| T::from(v).unwrap();
+    let t = T::one() / (T::one() + c(0.3275911) * x.abs());
+    let poly = t
+        * (c(0.254829592) + t * (c(-0.284496736) + t * (c(1.421413741) + t * (c(-1.453152027) + t * c(1.061405429)))));
+    let y = T::one() - poly * (-x * x).exp();
+    if x < T::zero() {
+        -y
+    } else {
+        y
+    }
+}
+
+#[autodiff_reverse(d_normal_cdf_sum, Duplicated, Active)]
+#[autodiff_forward(t_normal_cdf_sum, Dual, Dual)]
+fn normal_cdf_sum<T: Float>(x: &[T]) -> T {
+    let half = T::from(0.5).unwrap();
+    let mut s = T::zero();
+    for &v in x {
+        s = s + half * (T::one() + erf_approx(v / T::from(std::f64::consts::SQRT_2).unwrap()));
+    }
+    s
+}
+
+#[test]
+fn conversions_naming_f64_in_generic_functions() {
+    let x = [0.3, -1.2, 2.5, 0.7];
+    let mut dx = [0.0; 4];
+    let y = d_normal_cdf_sum(&x, &mut dx, 1.0);
+    assert_eq!(y, normal_cdf_sum(&x));
+    for (a, b) in dx.iter().zip(fd(normal_cdf_sum, &x, 1e-6)) {
+        assert!((a - b).abs() < 1e-8, "{a} vs {b}");
+    }
+    let (_, dy) = t_normal_cdf_sum(&x, &[0.0, 1.0, 0.0, 0.0]);
+    assert!((dy - dx[1]).abs() < 1e-14);
+    let x32 = [0.3f32, -1.2, 2.5, 0.7];
+    let mut dx32 = [0.0f32; 4];
+    let y32 = d_normal_cdf_sum(&x32, &mut dx32, 1.0);
+    assert_eq!(y32, normal_cdf_sum(&x32));
+    for (a, b) in dx32.iter().zip(dx) {
+        assert!((*a as f64 - b).abs() < 1e-5, "{a} vs {b}");
+    }
+}
