@@ -387,6 +387,15 @@ fn fit(v: Value, shape: &Shape) -> Result<Value, String> {
     })
 }
 
+/// Whether `v` is or holds a struct.
+fn contains_struct(v: &Value) -> bool {
+    match v {
+        Value::Struct(..) => true,
+        Value::Array(xs) => xs.iter().any(contains_struct),
+        _ => false,
+    }
+}
+
 /// `v` as a Rust expression of type `shape`, at `span`.
 fn expr_of(v: &Value, shape: &Shape, span: Span) -> syn::Expr {
     let ty = scalar_of(shape);
@@ -466,8 +475,8 @@ impl Substitute<'_> {
     fn struct_expr(&self, v: &Value, span: Span) -> Result<Option<syn::Expr>, String> {
         let Value::Struct(t, fields) = v else {
             return match v {
-                Value::Array(xs) if xs.iter().any(|x| matches!(x, Value::Struct(..) | Value::Array(_))) => {
-                    Err("cotan writes constants of numbers, arrays of numbers and structs of numbers out, not arrays of structs".into())
+                Value::Array(xs) if xs.iter().any(contains_struct) => {
+                    Err("cotan writes constants of numbers, arrays of numbers (of arrays too) and structs of numbers out, not arrays of structs".into())
                 }
                 _ => Ok(None),
             };

@@ -390,11 +390,28 @@ impl Lower {
                 syn::Type::Paren(p) => shape_of(env, &p.elem),
                 // A fieldless enum of the crate (`Option<Kind>`).
                 syn::Type::Path(p) if p.qself.is_none() && env.is_enum(&p.path) => Tree::Enum(()),
+                // A struct of numbers (`Result<Normal, E>`).
+                syn::Type::Path(p) if p.qself.is_none() => match env.structure(&p.path) {
+                    Some(st) => of_structure(&st),
+                    None => Tree::Leaf(()),
+                },
                 _ => Tree::Leaf(()),
             }
         }
+        fn of_structure(st: &crate::env::Structure) -> Tree<()> {
+            let fields = st.fields.iter().map(|(name, f)| {
+                let shape = match f {
+                    crate::env::FieldShape::Number(_) => Tree::Leaf(()),
+                    crate::env::FieldShape::Struct(inner) => of_structure(inner),
+                };
+                (name.clone(), shape)
+            });
+            Tree::Struct(st.path.clone(), fields.collect())
+        }
         let syn::Type::Path(p) = ty else { return a };
-        let Some(last) = p.path.segments.last().filter(|s| s.ident == "Option") else { return a };
+        let Some(last) = p.path.segments.last().filter(|s| s.ident == "Option" || s.ident == "Result") else {
+            return a;
+        };
         let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return a };
         let Some(syn::GenericArgument::Type(inner)) = args.args.first() else { return a };
         let like = Tree::Option((), Box::new(shape_of(&*self.env, inner)));
@@ -562,8 +579,9 @@ impl Lower {
                 }
                 Ok(())
             }
+            // (A `Result` is held as an `Option` of its `Ok` value.)
             (syn::Type::Path(p), Tree::Option(_, payload))
-                if p.path.segments.last().is_some_and(|s| s.ident == "Option") =>
+                if p.path.segments.last().is_some_and(|s| s.ident == "Option" || s.ident == "Result") =>
             {
                 if let Some(syn::PathArguments::AngleBracketed(args)) = p.path.segments.last().map(|s| &s.arguments) {
                     if let Some(syn::GenericArgument::Type(t)) = args.args.first() {

@@ -140,13 +140,13 @@ impl Lower {
         }
     }
 
-    /// `e?` on an `Option`, in a function returning one: `let Some(v) = e else { return None };`
-    /// and `v` (the `Result`s `?` also takes are not values cotan has).
+    /// `e?` on an `Option` (or a `Result`, held as one), in a function returning one:
+    /// `let Some(v) = e else { return None };` and `v`.
     fn try_option(&mut self, t: &syn::ExprTry) -> syn::Result<Option<Agg>> {
         let (inner, at) = (&t.expr, t.question_token.span);
         let in_option_fn = matches!(&self.inline_ret, Some((_, Some(ty))) if crate::inline::returns_option(ty));
         if !in_option_fn {
-            return err(at, "cotan takes `?` on an `Option` in a function that returns an `Option`; here, test it with `let Some(v) = .. else { .. };` or `if let`");
+            return err(at, "cotan takes `?` on an `Option` or a `Result` in a function that returns one; here, test it with `let Some(v) = .. else { .. };` (`let Ok(v) = ..`) or `if let`");
         }
         let value = syn::Ident::new("__cotan_question", at);
         let desugared: syn::Expr = syn::parse_quote_spanned!(at=> {
@@ -748,11 +748,11 @@ impl Lower {
                     format!("expected an array like `{}` here", quote::ToTokens::to_token_stream(&a.left)),
                 );
             }
-            let (de, se) = (self.elem_sty(dst), self.elem_sty(src));
-            self.unify(de, se, a.span())?;
             self.at(a.span());
-            let n = self.emit_s(OpKind::Len(dst), STy::Known(Scalar::Usize));
-            self.copy_loop(dst, src, n);
+            // (Arrays of numbers or of arrays, row by row.)
+            if !self.copy_array_into(dst, src, a.span())? {
+                return err_at(&a.left, "cotan assigns a whole array only to an array the function may write");
+            }
             Ok(())
         }
     }
@@ -1019,7 +1019,12 @@ impl Lower {
             },
             _ => return None,
         };
-        self.mem_ty(v).filter(|m| matches!(m.kind, MemKind::Array(_)) && m.is_writable()).map(|_| v)
+        self.mem_ty(v)
+            .filter(|m| {
+                matches!(m.kind, MemKind::Array(_) | MemKind::Nested(Dim::Array(_), Dim::Array(_), None))
+                    && m.is_writable()
+            })
+            .map(|_| v)
     }
 
     /// Assigns an aggregate to a destructuring target or a tuple local, part by part.
@@ -1286,7 +1291,11 @@ impl Lower {
                     _ => err_at(&m.method, format!("cotan supports `.{name}()` on iterators and `Option`s")),
                 };
             }
-            ("unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "is_some" | "is_none", _) => {
+            (
+                "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "is_some" | "is_none" | "is_ok" | "is_err"
+                | "ok",
+                _,
+            ) => {
                 return self.option_method(m, &name, &args).map(Some);
             }
             ("map" | "and_then", [_]) | ("map_or", [_, _]) | ("unwrap_or_else", [_])
@@ -1361,14 +1370,20 @@ impl Lower {
 
     /// The methods of `Option` cotan knows.
     fn option_method(&mut self, m: &syn::ExprMethodCall, name: &str, args: &[&syn::Expr]) -> syn::Result<Agg> {
-        let Tree::Option(some, payload) = self.agg(&m.receiver)? else {
-            return err_at(&m.method, format!("cotan supports `.{name}()` on `Option`s, not `Result`s; let the function return an `Option` (`Some(v)` or `None`) and call `.{name}()` on that"));
+        let a = self.agg(&m.receiver)?;
+        let Tree::Option(some, payload) = a else {
+            return err_at(
+                &m.method,
+                format!("cotan supports `.{name}()` on `Option`s and `Result`s, and this is {}", a.describe()),
+            );
         };
         self.at(m.span());
         let b = STy::Known(Scalar::Bool);
         match (name, args) {
-            ("is_some", []) => Ok(Tree::Leaf(some)),
-            ("is_none", []) => Ok(Tree::Leaf(self.emit_s(OpKind::Unary(UnOp::Not, some), b))),
+            ("is_some" | "is_ok", []) => Ok(Tree::Leaf(some)),
+            ("is_none" | "is_err", []) => Ok(Tree::Leaf(self.emit_s(OpKind::Unary(UnOp::Not, some), b))),
+            // `r.ok()` of a `Result`: the same `Option`.
+            ("ok", []) => Ok(Tree::Option(some, payload)),
             ("unwrap", []) | ("expect", [_]) => {
                 let message = match args.first() {
                     Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => s.value(),
@@ -1581,6 +1596,9 @@ impl Lower {
                     return Ok(Some(Tree::Option(some, Box::new(v))));
                 }
                 (Some("black_box"), 1) => return self.agg_opt(&c.args[0]),
+                // `Err(e)`: a `Result` is held as an `Option` of its `Ok` value, and the
+                // error itself is not kept (nor made).
+                (Some("Err"), 1) => return Ok(Some(self.none())),
                 (Some("swap"), 2) => return self.mem_swap(&c.args[0], &c.args[1]).map(|_| None),
                 (Some(name), _) if POINTER_FNS.contains(&name) => return self.pointer_fn(name, c),
                 _ => {}
@@ -2225,7 +2243,9 @@ fn std_fn(p: &syn::ExprPath) -> Option<String> {
     let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
     let segs: Vec<&str> = segs.iter().map(|s| s.as_str()).skip_while(|s| matches!(*s, "std" | "core")).collect();
     match segs.as_slice() {
-        ["Some"] | ["Option", "Some"] => Some("Some".into()),
+        // (`Ok` of a `Result`, held as an `Option` of its value.)
+        ["Some"] | ["Option", "Some"] | ["Ok"] | ["Result", "Ok"] => Some("Some".into()),
+        ["Err"] | ["Result", "Err"] => Some("Err".into()),
         ["black_box"] | ["hint", "black_box"] => Some("black_box".into()),
         ["mem", "swap"] => Some("swap".into()),
         ["ptr", "swap"] => Some("ptr_swap".into()),

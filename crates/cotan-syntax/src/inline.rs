@@ -48,7 +48,7 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
     }
     match &sig.output {
         syn::ReturnType::Type(_, t) if returns_memory(t) => Some("it returns a vector or a slice"),
-        syn::ReturnType::Type(_, t) if returns_option(t) => Some("it returns an `Option`"),
+        syn::ReturnType::Type(_, t) if returns_option(t) => Some("it returns an `Option` or a `Result`"),
         _ => None,
     }
 }
@@ -58,6 +58,11 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
 fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
     match e {
         syn::Expr::Path(p) if p.path.is_ident("None") => {
+            let at = e.span();
+            *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
+        }
+        // `Err(..)` of a `Result`: its `None` (the error itself is not kept).
+        syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("Err")) => {
             let at = e.span();
             *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
         }
@@ -80,11 +85,14 @@ fn type_block_nones(b: &mut syn::Block, ty: &syn::Type) {
     }
 }
 
-/// `Option<..>`.
+/// `Option<..>`, or `Result<..>`, which cotan holds as an `Option` of its `Ok` value (whether
+/// there was an error, not which).
 pub(crate) fn returns_option(t: &syn::Type) -> bool {
     match t {
         syn::Type::Paren(p) => returns_option(&p.elem),
-        syn::Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option" || s.ident == "Result")
+        }
         _ => false,
     }
 }

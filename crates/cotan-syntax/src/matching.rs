@@ -8,7 +8,7 @@ use cotan_ir::{BinOp, CmpOp, Const, OpKind, Region, Scalar, UnOp, Value};
 
 use crate::agg::{spread, Agg, Merge, Tree};
 use crate::infer::STy;
-use crate::lower::{err_at, Lower};
+use crate::lower::{err_at, Binding, Lower};
 
 const BOOL: STy = STy::Known(Scalar::Bool);
 
@@ -145,9 +145,15 @@ impl Lower {
                 let (c, _) = self.scalar(&syn::Expr::Path(p.clone()))?;
                 Ok(Some(self.compare(CmpOp::Eq, *v, c, p.span())?))
             }
-            (P::TupleStruct(ts), Tree::Option(some, payload)) if ts.path.is_ident("Some") && ts.elems.len() == 1 => {
+            (P::TupleStruct(ts), Tree::Option(some, payload))
+                if (ts.path.is_ident("Some") || ts.path.is_ident("Ok")) && ts.elems.len() == 1 =>
+            {
                 let inner = self.pat_test(&ts.elems[0], payload)?;
                 Ok(self.and(Some(*some), inner))
+            }
+            // `Err(_)` of a `Result`, which cotan holds as an `Option` of its `Ok` value.
+            (P::TupleStruct(ts), Tree::Option(some, _)) if ts.path.is_ident("Err") && ts.elems.len() == 1 => {
+                Ok(Some(self.emit_s(OpKind::Unary(UnOp::Not, *some), BOOL)))
             }
             (P::Tuple(t), Tree::Tuple(es)) => {
                 let pats: Vec<&syn::Pat> = t.elems.iter().collect();
@@ -234,6 +240,16 @@ impl Lower {
                 }
                 Ok(())
             }
+            // The error of a `Result` is not kept: a name for it is an empty value, which
+            // `return Err(e)` passes on (`Err(..)` is not made either) and nothing reads.
+            (P::TupleStruct(ts), Tree::Option(..)) if ts.path.is_ident("Err") => match ts.elems.first() {
+                Some(P::Wild(_)) | None => Ok(()),
+                Some(P::Ident(pi)) if pi.subpat.is_none() => {
+                    self.bind(pi.ident.to_string(), Binding::Agg(Tree::Tuple(vec![])));
+                    Ok(())
+                }
+                Some(p) => err_at(p, "cotan does not keep the error of a `Result` (only whether there was one); match it with `Err(_)` or `Err(e)`"),
+            },
             (P::TupleStruct(ts), Tree::Option(_, payload)) if ts.elems.len() == 1 => {
                 self.pat_bind(&ts.elems[0], *payload)
             }

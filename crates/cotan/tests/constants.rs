@@ -266,3 +266,33 @@ fn constants_of_structs() {
     assert_eq!((dp[0].x, dp[0].y, dp[0].z), (1.3, 0.3, 0.0));
     assert_eq!((dp[1].x, dp[1].y, dp[1].z), (0.6, 0.8, 0.0));
 }
+
+/// A Butcher tableau as constants of arrays of arrays (RK4), read as `A[i][j]`.
+const RK4_A: [[f64; 4]; 4] = [[0.0; 4], [0.5, 0.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]];
+const RK4_B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
+
+#[autodiff_reverse(d_rk4_decay, Duplicated, Active)]
+#[autodiff_forward(t_rk4_decay, Dual, Dual)]
+fn rk4_decay(p: &[f64]) -> f64 {
+    // y' = -k y², ten steps of RK4 from y0, written with the tableau.
+    let (k, mut y, h) = (p[0], p[1], 0.1);
+    for _ in 0..10 {
+        let mut stages = [0.0; 4];
+        for i in 0..4 {
+            let mut yi = y;
+            for j in 0..i {
+                yi += h * RK4_A[i][j] * stages[j];
+            }
+            stages[i] = -k * yi * yi;
+        }
+        for i in 0..4 {
+            y += h * RK4_B[i] * stages[i];
+        }
+    }
+    y
+}
+
+#[test]
+fn constants_of_arrays_of_arrays() {
+    common::check_slice_fn("rk4_decay", rk4_decay, d_rk4_decay, t_rk4_decay, &[0.7, 1.3]);
+}

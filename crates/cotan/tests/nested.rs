@@ -5,6 +5,8 @@
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
 
+mod common;
+
 use cotan::{autodiff_forward, autodiff_reverse};
 
 // D(x -> x * D(y -> x + y)(1))(1) == 1: the inner derivative does not depend on x.
@@ -79,4 +81,36 @@ fn forward_over_reverse_gives_hessian_vector_products() {
     let (x, y) = (0.8, -0.3);
     assert!((d_gy(x, 1.0, y, 0.0) - (2.0 * x + y.cos())).abs() < 1e-14);
     assert!((d_gy(x, 0.0, y, 1.0) - (-x * y.sin())).abs() < 1e-14);
+}
+
+/// A 2-D grid as an array of arrays, assigned whole from a helper's result in a loop.
+const NX: usize = 4;
+
+fn diffuse(u: &[[f64; NX]; 3], r: f64) -> [[f64; NX]; 3] {
+    let mut n = *u;
+    for i in 1..2 {
+        for j in 1..NX - 1 {
+            n[i][j] = u[i][j] + r * (u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1] - 4.0 * u[i][j]);
+        }
+    }
+    n
+}
+
+#[autodiff_reverse(d_grid_steps, Duplicated, Active)]
+#[autodiff_forward(t_grid_steps, Dual, Dual)]
+fn grid_steps(x: &[f64]) -> f64 {
+    let mut u = [[0.0; NX]; 3];
+    for j in 0..NX {
+        u[1][j] = x[j];
+        u[0][j] = 0.5 * x[j];
+    }
+    for _ in 0..3 {
+        u = diffuse(&u, 0.1);
+    }
+    u[1][1] * u[1][2] + u[0][3]
+}
+
+#[test]
+fn an_array_of_arrays_assigned_whole() {
+    common::check_slice_fn("grid_steps", grid_steps, d_grid_steps, t_grid_steps, &[0.3, 0.7, 0.2, 0.9]);
 }
