@@ -184,6 +184,7 @@ impl cotan_syntax::Env for SourceEnv {
         ty: &syn::Path,
         method: &str,
         rhs: &cotan_syntax::Operand,
+        by_ref: bool,
     ) -> Option<Result<cotan_syntax::Inlined, String>> {
         use cotan_syntax::Operand;
         let own = self.type_named(ty)?;
@@ -194,7 +195,13 @@ impl cotan_syntax::Env for SourceEnv {
         let f = self.src.fns.iter().enumerate().find_map(|(f, def)| {
             let i = def.imp?;
             let last = self.src.impls[i].trait_path.as_ref()?.segments.last()?;
-            if def.name != method || self.src.impl_type(i) != Some(own) {
+            // (The impl for references is for `&V3`, `&'a V3`.)
+            let for_type = match (&self.src.impls[i].self_ty, by_ref) {
+                (syn::Type::Reference(r), true) => self.impl_elem_type(i, &r.elem),
+                (syn::Type::Reference(_), false) | (_, true) => None,
+                (_, false) => self.src.impl_type(i),
+            };
+            if def.name != method || for_type != Some(own) {
                 return None;
             }
             // The trait's argument; none is `Self` (`impl Mul for M3`).
@@ -205,6 +212,11 @@ impl cotan_syntax::Env for SourceEnv {
                     _ => return None,
                 },
                 syn::PathArguments::Parenthesized(_) => return None,
+            };
+            // (`Add<&'a V3>`: the operand's type behind the reference.)
+            let arg = match arg {
+                Some(syn::Type::Reference(r)) => Some(&*r.elem),
+                a => a,
             };
             let fits = match (arg, rhs) {
                 (None, Operand::Struct(_)) => wanted == Some(own),
@@ -464,6 +476,16 @@ impl SourceEnv {
             _ => return None,
         };
         Some((dim, text))
+    }
+
+    /// The type of the crate that `elem` (the type behind `&` of impl `i`'s self type) names.
+    fn impl_elem_type(&self, i: crate::sources::ImplId, elem: &syn::Type) -> Option<TypeId> {
+        let syn::Type::Path(p) = elem else { return None };
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        match self.src.resolve(self.src.impls[i].module, &segs, Ns::Type) {
+            Res::Type(t) => Some(t),
+            _ => None,
+        }
     }
 
     fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {

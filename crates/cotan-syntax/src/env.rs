@@ -111,8 +111,15 @@ pub trait Env {
     /// The crate's impl of an operator on its struct `ty` whose right operand is `rhs`
     /// (`impl Mul<f64> for M3` or `impl Mul<[f64; 3]> for M3` beside `impl Mul for M3`): its
     /// method `method`, to be lowered at the operator. For a type with several impls of
-    /// the operator, which Rust chooses between by the operand's type.
-    fn operator_for(&self, _ty: &syn::Path, _method: &str, _rhs: &Operand) -> Option<Result<Inlined, String>> {
+    /// the operator, which Rust chooses between by the operand's type. `by_ref`: the impl
+    /// for references (`impl Add<&V3> for &V3`, of `&a + &b`).
+    fn operator_for(
+        &self,
+        _ty: &syn::Path,
+        _method: &str,
+        _rhs: &Operand,
+        _by_ref: bool,
+    ) -> Option<Result<Inlined, String>> {
         None
     }
     /// The path, as the function being lowered names it, of the function a call inside an

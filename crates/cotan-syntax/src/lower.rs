@@ -974,7 +974,7 @@ impl Lower {
                 {
                     let ty = &self.func.records[id as usize];
                     if self.env.record_fields(ty).is_some() {
-                        return err(span, format!("expected a number here, found a `{ty}` (a struct of your crate); cotan takes the operators the crate implements on `{ty}` by value (`v * 2.0` of `impl Mul<f64> for {ty}`, `2.0 * v` of `impl Mul<{ty}> for f64`, `a + b`; not `&a + &b`) and the struct's methods: write it so, or call a method of your own"));
+                        return err(span, format!("expected a number here, found a `{ty}` (a struct of your crate); cotan takes the operators the crate implements on `{ty}` (`v * 2.0` of `impl Mul<f64> for {ty}`, `2.0 * v` of `impl Mul<{ty}> for f64`, `a + b`, `&a + &b` of `impl Add<&{ty}> for &{ty}`) and the struct's methods: write it so, or call a method of your own"));
                     }
                     err(span, format!("expected a number here, found a value of type `{ty}`, which cotan takes for a struct (it reads the aliases of your crate, not of other crates); if `{ty}` is an alias of `f64` or `f32`, write that type in this function"))
                 }

@@ -71,10 +71,15 @@ impl Lower {
     pub(crate) fn struct_operator(&mut self, b: &syn::ExprBinary) -> Option<syn::Result<Option<Agg>>> {
         let name = method_of(&b.op)?;
         let span = b.op.span();
-        if matches!(crate::lower::strip_parens(&b.left), syn::Expr::Reference(_)) {
-            // `&a + &b` is an impl for references, which cotan does not read: not the impl
-            // for values (the message then says what cotan takes).
-            return None;
+        if let syn::Expr::Reference(r) = crate::lower::strip_parens(&b.left) {
+            // `&a + &b`: the impl for references (`impl Add<&V3> for &V3`), which may differ
+            // from the one for values.
+            let ty = self.any_struct_type_of(&r.expr)?;
+            return match self.chosen_impl(b, &ty, name, true) {
+                Some(Ok(inl)) => Some(self.inline_call(inl, &[&b.left, &b.right], None, span)),
+                Some(Err(e)) => Some(crate::lower::err(span, e)),
+                None => Some(crate::lower::err(span, no_method(name, &format!("&{ty}")))),
+            };
         }
         let Some(ty) = self.any_struct_type_of(&b.left) else {
             if let Some(r) = self.number_on_struct(b, name) {
@@ -145,7 +150,7 @@ impl Lower {
     /// and `Mul<[f64; 3]>`): the impl for `b`'s type, judged without lowering `b`, lowered
     /// at the operator. `None` when no impl fits.
     fn chosen_operator(&mut self, b: &syn::ExprBinary, ty: &str, name: &str) -> Option<syn::Result<Option<Agg>>> {
-        let inl = match self.chosen_impl(b, ty, name)? {
+        let inl = match self.chosen_impl(b, ty, name, false)? {
             Ok(inl) => inl,
             Err(e) => return Some(crate::lower::err(b.op.span(), e)),
         };
@@ -159,8 +164,17 @@ impl Lower {
 
     /// Of the impls of the operator `name` for the struct `ty`, the one for `b`'s right
     /// operand.
-    fn chosen_impl(&self, b: &syn::ExprBinary, ty: &str, name: &str) -> Option<Result<crate::Inlined, String>> {
-        let right = crate::lower::strip_parens(&b.right);
+    fn chosen_impl(
+        &self,
+        b: &syn::ExprBinary,
+        ty: &str,
+        name: &str,
+        by_ref: bool,
+    ) -> Option<Result<crate::Inlined, String>> {
+        let right = match crate::lower::strip_parens(&b.right) {
+            syn::Expr::Reference(r) => crate::lower::strip_parens(&r.expr),
+            e => e,
+        };
         let rhs = match self
             .any_struct_type_of(right)
             .or_else(|| self.returned_struct_with_arrays(right))
@@ -171,7 +185,7 @@ impl Lower {
             None if self.is_number_operand(right) => Operand::Number,
             None => return None,
         };
-        self.env.operator_for(&syn::parse_str(ty).ok()?, name, &rhs)
+        self.env.operator_for(&syn::parse_str(ty).ok()?, name, &rhs, by_ref)
     }
 
     /// The type `a op b` gives, judged without lowering it, when `a` is a struct whose
@@ -180,9 +194,10 @@ impl Lower {
         let name = method_of(&b.op)?;
         let left = crate::lower::strip_parens(&b.left);
         let ty = self.any_struct_type_of(left).or_else(|| self.returned_struct_with_arrays(left))?;
+        let by_ref = matches!(left, syn::Expr::Reference(_));
         let inl = match self.operator_method(&ty, name) {
-            Some(path) => self.env.inline_as(&path, crate::inline::RETURNS_STRUCT_WITH_ARRAYS)?,
-            None => self.chosen_impl(b, &ty, name)?,
+            Some(path) if !by_ref => self.env.inline_as(&path, crate::inline::RETURNS_STRUCT_WITH_ARRAYS)?,
+            _ => self.chosen_impl(b, &ty, name, by_ref)?,
         }
         .ok()?;
         let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };

@@ -634,3 +634,57 @@ fn generic_helpers_called_with_structs() {
         );
     }
 }
+
+/// Operators implemented for references (`impl Add<&R2> for &R2`), beside and instead of the
+/// impls for values: `&a + &b` takes the impl for references.
+#[derive(Clone, Copy, Debug, Default, PartialEq, cotan::Differentiable)]
+pub struct R2 {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Add for R2 {
+    type Output = R2;
+    fn add(self, o: R2) -> R2 {
+        R2 { x: self.x + o.x, y: self.y + o.y }
+    }
+}
+
+impl<'a> Add<&'a R2> for &'a R2 {
+    type Output = R2;
+    fn add(self, o: &R2) -> R2 {
+        R2 { x: self.x + o.x, y: self.y + o.y }
+    }
+}
+
+impl<'a> Sub<&'a R2> for &'a R2 {
+    type Output = R2;
+    fn sub(self, o: &R2) -> R2 {
+        R2 { x: self.x - o.x, y: self.y - o.y }
+    }
+}
+
+impl Mul<f64> for &R2 {
+    type Output = R2;
+    fn mul(self, k: f64) -> R2 {
+        R2 { x: self.x * k, y: self.y * k }
+    }
+}
+
+#[autodiff_reverse(by_reference_rev, Duplicated, Active)]
+fn by_reference(p: &[R2]) -> f64 {
+    let s = &p[0] + &p[1];
+    let d = &(&s - &p[1]) * 2.0;
+    let t = s + d;
+    t.x * t.y + (&d + &s).x
+}
+
+#[test]
+fn operators_implemented_for_references() {
+    let p = vec![R2 { x: 0.3, y: -1.2 }, R2 { x: 0.8, y: 2.0 }];
+    let mut dp = vec![R2::default(); 2];
+    assert_eq!(by_reference_rev(&p, &mut dp, 1.0), by_reference(&p));
+    let flat2 = |p: &[R2]| p.iter().flat_map(|v| [v.x, v.y]).collect::<Vec<f64>>();
+    let unflat2 = |f: &[f64]| f.chunks(2).map(|c| R2 { x: c[0], y: c[1] }).collect::<Vec<R2>>();
+    check_fd("by_reference", &|f| by_reference(&unflat2(f)), &flat2(&p), &flat2(&dp));
+}
