@@ -593,7 +593,17 @@ fn callee_shape(src: &Sources, f: FnId) -> Option<CalleeShape> {
         },
     };
     let mut_receiver = matches!(def.item.sig.inputs.first(), Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_some());
-    Some(CalleeShape { params, ret, results, by_ref, ret_array, ret_scalars, mut_receiver })
+    let param_scalars = def
+        .item
+        .sig
+        .inputs
+        .iter()
+        .map(|a| match a {
+            syn::FnArg::Receiver(_) => None,
+            syn::FnArg::Typed(t) => cotan_syntax::scalar_type(&without_aliases(src, def.module, &t.ty)),
+        })
+        .collect();
+    Some(CalleeShape { params, ret, results, by_ref, ret_array, ret_scalars, mut_receiver, param_scalars })
 }
 
 /// Type `t` as a struct of numbers: a struct without generics whose fields are numbers or

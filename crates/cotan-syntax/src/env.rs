@@ -55,6 +55,9 @@ pub struct CalleeShape {
     pub ret_scalars: Option<Vec<Scalar>>,
     /// Its receiver is `&mut self`.
     pub mut_receiver: bool,
+    /// Per parameter, its number type if it takes a number (`i: usize`): the arguments take
+    /// it, as in rustc (`(0..3).map(|i| pick(x, i))` makes `i` a `usize`).
+    pub param_scalars: Vec<Option<Scalar>>,
 }
 
 impl CalleeShape {

@@ -1141,6 +1141,26 @@ impl Lower {
     }
 
     pub(crate) fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Option<Agg>> {
+        if let (syn::Expr::Range(r), "contains", [x]) = (
+            crate::lower::strip_parens(&m.receiver),
+            m.method.to_string().as_str(),
+            m.args.iter().collect::<Vec<_>>().as_slice(),
+        ) {
+            // `(lo..hi).contains(&x)`: the comparisons it is.
+            let x = match crate::lower::strip_parens(x) {
+                syn::Expr::Reference(r) => &*r.expr,
+                x => x,
+            };
+            let (lo, hi) = (r.start.iter(), r.end.iter());
+            let upper = match r.limits {
+                syn::RangeLimits::HalfOpen(_) => quote::quote!(<),
+                syn::RangeLimits::Closed(_) => quote::quote!(<=),
+            };
+            let v = syn::Ident::new("__cotan_contained", m.span());
+            let test: syn::Expr =
+                syn::parse_quote_spanned!(m.span()=> { let #v = #x; true #(&& #lo <= #v)* #(&& #v #upper #hi)* });
+            return self.agg_opt(&test);
+        }
         if let Some(r) = self.chunks_method(m) {
             return r.map(|v| Some(Tree::Leaf(v)));
         }
@@ -1717,8 +1737,16 @@ impl Lower {
             Some(s) => self.flat_args(args, s, span)?,
             None => {
                 // (A known signature without by-value arrays: its arrays are references.)
-                let takes_refs = self.env.callee(path).is_some();
-                args.iter().map(|a| self.call_arg_to(a, takes_refs)).collect::<syn::Result<_>>()?
+                let known = self.env.callee(path);
+                let takes_refs = known.is_some();
+                let mut vals = vec![];
+                for (k, a) in args.iter().enumerate() {
+                    let arg = self.call_arg_to(a, takes_refs)?;
+                    let param = known.as_ref().and_then(|s| s.param_scalars.get(k).copied().flatten());
+                    self.takes_param_type(arg.0, param, a.span())?;
+                    vals.push(arg);
+                }
+                vals
             }
         };
         self.check_pointer_args(&args, span)?;

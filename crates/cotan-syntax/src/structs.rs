@@ -27,6 +27,12 @@ impl Lower {
         let rest = match &s.rest {
             // `..Default::default()` of a struct that derives `Default`: zeros.
             Some(r) if is_default_call(r) && self.env.derives_default(&s.path) => Some(self.zeros_of(&st)),
+            // `..Default::default()` of a hand-written `impl Default`: the struct's own.
+            Some(r) if is_default_call(r) => {
+                let path = &s.path;
+                let own: syn::Expr = syn::parse_quote_spanned!(r.span()=> #path::default());
+                Some(self.struct_value(&own, &st)?)
+            }
             Some(r) => Some(self.struct_value(r, &st)?),
             None => None,
         };
@@ -471,10 +477,25 @@ impl Lower {
                     let v = self.memory(strip_refs(a))?;
                     out.push((v, false));
                 }
-                None => out.push(self.call_arg_to(a, true)?),
+                None => {
+                    let arg = self.call_arg_to(a, true)?;
+                    self.takes_param_type(arg.0, shape.param_scalars.get(k).copied().flatten(), a.span())?;
+                    out.push(arg);
+                }
             }
         }
         Ok(out)
+    }
+
+    /// A number argument takes the type of the parameter it is passed to, if that is a
+    /// number type.
+    pub(crate) fn takes_param_type(&mut self, v: Value, param: Option<Scalar>, span: Span) -> syn::Result<()> {
+        let Some(t) = param else { return Ok(()) };
+        if self.mem_ty(v).is_some() {
+            return Ok(());
+        }
+        let vt = self.scalar_sty(v, span)?;
+        self.unify(STy::Known(t), vt, span)
     }
 
     /// A struct of numbers `st` from the values of its fields, depth first.

@@ -166,3 +166,23 @@ slice_case!(
         a + v.iter().sum::<f64>() * v[v.len() - 1] + b + c + d + ring
     }
 );
+
+/// A range's items passed to a helper's `usize` parameter take its type, as in rustc.
+fn pick(x: &[f64], i: usize) -> f64 {
+    x[i]
+}
+
+#[cotan::autodiff_reverse(d_picked_squares, Duplicated, Active)]
+#[cotan::autodiff_forward(t_picked_squares, Dual, Dual)]
+fn picked_squares(x: &[f64]) -> f64 {
+    (0..3).map(|i| pick(x, i) * pick(x, i + 1)).sum()
+}
+
+#[test]
+fn range_items_take_the_type_of_the_parameter_they_are_passed_to() {
+    let x = [1.0, 2.0, 3.0, 4.0];
+    let mut dx = [0.0; 4];
+    assert_eq!(d_picked_squares(&x, &mut dx, 1.0), picked_squares(&x));
+    assert_eq!(dx, [2.0, 4.0, 6.0, 3.0]);
+    common::check_slice_fn("picked_squares", picked_squares, d_picked_squares, t_picked_squares, &x);
+}

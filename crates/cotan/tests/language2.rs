@@ -267,3 +267,26 @@ fn question_mark_on_options_in_helpers() {
         common::check_slice_fn("question", question, question_rev, question_fwd, &x);
     }
 }
+
+/// `(lo..hi).contains(&x)` and `(lo..=hi)`, `(..hi)`: the comparisons they are.
+#[cotan::autodiff_reverse(d_range_contains, Active, Active)]
+#[cotan::autodiff_forward(t_range_contains, Dual, Dual)]
+fn range_contains(x: f64) -> f64 {
+    if !(0.0..=1.0).contains(&x) {
+        return 0.0;
+    }
+    let k = if (0.25..0.5).contains(&x) { 2.0 } else { 1.0 };
+    if (..0.9).contains(&x) {
+        k * x * x
+    } else {
+        x
+    }
+}
+
+#[test]
+fn range_contains_as_comparisons() {
+    for (x, d) in [(0.3, 1.2), (0.7, 1.4), (0.95, 1.0), (1.5, 0.0), (-0.1, 0.0)] {
+        assert_eq!(d_range_contains(x, 1.0), (range_contains(x), d));
+        assert_eq!(t_range_contains(x, 1.0), (range_contains(x), d));
+    }
+}

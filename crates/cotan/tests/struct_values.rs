@@ -323,3 +323,34 @@ fn defaults_of_structs() {
     let s = Settings { gain: x[0], ..Default::default() };
     assert!((g[2] - x[1] * response(&s, x[1])).abs() < 1e-14, "∂/∂x₂ = {}", g[2]);
 }
+
+/// `..Default::default()` of a hand-written `impl Default`: the struct's own defaults.
+#[derive(Clone, Copy)]
+pub struct Defaults {
+    a: f64,
+    b: f64,
+    c: f64,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults { a: 1.0, b: 2.0, c: 3.0 }
+    }
+}
+
+#[autodiff_reverse(d_with_defaults, Duplicated, Active)]
+#[autodiff_forward(t_with_defaults, Dual, Dual)]
+fn with_defaults(x: &[f64]) -> f64 {
+    let p = Defaults { a: x[0], ..Default::default() };
+    let q = Defaults { b: x[1], ..Defaults::default() };
+    p.a * p.b + q.b * q.c + p.c * x[1]
+}
+
+#[test]
+fn struct_update_from_a_hand_written_default() {
+    let x = [0.3, 0.7];
+    let mut dx = [0.0; 2];
+    assert_eq!(d_with_defaults(&x, &mut dx, 1.0), with_defaults(&x));
+    assert_eq!(dx, [2.0, 6.0]);
+    common::check_slice_fn("with_defaults", with_defaults, d_with_defaults, t_with_defaults, &x);
+}
