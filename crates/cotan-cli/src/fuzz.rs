@@ -428,12 +428,15 @@ impl Gen {
              fn sum_ho<F>(x: &[{t}], f: &F) -> {t}\nwhere\n    F: Fn({t}) -> {t},\n{{\n    let mut s = 0.0;\n    for v in x {{\n        s += f(*v);\n    }}\n    s\n}}\n\n\
              fn scaled_ho(x: &[{t}], s: {t}) -> Vec<{t}> {{\n    x.iter().map(|v| v * s).collect()\n}}\n\n\
              fn acc_into(acc: &mut {t}, x: {t}, w: &{t}) {{\n    *acc = 0.5 * *acc + (x * *w).sin();\n}}\n\n\
+             fn acc_ho<F: Fn({t}) -> {t}>(acc: &mut {t}, f: F, x: {t}) {{\n    *acc = 0.5 * *acc + f(x);\n}}\n\n\
              fn clip_ho(v: {t}) -> {t} {{\n    v.clamp(-1.0, 1.0)\n}}\n\n"
         );
     }
 
     /// `acc_into(&mut m, e, &w)`: a local number, a field of a local tuple or an element of a
-    /// buffer lent `&mut`, and a number lent `&`. False if there is nothing to lend.
+    /// buffer lent `&mut`, and a number lent `&`; or `acc_ho(&mut m, |v| .., e)`, to a helper
+    /// that takes a closure (which cotan lowers at the call). False if there is nothing to
+    /// lend.
     fn lend_stmt(&mut self) -> bool {
         let names: Vec<(String, bool)> = self.floats().into_iter().filter(|v| !v.0.contains('*')).collect();
         let targets: Vec<String> = names.iter().filter(|v| v.1).map(|v| v.0.clone()).collect();
@@ -456,6 +459,12 @@ impl Gen {
             .filter(|n| n != &place && n.split('.').next() != Some(root.as_str()))
             .collect();
         let Some(w) = self.pick(&shared) else { return false };
+        if self.rng.bool() {
+            // (The closure captures only what nothing writes: not what is lent.)
+            let (f, e) = self.without(&whole, |g| (g.closure_literal(1), g.expr(2)));
+            self.line(&format!("acc_ho(&mut {place}, {f}, {e} + {w});"));
+            return true;
+        }
         let e = self.without(&whole, |g| g.expr(2));
         self.line(&format!("acc_into(&mut {place}, {e}, &{w});"));
         true

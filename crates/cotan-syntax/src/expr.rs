@@ -1541,7 +1541,16 @@ impl Lower {
                 let same = self.emit_s(OpKind::Cmp(CmpOp::Eq, n, k), STy::Known(Scalar::Bool));
                 let message = "source slice length does not match destination slice length".to_string();
                 self.effect(OpKind::Assert { cond: same, message });
-                self.copy_loop(dst, src, n);
+                match (self.mem_ty(dst).unwrap().kind, self.mem_ty(src).unwrap().kind) {
+                    // Rows that are arrays of one length (`&mut [[f64; 3]]`), row by row.
+                    (MemKind::Nested(_, Dim::Array(a), None), MemKind::Nested(_, Dim::Array(b), None)) if a == b => {
+                        self.copy_rows(dst, src, n)
+                    }
+                    (MemKind::Nested(..), _) | (_, MemKind::Nested(..)) => {
+                        return err_at(m, "cotan copies slices of numbers and of arrays of one length with `copy_from_slice`; copy these element by element");
+                    }
+                    _ => self.copy_loop(dst, src, n),
+                }
                 return Ok(None);
             }
             "to_vec" | "clone" | "to_owned" if args.is_empty() && self.is_memory(&m.receiver) => {
@@ -2006,6 +2015,36 @@ impl Lower {
                 let minus = self.emit_s(OpKind::Unary(UnOp::Neg, *a), t);
                 Ok(self.emit_s(OpKind::Select(neg, minus, *a), t))
             }
+            ("clamp", [a, lo, hi]) => {
+                let low = self.int_method("max", &[*a, *lo], t, span)?;
+                self.int_method("min", &[low, *hi], t, span)
+            }
+            // (Of signed integers it gives the unsigned type: not lowered.)
+            ("abs_diff", [a, c]) if matches!(self.infer.current(t), STy::Known(s) if s.is_int() && !s.is_signed()) => {
+                let gt = self.emit_s(OpKind::Cmp(CmpOp::Gt, *a, *c), b);
+                let (ac, ca) = (
+                    self.emit_s(OpKind::Binary(BinOp::Sub, *a, *c), t),
+                    self.emit_s(OpKind::Binary(BinOp::Sub, *c, *a), t),
+                );
+                Ok(self.emit_s(OpKind::Select(gt, ac, ca), t))
+            }
+            // Of unsigned integers, whose saturation is at 0 (`i.saturating_sub(1)`).
+            ("saturating_sub", [a, c]) if matches!(self.infer.current(t), STy::Known(s) if s.is_int() && !s.is_signed()) =>
+            {
+                let gt = self.emit_s(OpKind::Cmp(CmpOp::Gt, *a, *c), b);
+                let diff = self.emit_s(OpKind::Binary(BinOp::Sub, *a, *c), t);
+                let zero = self.zero(t);
+                Ok(self.emit_s(OpKind::Select(gt, diff, zero), t))
+            }
+            // `a.rem_euclid(n)`: the remainder made non-negative (a periodic cell index).
+            ("rem_euclid", [a, n]) => {
+                let r = self.emit_s(OpKind::Binary(BinOp::Rem, *a, *n), t);
+                let zero = self.zero(t);
+                let neg = self.emit_s(OpKind::Cmp(CmpOp::Lt, r, zero), b);
+                let size = self.int_method("abs", &[*n], t, span)?;
+                let up = self.emit_s(OpKind::Binary(BinOp::Add, r, size), t);
+                Ok(self.emit_s(OpKind::Select(neg, up, r), t))
+            }
             _ => err(span, format!("cotan does not support the integer method `{name}`; write it with arithmetic")),
         }
     }
@@ -2047,8 +2086,18 @@ impl Lower {
         if let Some(MemKind::Records(..)) = self.mem_ty(src).map(|m| m.kind) {
             return self.copy_records(src, span);
         }
+        if let Some(MemKind::Nested(_, Dim::Array(k), None)) = self.mem_ty(src).map(|m| m.kind) {
+            // Rows that are arrays (`&[[f64; 3]]`, `Vec<[f64; 3]>`): a vector of copies of them.
+            let t = self.elem_sty(src);
+            let usize_t = STy::Known(Scalar::Usize);
+            let n = self.emit_s(OpKind::Len(src), usize_t);
+            let k_v = self.usize_const(k as i128);
+            let dst = self.zero_rows(t, MemKind::Array(k), k_v, n, Dim::Vec, span)?;
+            self.copy_rows(dst, src, n);
+            return Ok(dst);
+        }
         if self.is_nested(src) {
-            return err(span, "cotan copies vectors of numbers, not nested ones; make the copy with `vec![vec![0.0; m]; n]` and a loop");
+            return err(span, "cotan copies vectors of numbers and of arrays (`&[[f64; 3]]`), not of vectors; make the copy with `vec![vec![0.0; m]; n]` and a loop");
         }
         let t = self.elem_sty(src);
         let init = self.pending_zero(t);
@@ -2056,6 +2105,16 @@ impl Lower {
         let dst = self.alloc(init, t, len, MemKind::Vec, span)?;
         self.copy_loop(dst, src, len);
         Ok(dst)
+    }
+
+    /// `for i in 0..n { dst[i].copy_from_slice(&src[i]) }` of nested memory.
+    pub(crate) fn copy_rows(&mut self, dst: Value, src: Value, n: Value) {
+        let usize_t = STy::Known(Scalar::Usize);
+        self.index_loop(n, |l, i| {
+            let (to, from) = (l.row(dst, i), l.row(src, i));
+            let k = l.emit_s(OpKind::Len(from), usize_t);
+            l.copy_loop(to, from, k);
+        });
     }
 
     /// A local array holding a copy of the array `src`.

@@ -114,3 +114,46 @@ fn grid_steps(x: &[f64]) -> f64 {
 fn an_array_of_arrays_assigned_whole() {
     common::check_slice_fn("grid_steps", grid_steps, d_grid_steps, t_grid_steps, &[0.3, 0.7, 0.2, 0.9]);
 }
+
+/// Copies of slices of rows that are arrays (`copy_from_slice`, `to_vec`), and the integer
+/// methods of periodic indexing (`rem_euclid`, `saturating_sub`, `clamp`, `abs_diff`).
+#[autodiff_reverse(d_row_copies, Duplicated, Active)]
+#[autodiff_forward(t_row_copies, Dual, Dual)]
+fn row_copies(pos0: &[[f64; 3]]) -> f64 {
+    let mut pos = vec![[0.0; 3]; pos0.len()];
+    pos.copy_from_slice(pos0);
+    let mut q = pos0.to_vec();
+    q[1][2] *= 2.0;
+    let n = pos0.len() as i64;
+    let mut s = 0.0;
+    for i in 0..pos0.len() {
+        let j = ((i as i64) - 1).rem_euclid(n) as usize;
+        let k = i.saturating_sub(1).clamp(0, 1);
+        let d = i.abs_diff(k);
+        s += pos[j][0] * q[k][2] + d as f64 * pos[i][1];
+    }
+    s + pos[0][0] * pos[1][2]
+}
+
+#[test]
+fn copies_of_rows_and_periodic_indices() {
+    let p = [[0.3, 0.7, 0.2], [1.1, -0.4, 0.5], [0.9, 0.1, -0.6]];
+    let rows = |v: &[f64]| v.chunks(3).map(|c| [c[0], c[1], c[2]]).collect::<Vec<[f64; 3]>>();
+    let flat: Vec<f64> = p.iter().flatten().copied().collect();
+    let mut dp = [[0.0; 3]; 3];
+    assert_eq!(d_row_copies(&p, &mut dp, 1.0), row_copies(&p));
+    let grad: Vec<f64> = dp.iter().flatten().copied().collect();
+    let h = 1e-6;
+    for k in 0..flat.len() {
+        let (mut a, mut b) = (flat.clone(), flat.clone());
+        a[k] += h;
+        b[k] -= h;
+        let fd = (row_copies(&rows(&a)) - row_copies(&rows(&b))) / (2.0 * h);
+        assert!((grad[k] - fd).abs() < 1e-8, "{k}: {} vs {fd}", grad[k]);
+    }
+    let u = [[0.5, -0.2, 0.1], [0.3, 0.9, -0.4], [0.2, 0.6, 0.8]];
+    let (v, t) = t_row_copies(&p, &u);
+    assert_eq!(v, row_copies(&p));
+    let want: f64 = grad.iter().zip(u.iter().flatten()).map(|(g, u)| g * u).sum();
+    assert!((t - want).abs() < 1e-12, "{t} vs {want}");
+}
