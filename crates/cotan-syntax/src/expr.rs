@@ -1161,6 +1161,13 @@ impl Lower {
                 syn::parse_quote_spanned!(m.span()=> { let #v = #x; true #(&& #lo <= #v)* #(&& #v #upper #hi)* });
             return self.agg_opt(&test);
         }
+        if let Some(rows) = copied_rows(m).filter(|r| self.is_memory(r)) {
+            // `rows.iter().copied().collect()` of a slice of arrays: its copy (`to_vec`).
+            let src = self.memory(rows)?;
+            if matches!(self.mem_ty(src).map(|t| t.kind), Some(MemKind::Nested(_, Dim::Array(_), None))) {
+                return self.copy_of(src, m.span()).map(|v| Some(Tree::Leaf(v)));
+            }
+        }
         if let Some(r) = self.chunks_method(m) {
             return r.map(|v| Some(Tree::Leaf(v)));
         }
@@ -1587,7 +1594,7 @@ impl Lower {
             _ if self.is_memory(&m.receiver) => {
                 return err_at(
                     &m.method,
-                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, first_mut, last_mut, get_mut, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, insert, remove, swap_remove, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing"),
+                    format!("cotan does not support the method `.{name}()` on slices and vectors; supported: len, is_empty, first, last, get, first_mut, last_mut, get_mut, iter, iter_mut, fill, swap, reverse, copy_from_slice, to_vec, push, pop, insert, remove, swap_remove, clear, truncate, resize, extend, extend_from_slice, sort_by, sort_unstable_by, chunks, windows, split_at, as_chunks, map (arrays), and indexing; a method that gives an index, a count or a bool (`partition_point`, `binary_search_by`, `contains`) can be called from a helper of your own marked `#[cotan::zero_derivative]`"),
                 );
             }
             _ => {}
@@ -2321,6 +2328,23 @@ pub(crate) fn ends_in_panic(stmt: &syn::Stmt) -> bool {
 enum Place {
     Var(cotan_ir::Var),
     Mem(Value, Option<Value>),
+}
+
+/// `x` of `x.iter().copied().collect()` (or `.cloned()`, `.map(|p| *p)`).
+fn copied_rows(m: &syn::ExprMethodCall) -> Option<&syn::Expr> {
+    let syn::Expr::MethodCall(copied) = crate::lower::strip_parens(&m.receiver) else { return None };
+    let copies = match copied.method.to_string().as_str() {
+        "copied" | "cloned" => copied.args.is_empty(),
+        "map" => matches!(copied.args.first(), Some(syn::Expr::Closure(c))
+            if c.inputs.len() == 1
+                && matches!(&c.inputs[0], syn::Pat::Ident(pi) if matches!(crate::lower::strip_parens(&c.body),
+                    syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. })
+                        if matches!(&**expr, syn::Expr::Path(p) if p.path.is_ident(&pi.ident))))),
+        _ => false,
+    };
+    let syn::Expr::MethodCall(iter) = crate::lower::strip_parens(&copied.receiver) else { return None };
+    (m.method == "collect" && m.args.is_empty() && copies && iter.method == "iter" && iter.args.is_empty())
+        .then_some(&*iter.receiver)
 }
 
 /// The std functions cotan lowers itself that a path may name, by their short names:

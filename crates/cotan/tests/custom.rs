@@ -212,3 +212,27 @@ fn zero_derivatives_of_functions_returning_bools_and_integers() {
     assert_eq!(t_guarded_price(0.23, 1.0, 1.5, 0.0).1, dv);
     assert!(d_guarded_price(-0.2, 1.5, 1.0).0.is_nan());
 }
+
+/// An index found by a method cotan does not lower (`partition_point`), in a helper marked
+/// `#[cotan::zero_derivative]`, as the message at such a method says.
+#[cotan::zero_derivative]
+fn locate(xs: &[f64], x: f64) -> usize {
+    xs.partition_point(|&v| v <= x).saturating_sub(1).min(xs.len() - 2)
+}
+
+#[autodiff_reverse(d_interp, Const, Const, Active, Active)]
+#[autodiff_forward(t_interp, Const, Const, Dual, Dual)]
+fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+    let i = locate(xs, x);
+    let t = (x - xs[i]) / (xs[i + 1] - xs[i]);
+    ys[i] * (1.0 - t) + ys[i + 1] * t
+}
+
+#[test]
+fn an_index_from_a_zero_derivative_helper() {
+    let (xs, ys) = ([0.0, 1.0, 2.0, 4.0], [0.0, 2.0, 3.0, 7.0]);
+    for (x, slope) in [(0.5, 2.0), (1.5, 1.0), (2.5, 2.0)] {
+        assert_eq!(d_interp(&xs, &ys, x, 1.0), (interp(&xs, &ys, x), slope));
+        assert_eq!(t_interp(&xs, &ys, x, 1.0), (interp(&xs, &ys, x), slope));
+    }
+}

@@ -157,3 +157,20 @@ fn copies_of_rows_and_periodic_indices() {
     let want: f64 = grad.iter().zip(u.iter().flatten()).map(|(g, u)| g * u).sum();
     assert!((t - want).abs() < 1e-12, "{t} vs {want}");
 }
+
+/// `rows.iter().copied().collect()` (and `.map(|p| *p)`) of a slice of arrays: its copy.
+#[autodiff_reverse(d_collected_rows, Duplicated, Active)]
+fn collected_rows(pos0: &[[f64; 3]]) -> f64 {
+    let mut a: Vec<[f64; 3]> = pos0.iter().copied().collect();
+    let b = pos0.iter().map(|p| *p).collect::<Vec<[f64; 3]>>();
+    a[0][0] *= 3.0;
+    a[0][0] * b[1][2] + pos0[0][0]
+}
+
+#[test]
+fn rows_collected_from_copies() {
+    let p = [[0.3, 0.7, 0.2], [1.1, -0.4, 0.5]];
+    let mut dp = [[0.0; 3]; 2];
+    assert_eq!(d_collected_rows(&p, &mut dp, 1.0), collected_rows(&p));
+    assert_eq!(dp, [[3.0 * 0.5 + 1.0, 0.0, 0.0], [0.0, 0.0, 3.0 * 0.3]]);
+}
