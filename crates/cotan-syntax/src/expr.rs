@@ -1161,7 +1161,11 @@ impl Lower {
                 syn::parse_quote_spanned!(m.span()=> { let #v = #x; true #(&& #lo <= #v)* #(&& #v #upper #hi)* });
             return self.agg_opt(&test);
         }
-        if let Some(rows) = copied_rows(m).filter(|r| self.is_memory(r)) {
+        // (Of a name or a field: lowering it here and again below makes nothing twice.)
+        if let Some(rows) = copied_rows(m)
+            .filter(|r| matches!(crate::lower::strip_parens(r), syn::Expr::Path(_) | syn::Expr::Field(_)))
+            .filter(|r| self.is_memory(r))
+        {
             // `rows.iter().copied().collect()` of a slice of arrays: its copy (`to_vec`).
             let src = self.memory(rows)?;
             if matches!(self.mem_ty(src).map(|t| t.kind), Some(MemKind::Nested(_, Dim::Array(_), None))) {
