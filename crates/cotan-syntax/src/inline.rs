@@ -54,8 +54,9 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
 }
 
 /// Gives each `None` that is the value of `e` (itself, or the tail of a branch of an `if`,
-/// a `match` or a block that is) the type `ty`: `{ let none: ty = None; none }`.
-fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
+/// a `match` or a block that is) the type `ty`: `{ let none: ty = None; none }`; the same
+/// for an `Err(..)` and a `std::array::from_fn(..)`.
+pub(crate) fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
     match e {
         syn::Expr::Path(p) if p.path.is_ident("None") => {
             let at = e.span();
@@ -65,6 +66,16 @@ fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
         syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("Err")) => {
             let at = e.span();
             *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
+        }
+        // `std::array::from_fn(..)` as the result: of the declared array type, which gives
+        // its length (as a typed `let` does).
+        syn::Expr::Call(c)
+            if matches!(ty, syn::Type::Array(_))
+                && matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "from_fn")) =>
+        {
+            let at = e.span();
+            let call = e.clone();
+            *e = syn::parse_quote_spanned!(at=> { let from_fn_value: #ty = #call; from_fn_value });
         }
         syn::Expr::Paren(p) => type_final_nones(&mut p.expr, ty),
         syn::Expr::Block(b) => type_block_nones(&mut b.block, ty),

@@ -212,6 +212,13 @@ fn lower(sig: &syn::Signature, body: &syn::Block, env: &Rc<dyn Env>, flatten: bo
     }
     let mut discarded = body.clone();
     discard_values(&mut discarded, matches!(sig.output, syn::ReturnType::Default));
+    if let (syn::ReturnType::Type(_, ty), Some(syn::Stmt::Expr(tail, None))) = (&sig.output, discarded.stmts.last_mut())
+    {
+        // (`std::array::from_fn(..)` as the result takes the declared array type.)
+        if matches!(**ty, syn::Type::Array(_)) {
+            crate::inline::type_final_nones(tail, ty);
+        }
+    }
     let body = &discarded;
     let mut l = Lower::new(sig, body, env.clone(), flatten);
     l.func.unsafe_code = sig.unsafety.is_some();

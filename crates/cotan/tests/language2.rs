@@ -290,3 +290,26 @@ fn range_contains_as_comparisons() {
         assert_eq!(t_range_contains(x, 1.0), (range_contains(x), d));
     }
 }
+
+/// `std::array::from_fn(..)` as a helper's result: the declared array type gives its length.
+fn scaled_from_fn<const N: usize>(a: &[f64; N], k: f64) -> [f64; N] {
+    std::array::from_fn(|i| a[i] * k + i as f64)
+}
+
+fn cross_from_fn(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    std::array::from_fn(|i| a[(i + 1) % 3] * b[(i + 2) % 3] - a[(i + 2) % 3] * b[(i + 1) % 3])
+}
+
+#[cotan::autodiff_reverse(d_from_fn_results, Duplicated, Active)]
+#[cotan::autodiff_forward(t_from_fn_results, Dual, Dual)]
+fn from_fn_results(x: &[f64]) -> f64 {
+    let a = [x[0], x[1], x[2]];
+    let s = scaled_from_fn(&a, x[1]);
+    let c = cross_from_fn(a, s);
+    c[0] + 2.0 * c[1] + s[2]
+}
+
+#[test]
+fn from_fn_as_a_helpers_result() {
+    common::check_slice_fn("from_fn_results", from_fn_results, d_from_fn_results, t_from_fn_results, &[0.3, 0.7, -0.2]);
+}
