@@ -725,6 +725,14 @@ fn struct_items(e: &syn::Expr) -> Option<&syn::Path> {
     }
 }
 
+/// The struct of numbers the chain's last `map` makes by a call of the crate's function
+/// that returns one (`.map(|c| Biquad::new(c[0], c[1]))`).
+fn constructed_items(l: &Lower, e: &syn::Expr) -> Option<syn::Path> {
+    let syn::Expr::Call(c) = crate::lower::strip_parens(map_tail(e)?) else { return None };
+    let syn::Expr::Path(p) = crate::lower::strip_parens(&c.func) else { return None };
+    syn::parse_str(&l.env.callee(&p.path)?.ret?.path).ok()
+}
+
 /// `N` when the chain's last `map` makes arrays of `N` numbers (`.map(|p| [a, b])`).
 fn array_items(e: &syn::Expr) -> Option<u64> {
     match map_tail(e)? {
@@ -933,6 +941,10 @@ fn consume_inner(l: &mut Lower, m: &syn::ExprMethodCall, name: &str) -> syn::Res
         _ if struct_items(&m.receiver).is_some() => {
             let path = struct_items(&m.receiver).expect("checked");
             collect_structs(l, &c, path, &m.method)
+        }
+        _ if constructed_items(l, &m.receiver).is_some() => {
+            let path = constructed_items(l, &m.receiver).expect("checked");
+            collect_structs(l, &c, &path, &m.method)
         }
         _ if array_items(&m.receiver).is_some() => {
             // collect arrays (`.map(|p| [a, b]).collect()`) into a `Vec<[T; N]>`: nested memory

@@ -8,6 +8,8 @@
 // The functions here are written the way users write them, not the way clippy would.
 #![allow(clippy::all, clippy::pedantic, dead_code)]
 
+mod common;
+
 use cotan::{autodiff_forward, autodiff_reverse, hvp};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -438,4 +440,57 @@ fn parts_of_slices_of_structs_and_rows_by_index() {
     let mut dm = vec![vec![0.0; 2]; 3];
     assert_eq!(d_tail_of_rows(&m, &mut dm, 1.0), tail_of_rows(&m));
     assert_eq!(dm, vec![vec![0.0, 0.0], vec![5.0, 3.0], vec![1.5, -1.0]]);
+}
+
+/// A vector of structs collected from a constructor (`.map(|k| Biquad::new(..)).collect()`),
+/// then run in place through a `&mut self` method: a cascade of filters.
+#[derive(Clone, Copy, Default)]
+pub struct Biquad {
+    b0: f64,
+    b1: f64,
+    a1: f64,
+    z: f64,
+}
+
+impl Biquad {
+    pub fn new(b0: f64, b1: f64, a1: f64) -> Self {
+        Biquad { b0, b1, a1, z: 0.0 }
+    }
+    pub fn process(&mut self, x: f64) -> f64 {
+        let y = self.b0 * x + self.z;
+        self.z = self.b1 * x - self.a1 * y;
+        y
+    }
+}
+
+#[cotan::autodiff_reverse(d_cascade, Duplicated, Const, Active)]
+#[cotan::autodiff_forward(t_cascade, Dual, Const, Dual)]
+fn cascade(c: &[f64], xs: &[f64]) -> f64 {
+    let mut filters: Vec<Biquad> = c.chunks_exact(3).map(|k| Biquad::new(k[0], k[1], k[2])).collect();
+    let mut s = 0.0;
+    for &x in xs {
+        let mut y = x;
+        for b in filters.iter_mut() {
+            y = b.process(y);
+        }
+        s += y * y;
+    }
+    s
+}
+
+#[test]
+fn structs_collected_from_a_constructor() {
+    let xs = [1.0, 0.5, -0.25, 0.75];
+    let f = |c: &[f64]| cascade(c, &xs);
+    let rev = |c: &[f64], dc: &mut [f64], s: f64| d_cascade(c, dc, &xs, s);
+    let fwd = |c: &[f64], t: &[f64]| t_cascade(c, t, &xs);
+    let c = [0.5, 0.2, 0.1, 0.9, -0.3, 0.2];
+    let mut dc = [0.0; 6];
+    assert_eq!(rev(&c, &mut dc, 1.0), f(&c));
+    let grad = |c: &[f64]| {
+        let mut g = vec![0.0; c.len()];
+        rev(c, &mut g, 1.0);
+        g
+    };
+    common::check_scalar("cascade", &f, &|c, t| fwd(c, t).1, &grad, &c, 3);
 }
