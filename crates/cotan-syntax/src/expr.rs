@@ -1530,6 +1530,13 @@ impl Lower {
                         "cotan pushes numbers onto vectors, not rows onto a vector of vectors; make it with its rows (`let mut m = vec![vec![0.0; cols]; rows];`, or `vec![[0.0; 2]; rows]` for rows that are arrays) and write `m[i][j]`",
                     );
                 }
+                if let syn::Expr::Tuple(t) = crate::lower::strip_parens(args[0]) {
+                    let parts: Vec<String> = (0..t.elems.len()).map(|k| format!("v{k}.push(..)")).collect();
+                    return err_at(
+                        args[0],
+                        format!("cotan pushes numbers onto vectors, not tuples (a vector of tuples grows a buffer of records, which cotan does not make); keep one vector per part (`{}`) and read them at one index", parts.join("; ")),
+                    );
+                }
                 let (v, t) = self.scalar(args[0])?;
                 let elem = self.elem_sty(mv);
                 self.unify(elem, t, args[0].span())?;
