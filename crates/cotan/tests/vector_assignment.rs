@@ -351,3 +351,30 @@ fn insert_and_remove() {
         check("shifted", shifted, d_shifted, t_shifted, &x);
     }
 }
+
+/// A pair list built as one vector per part, as the message at `pairs.push((i, j))` says.
+#[cotan::autodiff_reverse(d_pair_energy, Duplicated, Active)]
+#[cotan::autodiff_forward(t_pair_energy, Dual, Dual)]
+fn pair_energy(x: &[f64]) -> f64 {
+    let mut pi: Vec<usize> = Vec::new();
+    let mut pj: Vec<usize> = Vec::new();
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            if (x[i] - x[j]).abs() < 1.0 {
+                pi.push(i);
+                pj.push(j);
+            }
+        }
+    }
+    let mut e = 0.0;
+    for k in 0..pi.len() {
+        let (i, j) = (pi[k], pj[k]);
+        e += (x[i] - x[j]).powi(2);
+    }
+    e
+}
+
+#[test]
+fn a_pair_list_as_one_vector_per_part() {
+    common::check_slice_fn("pair_energy", pair_energy, d_pair_energy, t_pair_energy, &[0.1, 0.5, 2.0, 1.2]);
+}
