@@ -995,6 +995,18 @@ impl Lower {
     /// `if cond { a } else { b }` and `if let PAT = e { a } else { b }`, as statements or
     /// as expressions.
     pub(crate) fn if_expr(&mut self, e: &syn::ExprIf) -> syn::Result<Option<Agg>> {
+        if let syn::Expr::Let(l) = strip_parens(&e.cond) {
+            if let Some((found, inner, element)) = self.struct_element_option(&l.pat, &l.expr) {
+                // `if let Some(p) = ps.last() { .. }` of a slice of structs: the element is
+                // taken in the branch that has one.
+                let stmts = &e.then_branch.stmts;
+                let at = l.let_token.span;
+                let mut plain: syn::ExprIf =
+                    syn::parse_quote_spanned!(at=> if #found { let #inner = #element; #(#stmts)* });
+                plain.else_branch = e.else_branch.clone();
+                return self.if_expr(&plain);
+            }
+        }
         let (cond, binder) = match strip_parens(&e.cond) {
             syn::Expr::Let(l) => {
                 let scrutinee = self.agg(&l.expr)?;

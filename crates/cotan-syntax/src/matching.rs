@@ -4,7 +4,7 @@
 //! of `if`/`else`, with a flag when guards can send control on to later arms.
 
 use crate::span::Spanned;
-use cotan_ir::{BinOp, CmpOp, Const, OpKind, Region, Scalar, UnOp, Value};
+use cotan_ir::{BinOp, CmpOp, Const, MemKind, OpKind, Region, Scalar, UnOp, Value};
 
 use crate::agg::{spread, Agg, Merge, Tree};
 use crate::infer::STy;
@@ -379,6 +379,13 @@ impl Lower {
 
     /// `let PAT = e else { diverge };`
     pub(crate) fn let_else(&mut self, pat: &syn::Pat, e: &syn::Expr, diverge: &syn::Expr) -> syn::Result<()> {
+        if let Some((found, inner, element)) = self.struct_element_option(pat, e) {
+            // `let Some(p) = ps.last() else { .. };` of a slice of structs.
+            let test: syn::Expr = syn::parse_quote_spanned!(e.span()=> if !(#found) { #diverge });
+            self.agg_opt(&test)?;
+            let bind: syn::Stmt = syn::parse_quote_spanned!(e.span()=> let #inner = #element;);
+            return self.stmt(&bind, false).map(|_| ());
+        }
         let scrutinee = self.agg(e)?;
         if let Some(test) = self.pat_test(pat, &scrutinee)? {
             let not = self.emit_s(OpKind::Unary(UnOp::Not, test), BOOL);
@@ -388,6 +395,43 @@ impl Lower {
             self.effect(OpKind::If { cond: not, then_region, else_region: Region::default() });
         }
         self.pat_bind(pat, scrutinee)
+    }
+
+    /// `Some(p)` matched against `ps.first()`, `ps.last()` or `ps.get(i)` of a slice of
+    /// structs, whose `Option<&S>` no value of cotan holds: whether there is one
+    /// (`!ps.is_empty()`, `i < ps.len()`), the pattern `p`, and the element (`&ps[i]`), which
+    /// is taken only where it is. `None` for anything else.
+    pub(crate) fn struct_element_option(
+        &self,
+        pat: &syn::Pat,
+        e: &syn::Expr,
+    ) -> Option<(syn::Expr, syn::Pat, syn::Expr)> {
+        let syn::Pat::TupleStruct(ts) = pat else { return None };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+            return None;
+        }
+        let syn::Expr::MethodCall(m) = crate::lower::strip_parens(e) else { return None };
+        let syn::Expr::Path(r) = crate::lower::strip_parens(&m.receiver) else { return None };
+        let Some(crate::lower::Binding::Value(v)) = self.lookup(&r.path.get_ident()?.to_string()) else { return None };
+        if !matches!(self.mem_ty(v)?.kind, MemKind::Records(..)) {
+            return None;
+        }
+        let span = m.method.span();
+        let (found, element): (syn::Expr, syn::Expr) = match (m.method.to_string().as_str(), m.args.len()) {
+            ("first", 0) => {
+                (syn::parse_quote_spanned!(span=> !#r.is_empty()), syn::parse_quote_spanned!(span=> &#r[0]))
+            }
+            ("last", 0) => {
+                (syn::parse_quote_spanned!(span=> !#r.is_empty()), syn::parse_quote_spanned!(span=> &#r[#r.len() - 1]))
+            }
+            // (An index that is a name or a literal, read twice.)
+            ("get", 1) if matches!(&m.args[0], syn::Expr::Path(_) | syn::Expr::Lit(_)) => {
+                let i = &m.args[0];
+                (syn::parse_quote_spanned!(span=> #i < #r.len()), syn::parse_quote_spanned!(span=> &#r[#i]))
+            }
+            _ => return None,
+        };
+        Some((found, ts.elems[0].clone(), element))
     }
 
     /// `matches!(e, PAT)` and `matches!(e, PAT if guard)`.

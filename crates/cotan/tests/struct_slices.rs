@@ -494,3 +494,33 @@ fn structs_collected_from_a_constructor() {
     };
     common::check_scalar("cascade", &f, &|c, t| fwd(c, t).1, &grad, &c, 3);
 }
+
+/// `if let Some(o) = obs.last()`, `obs.get(k)` and `let Some(o) = obs.first() else { .. }`
+/// of a slice of structs: the element is taken only where there is one (an empty slice too).
+pub struct Observation {
+    day: f64,
+    value: f64,
+}
+
+#[autodiff_reverse(d_observed, Duplicated, Const, Active)]
+#[autodiff_forward(t_observed, Dual, Const, Dual)]
+fn observed(x: &[f64], obs: &[Observation]) -> f64 {
+    let last = if let Some(o) = obs.last() { o.day } else { 0.0 };
+    let k = 1;
+    let mid = if let Some(o) = obs.get(k) { o.value * x[1] } else { 1.0 };
+    let Some(first) = obs.first() else { return 0.0 };
+    last * x[0] + mid + first.value * x[0] * x[1]
+}
+
+#[test]
+fn optional_elements_of_a_slice_of_structs() {
+    let obs = [Observation { day: 1.0, value: 2.0 }, Observation { day: 3.0, value: 5.0 }];
+    let x = [0.3, 0.7];
+    let mut dx = [0.0; 2];
+    assert_eq!(d_observed(&x, &mut dx, &obs, 1.0), observed(&x, &obs));
+    assert_eq!(dx, [3.0 + 2.0 * 0.7, 5.0 + 2.0 * 0.3]);
+    assert_eq!(t_observed(&x, &[1.0, 0.0], &obs), (observed(&x, &obs), dx[0]));
+    let mut dx = [0.0; 2];
+    assert_eq!(d_observed(&x, &mut dx, &[], 1.0), 0.0);
+    assert_eq!(dx, [0.0, 0.0]);
+}
