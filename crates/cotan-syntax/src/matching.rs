@@ -291,6 +291,22 @@ impl Lower {
 
     /// `match e { arms }`.
     pub(crate) fn match_expr(&mut self, m: &syn::ExprMatch) -> syn::Result<Option<Agg>> {
+        // `match ps.last() { Some(o) => a, None => b }` of a slice of structs: `if let`.
+        if let [some, other] = m.arms.as_slice() {
+            let none = matches!(&other.pat, syn::Pat::Wild(_))
+                || matches!(&other.pat, syn::Pat::Ident(pi) if pi.ident == "None" && pi.subpat.is_none())
+                || matches!(&other.pat, syn::Pat::Path(p) if p.path.is_ident("None"));
+            if none
+                && some.guard.is_none()
+                && other.guard.is_none()
+                && self.struct_element_option(&some.pat, &m.expr).is_some()
+            {
+                let (pat, e, a, b) = (&some.pat, &m.expr, &some.body, &other.body);
+                let plain: syn::ExprIf =
+                    syn::parse_quote_spanned!(m.match_token.span=> if let #pat = #e { #a } else { #b });
+                return self.if_expr(&plain);
+            }
+        }
         let scrutinee = self.agg(&m.expr)?;
         let depth = self.stack.len();
         let mut result = Merge::new(depth);

@@ -495,8 +495,8 @@ fn structs_collected_from_a_constructor() {
     common::check_scalar("cascade", &f, &|c, t| fwd(c, t).1, &grad, &c, 3);
 }
 
-/// `if let Some(o) = obs.last()`, `obs.get(k)` and `let Some(o) = obs.first() else { .. }`
-/// of a slice of structs: the element is taken only where there is one (an empty slice too).
+/// `if let Some(o) = obs.last()`, `obs.get(k)`, `let Some(o) = obs.first() else { .. }` and
+/// `match obs.first() { Some(o) => .., None => .. }` of a slice of structs: the element is taken only where there is one (an empty slice too).
 pub struct Observation {
     day: f64,
     value: f64,
@@ -509,7 +509,11 @@ fn observed(x: &[f64], obs: &[Observation]) -> f64 {
     let k = 1;
     let mid = if let Some(o) = obs.get(k) { o.value * x[1] } else { 1.0 };
     let Some(first) = obs.first() else { return 0.0 };
-    last * x[0] + mid + first.value * x[0] * x[1]
+    let early = match obs.first() {
+        Some(o) => o.day * x[1],
+        None => 0.0,
+    };
+    last * x[0] + mid + first.value * x[0] * x[1] + early
 }
 
 #[test]
@@ -518,7 +522,7 @@ fn optional_elements_of_a_slice_of_structs() {
     let x = [0.3, 0.7];
     let mut dx = [0.0; 2];
     assert_eq!(d_observed(&x, &mut dx, &obs, 1.0), observed(&x, &obs));
-    assert_eq!(dx, [3.0 + 2.0 * 0.7, 5.0 + 2.0 * 0.3]);
+    assert_eq!(dx, [3.0 + 2.0 * 0.7, 5.0 + 2.0 * 0.3 + 1.0]);
     assert_eq!(t_observed(&x, &[1.0, 0.0], &obs), (observed(&x, &obs), dx[0]));
     let mut dx = [0.0; 2];
     assert_eq!(d_observed(&x, &mut dx, &[], 1.0), 0.0);
