@@ -172,8 +172,7 @@ impl cotan_syntax::Env for SourceEnv {
                 },
                 _ => None,
             })?;
-            let segs: Vec<String> = trait_arg.segments.iter().map(|s| s.ident.to_string()).collect();
-            let same = self.src.resolve(imp.module, &segs, Ns::Type) == Res::Type(want);
+            let same = self.src.type_at(imp.module, trait_arg) == Some(want);
             (is_number && def.name == method && same).then_some(f)
         })?;
         self.inline_fn(self.src.clone(), f, self.krate.clone(), Some("it is an operator of a number on a struct"))
@@ -196,8 +195,12 @@ impl cotan_syntax::Env for SourceEnv {
             let i = def.imp?;
             let last = self.src.impls[i].trait_path.as_ref()?.segments.last()?;
             // (The impl for references is for `&V3`, `&'a V3`.)
+            let module = self.src.impls[i].module;
             let for_type = match (&self.src.impls[i].self_ty, by_ref) {
-                (syn::Type::Reference(r), true) => self.impl_elem_type(i, &r.elem),
+                (syn::Type::Reference(r), true) => match &*r.elem {
+                    syn::Type::Path(p) => self.src.type_at(module, &p.path),
+                    _ => None,
+                },
                 (syn::Type::Reference(_), false) | (_, true) => None,
                 (_, false) => self.src.impl_type(i),
             };
@@ -225,13 +228,9 @@ impl cotan_syntax::Env for SourceEnv {
                     p.qself.is_none() && (p.path.is_ident("f64") || p.path.is_ident("f32"))
                 }
                 (Some(syn::Type::Path(p)), Operand::Struct(_)) if p.qself.is_none() => {
-                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                    let t = match segs.as_slice() {
-                        [s] if s == "Self" => Some(own),
-                        _ => match self.src.resolve(self.src.impls[i].module, &segs, Ns::Type) {
-                            Res::Type(t) => Some(t),
-                            _ => None,
-                        },
+                    let t = match p.path.is_ident("Self") {
+                        true => Some(own),
+                        false => self.src.type_at(module, &p.path),
                     };
                     t.is_some() && t == wanted
                 }
@@ -476,16 +475,6 @@ impl SourceEnv {
             _ => return None,
         };
         Some((dim, text))
-    }
-
-    /// The type of the crate that `elem` (the type behind `&` of impl `i`'s self type) names.
-    fn impl_elem_type(&self, i: crate::sources::ImplId, elem: &syn::Type) -> Option<TypeId> {
-        let syn::Type::Path(p) = elem else { return None };
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        match self.src.resolve(self.src.impls[i].module, &segs, Ns::Type) {
-            Res::Type(t) => Some(t),
-            _ => None,
-        }
     }
 
     fn type_named(&self, ty: &syn::Path) -> Option<TypeId> {

@@ -254,20 +254,22 @@ impl Program {
         if let Some((param, method)) = callee.split_once("::").filter(|(_, m)| !m.contains("::")) {
             if let Some(bounds) = self.type_param_bounds(param) {
                 let traits: Vec<&String> = bounds.iter().filter(|b| !STD_TRAITS.contains(&b.as_str())).collect();
-                let declares = |t: &&&String| match (&self.src, self.scope) {
+                // The trait's definition, when cotan reads the crate (`Some(None)`: a name that
+                // is not one of its types).
+                let trait_def = |t: &str| match (&self.src, self.scope) {
                     (Some(src), Some(scope)) => {
                         let segs: Vec<String> = t.split("::").map(str::to_string).collect();
-                        matches!(src.resolve(scope, &segs, Ns::Type), Res::Type(d) if src.types[d].methods.iter().any(|m| m == method))
+                        Some(match src.resolve(scope, &segs, Ns::Type) {
+                            Res::Type(d) => Some(&src.types[d]),
+                            _ => None,
+                        })
                     }
-                    _ => true,
+                    _ => None,
                 };
-                let marked = |t: &String| match (&self.src, self.scope) {
-                    (Some(src), Some(scope)) => {
-                        let segs: Vec<String> = t.split("::").map(str::to_string).collect();
-                        !matches!(src.resolve(scope, &segs, Ns::Type), Res::Type(d) if !src.types[d].marked)
-                    }
-                    _ => true,
+                let declares = |t: &&&String| {
+                    trait_def(t).is_none_or(|d| d.is_some_and(|d| d.methods.iter().any(|m| m == method)))
                 };
+                let marked = |t: &String| trait_def(t).is_none_or(|d| d.is_none_or(|d| d.marked));
                 return match traits.iter().find(declares) {
                     // (Its derivatives are the trait's methods `marked` adds.)
                     Some(t) if !marked(t) => Err(format!("a function generic over `{param}: {t}` gets the derivatives of `{method}` from the trait, and `{t}` is not marked: mark the trait and its impls `#[cotan::differentiable]`, or take the type itself here instead of `{param}`")),
@@ -521,13 +523,7 @@ impl Program {
                         };
                         // A struct of the crate as the operator's argument (`impl Mul<V2> for
                         // M2`), as the derivative's scope names it.
-                        let name_type = |p: &syn::Path| {
-                            let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-                            match src.resolve(imp.module, &segs, crate::sources::Ns::Type) {
-                                crate::sources::Res::Type(t) => src.type_path(scope, t),
-                                _ => None,
-                            }
-                        };
+                        let name_type = |p: &syn::Path| src.type_path(scope, src.type_at(imp.module, p)?);
                         std_trait_path(tp, &self_name, &ty, &name_type)
                     })
                     .ok_or_else(|| format!("cotan cannot name the trait `{shown}` from here (it names the crate's traits, std's prelude traits, and std's operators whose argument is a number type or `Self`); call the method through a function of your own"))?;

@@ -779,25 +779,24 @@ impl Sources {
         found
     }
 
-    /// The type an `impl` block is for, if it is a type of this crate named by a path.
-    pub(crate) fn impl_type(&self, i: ImplId) -> Option<TypeId> {
-        let imp = &self.impls[i];
-        let syn::Type::Path(p) = &imp.self_ty else { return None };
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        match self.resolve(imp.module, &segs, Ns::Type) {
+    /// The type of this crate that `p` names in module `m`, if it names one.
+    pub(crate) fn type_at(&self, m: ModId, p: &syn::Path) -> Option<TypeId> {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        match self.resolve(m, &segs, Ns::Type) {
             Res::Type(t) => Some(t),
             _ => None,
         }
     }
 
+    /// The type an `impl` block is for, if it is a type of this crate named by a path.
+    pub(crate) fn impl_type(&self, i: ImplId) -> Option<TypeId> {
+        let syn::Type::Path(p) = &self.impls[i].self_ty else { return None };
+        self.type_at(self.impls[i].module, &p.path)
+    }
+
     /// The trait an `impl` block implements, if it is one of this crate.
     pub(crate) fn impl_trait(&self, i: ImplId) -> Option<TypeId> {
-        let p = self.impls[i].trait_path.as_ref()?;
-        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        match self.resolve(self.impls[i].module, &segs, Ns::Type) {
-            Res::Type(t) => Some(t),
-            _ => None,
-        }
+        self.type_at(self.impls[i].module, self.impls[i].trait_path.as_ref()?)
     }
 
     /// A path to `name` in module or block `target`, as written in scope `from`.

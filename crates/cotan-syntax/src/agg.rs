@@ -328,11 +328,7 @@ impl Lower {
             }
             MemKind::Nested(cotan_ir::Dim::Array(_), cotan_ir::Dim::Array(_), None) => {
                 let n = self.emit_s(OpKind::Len(src), usize_t);
-                self.index_loop(n, |l, i| {
-                    let (to, from) = (l.row(dst, i), l.row(src, i));
-                    let k = l.emit_s(OpKind::Len(from), usize_t);
-                    l.copy_loop(to, from, k);
-                });
+                self.copy_rows(dst, src, n);
             }
             MemKind::Vec if d.access == cotan_ir::Access::Owned => {
                 let len = self.emit_s(OpKind::Len(src), usize_t);

@@ -160,6 +160,17 @@ pub struct Inlined {
     pub reason: &'static str,
 }
 
+impl FieldType {
+    /// Numbers in an array, a vector or an array of arrays the struct owns (`[f64; 3]`,
+    /// `Vec<f64>`, `[[f64; 3]; 3]`): a field a struct of numbers cannot have.
+    pub(crate) fn is_buffer(&self) -> bool {
+        matches!(
+            self,
+            FieldType::Memory(_, cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Vec | cotan_ir::MemKind::Nested(..))
+        )
+    }
+}
+
 /// The type of an operator's right operand, as lowering judges it without lowering it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand {

@@ -2018,6 +2018,7 @@ impl Lower {
 
     fn int_method(&mut self, name: &str, vals: &[Value], t: STy, span: Span) -> syn::Result<Value> {
         let b = STy::Known(Scalar::Bool);
+        let unsigned = matches!(self.infer.current(t), STy::Known(s) if s.is_int() && !s.is_signed());
         match (name, vals) {
             ("min", [a, c]) => {
                 let lt = self.emit_s(OpKind::Cmp(CmpOp::Lt, *c, *a), b);
@@ -2038,7 +2039,7 @@ impl Lower {
                 self.int_method("min", &[low, *hi], t, span)
             }
             // (Of signed integers it gives the unsigned type: not lowered.)
-            ("abs_diff", [a, c]) if matches!(self.infer.current(t), STy::Known(s) if s.is_int() && !s.is_signed()) => {
+            ("abs_diff", [a, c]) if unsigned => {
                 let gt = self.emit_s(OpKind::Cmp(CmpOp::Gt, *a, *c), b);
                 let (ac, ca) = (
                     self.emit_s(OpKind::Binary(BinOp::Sub, *a, *c), t),
@@ -2047,8 +2048,7 @@ impl Lower {
                 Ok(self.emit_s(OpKind::Select(gt, ac, ca), t))
             }
             // Of unsigned integers, whose saturation is at 0 (`i.saturating_sub(1)`).
-            ("saturating_sub", [a, c]) if matches!(self.infer.current(t), STy::Known(s) if s.is_int() && !s.is_signed()) =>
-            {
+            ("saturating_sub", [a, c]) if unsigned => {
                 let gt = self.emit_s(OpKind::Cmp(CmpOp::Gt, *a, *c), b);
                 let diff = self.emit_s(OpKind::Binary(BinOp::Sub, *a, *c), t);
                 let zero = self.zero(t);

@@ -58,12 +58,7 @@ pub fn inline_reason(sig: &syn::Signature) -> Option<&'static str> {
 /// for an `Err(..)` and a `std::array::from_fn(..)`.
 pub(crate) fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
     match e {
-        syn::Expr::Path(p) if p.path.is_ident("None") => {
-            let at = e.span();
-            *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
-        }
-        // `Err(..)` of a `Result`: its `None` (the error itself is not kept).
-        syn::Expr::Call(c) if matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("Err")) => {
+        _ if is_none_value(e) => {
             let at = e.span();
             *e = syn::parse_quote_spanned!(at=> { let none: #ty = None; none });
         }
@@ -87,6 +82,15 @@ pub(crate) fn type_final_nones(e: &mut syn::Expr, ty: &syn::Type) {
         }
         syn::Expr::Match(m) => m.arms.iter_mut().for_each(|arm| type_final_nones(&mut arm.body, ty)),
         _ => {}
+    }
+}
+
+/// `None`, or `Err(..)` of a `Result` (its `None`: the error itself is not kept).
+fn is_none_value(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Path(p) => p.path.is_ident("None"),
+        syn::Expr::Call(c) => matches!(&*c.func, syn::Expr::Path(p) if p.path.is_ident("Err")),
+        _ => false,
     }
 }
 
@@ -198,22 +202,22 @@ const PASSES_STRUCT_FOR_TYPE: &str = "the call gives a struct for its type param
 /// Why a function that returns a struct with arrays is lowered at its calls.
 pub(crate) const RETURNS_STRUCT_WITH_ARRAYS: &str = "it returns a struct with arrays";
 
+/// The path of the type `inl` returns, as written there, `Self` being `owner`.
+pub(crate) fn returned_type(inl: &Inlined, owner: Option<String>) -> Option<String> {
+    let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };
+    let syn::Type::Path(p) = &**t else { return None };
+    match crate::record::tokens_text(&p.path) {
+        s if s == "Self" => owner,
+        s => Some(s),
+    }
+}
+
 /// Whether `inl` returns a struct (`S` or `Self`) with an array field.
 fn returns_struct_with_arrays(inl: &Inlined) -> bool {
     let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return false };
     let syn::Type::Path(p) = &**t else { return false };
     let ty = crate::record::tokens_text(&p.path);
-    inl.env.record_fields(&ty).is_some_and(|fs| {
-        fs.iter().any(|(_, f)| {
-            matches!(
-                f,
-                crate::env::FieldType::Memory(
-                    _,
-                    cotan_ir::MemKind::Array(_) | cotan_ir::MemKind::Vec | cotan_ir::MemKind::Nested(..)
-                )
-            )
-        })
-    })
+    inl.env.record_fields(&ty).is_some_and(|fs| fs.iter().any(|(_, f)| f.is_buffer()))
 }
 
 impl Lower {
@@ -299,12 +303,7 @@ impl Lower {
         if !returns_struct_with_arrays(&inl) {
             return None;
         }
-        let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };
-        let syn::Type::Path(p) = &**t else { return None };
-        match crate::record::tokens_text(&p.path) {
-            s if s == "Self" => owner,
-            s => Some(s),
-        }
+        returned_type(&inl, owner)
     }
 
     /// Whether `a` (or `&a`, `*a`) is a fieldless enum value made in the function: a

@@ -343,10 +343,16 @@ impl Lower {
     pub(crate) fn array_at(&mut self, depth: usize, like: Value, n: u64) -> Value {
         let elem = self.elem_sty(like);
         let zero = self.zero_at(depth, elem);
-        let len = self.emit_at(depth, OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
         let ty = self.mem_ty(like).expect("an array");
+        self.alloc_at(depth, n, zero, ty, elem)
+    }
+
+    /// `n` copies of `init` (a number, or a row), memory of type `ty` whose numbers are of
+    /// type `elem`, made in the region at `depth`.
+    fn alloc_at(&mut self, depth: usize, n: u64, init: Value, ty: MemTy, elem: STy) -> Value {
+        let len = self.emit_at(depth, OpKind::Const(Const::Int(n as i128)), STy::Known(Scalar::Usize));
         let v = self.func.new_value(Ty::Mem(ty), None, self.span);
-        self.stack[depth - 1].push(Op { kind: OpKind::Alloc { len, init: zero }, result: Some(v), span: self.span });
+        self.stack[depth - 1].push(Op { kind: OpKind::Alloc { len, init }, result: Some(v), span: self.span });
         self.set_elem_sty(v, elem);
         v
     }
@@ -364,25 +370,9 @@ impl Lower {
             MemKind::Nested(Dim::Array(n), Dim::Array(k), None) => {
                 let elem = self.elem_sty(like);
                 let zero = self.zero_at(depth, elem);
-                let usize_t = STy::Known(Scalar::Usize);
-                let row_len = self.emit_at(depth, OpKind::Const(Const::Int(k as i128)), usize_t);
                 let row_ty = MemTy { kind: MemKind::Array(k), elem: m.elem, access: Access::Owned };
-                let row = self.func.new_value(Ty::Mem(row_ty), None, self.span);
-                self.stack[depth - 1].push(Op {
-                    kind: OpKind::Alloc { len: row_len, init: zero },
-                    result: Some(row),
-                    span: self.span,
-                });
-                self.set_elem_sty(row, elem);
-                let len = self.emit_at(depth, OpKind::Const(Const::Int(n as i128)), usize_t);
-                let v = self.func.new_value(Ty::Mem(m), None, self.span);
-                self.stack[depth - 1].push(Op {
-                    kind: OpKind::Alloc { len, init: row },
-                    result: Some(v),
-                    span: self.span,
-                });
-                self.set_elem_sty(v, elem);
-                Some(v)
+                let row = self.alloc_at(depth, k, zero, row_ty, elem);
+                Some(self.alloc_at(depth, n, row, m, elem))
             }
             _ => None,
         }

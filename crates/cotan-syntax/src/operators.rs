@@ -200,12 +200,7 @@ impl Lower {
             _ => self.chosen_impl(b, &ty, name, by_ref)?,
         }
         .ok()?;
-        let syn::ReturnType::Type(_, t) = &inl.item.sig.output else { return None };
-        let syn::Type::Path(p) = &**t else { return None };
-        let out = match crate::record::tokens_text(&p.path) {
-            s if s == "Self" => ty.clone(),
-            s => s,
-        };
+        let out = crate::inline::returned_type(&inl, Some(ty.clone()))?;
         Some((ty, out, inl))
     }
 

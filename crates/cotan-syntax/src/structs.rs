@@ -57,10 +57,7 @@ impl Lower {
         let [stores] = <[_; 1]>::try_from(stores).expect("one struct");
         self.index_loop(len, |l, k| {
             let row = l.row(buf, k);
-            for (name, v) in stores {
-                let field = l.field_of(row, name, String::new(), span);
-                l.effect(OpKind::Store { mem: field, index: None, value: v });
-            }
+            l.write_fields(row, stores, span);
         });
         Ok(buf)
     }
@@ -83,12 +80,17 @@ impl Lower {
         for (k, fields) in stores.into_iter().enumerate() {
             let k = self.usize_const(k as i128);
             let row = self.row(buf, k);
-            for (name, v) in fields {
-                let field = self.field_of(row, name, String::new(), span);
-                self.effect(OpKind::Store { mem: field, index: None, value: v });
-            }
+            self.write_fields(row, fields, span);
         }
         Ok(buf)
+    }
+
+    /// Stores numbers into the fields of the struct `row` (in memory), by name.
+    fn write_fields(&mut self, row: Value, fields: Vec<(String, Value)>, span: Span) {
+        for (name, v) in fields {
+            let field = self.field_of(row, name, String::new(), span);
+            self.effect(OpKind::Store { mem: field, index: None, value: v });
+        }
     }
 
     /// A buffer of `len` zeroed structs `ty` (`AllocRecords`, of `dim`), and the fields of
@@ -146,10 +148,8 @@ impl Lower {
     fn struct_with_arrays(&mut self, s: &syn::ExprStruct) -> Option<syn::Result<Agg>> {
         let ty = crate::record::tokens_text(&s.path);
         let defs = self.env.record_fields(&ty)?;
-        let arrays =
-            |ft: &FieldType| matches!(ft, FieldType::Memory(_, MemKind::Array(_) | MemKind::Vec | MemKind::Nested(..)));
-        if !defs.iter().any(|(_, ft)| arrays(ft))
-            || !defs.iter().all(|(_, ft)| arrays(ft) || matches!(ft, FieldType::Number(_)))
+        if !defs.iter().any(|(_, ft)| ft.is_buffer())
+            || !defs.iter().all(|(_, ft)| ft.is_buffer() || matches!(ft, FieldType::Number(_)))
         {
             return None;
         }
